@@ -1,0 +1,32 @@
+"""lift: functional data-parallel patterns and rewrite rules compiled to OpenCL kernels.
+
+After Steuwer, Fensch and Dubach, "Patterns and Rewrite Rules for Systematic Code Generation".
+A program is a high-level expression (`Reduce(add, 0.0) @ Map(absf)`); rewrite rules derive
+OpenCL-level expressions from it, and a code generator that decides nothing emits their kernels.
+"""
+
+from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalError, LiftSizeError,
+                         LiftTypeError)
+from lift.ir.interpreter import interpret
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
+from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapGlb, MapLcl, MapSeq,
+                              MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split,
+                              ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Vectorize, Zip)
+from lift.ir.printer import paper, python_source
+from lift.ir.typecheck import TypedProgram, infer
+from lift.ir.userfun import UserFun, userfun
+from lift.types.arith import ArithExpr, Cst, SizeVar, Var
+from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
+                              VectorType)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "Bool", "Cst", "Double", "Expr", "Float", "FunCall",
+    "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError", "LiftDeviceError",
+    "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map", "MapGlb", "MapLcl",
+    "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder", "ReorderStride",
+    "ScalarType", "SizeVar", "Slide", "Split", "ToGlobal", "ToLocal", "ToPrivate", "Transpose", "Tuple",
+    "TupleType", "Type", "TypedProgram", "UserFun", "Var", "VectorType", "Vectorize", "Zip", "fun", "infer",
+    "interpret", "paper", "python_source", "userfun",
+]

@@ -1,0 +1,98 @@
+"""Binding a program's size variables from its inputs, and shaping inputs and outputs as numpy arrays.
+
+A value of lift type `T` is held on the host as numpy data of `host_shape(T)`: an array dimension per
+array type, outermost first, then a trailing axis for a vector's lanes; an array of tuples is a numpy
+structured array with fields `_0, _1, ...` (the memory layout of the OpenCL structs), and a scalar
+parameter is a numpy scalar. Inputs bind size variables: `float[N]` given 1000 floats binds `N = 1000`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from lift.errors import LiftSizeError, LiftTypeError
+from lift.types.arith import NotDivisible, UnboundSize, Var
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
+
+
+def host_dtype(t: Type) -> np.dtype:
+    """The numpy dtype of one element of type `t` (scalar, vector lane, or struct for tuples)."""
+    if isinstance(t, ArrayType):
+        return host_dtype(t.elem)
+    if isinstance(t, ScalarType):
+        return t.dtype
+    if isinstance(t, VectorType):
+        return t.elem.dtype
+    if isinstance(t, TupleType):
+        fields = []
+        for i, e in enumerate(t.elems):
+            if isinstance(e, VectorType):
+                fields.append((tuple_field(i), e.dtype, (e.width,)))
+            elif isinstance(e, (ScalarType, TupleType)):
+                fields.append((tuple_field(i), host_dtype(e)))
+            else:
+                raise LiftTypeError(f"tuples of arrays have no host layout: {t}")
+        return np.dtype(fields, align=True)
+    raise LiftTypeError(f"no host layout for {t}")
+
+
+def host_shape(t: Type, sizes: Mapping[str, int]) -> tuple:
+    """The numpy shape of a value of type `t` under a size binding."""
+    shape = []
+    while isinstance(t, ArrayType):
+        try:
+            shape.append(t.length.eval(sizes))
+        except (UnboundSize, NotDivisible) as e:
+            raise LiftSizeError(str(e)) from None
+        t = t.elem
+    if isinstance(t, VectorType):
+        shape.append(t.width)
+    return tuple(shape)
+
+
+def bind_sizes(param_types: Sequence[Type], values: Sequence, names: Sequence[str],
+               sizes: Mapping[str, int] | None = None) -> dict:
+    """Size variables bound from input shapes (and `sizes`); conflicting or impossible shapes are errors."""
+    bound = dict(sizes or {})
+    if len(values) != len(param_types):
+        raise LiftTypeError(f"the program takes {len(param_types)} input(s) ({', '.join(names)}), got {len(values)}")
+    for name, t, v in zip(names, param_types, values):
+        shape = np.shape(v)
+        dims = []
+        inner = t
+        while isinstance(inner, ArrayType):
+            dims.append(inner.length)
+            inner = inner.elem
+        want = len(dims) + (1 if isinstance(inner, VectorType) else 0)
+        if len(shape) != want:
+            raise LiftTypeError(f"input {name} should be {t} ({want}-D), got an array of shape {shape}")
+        for length, n in zip(dims, shape):
+            if isinstance(length, Var) and length.name not in bound:
+                bound[length.name] = int(n)
+        for length, n in zip(dims, shape):
+            try:
+                expected = length.eval(bound)
+            except UnboundSize:
+                continue
+            except NotDivisible as e:
+                raise LiftSizeError(f"input {name}: {e}") from None
+            if expected != n:
+                raise LiftSizeError(f"input {name} should be {t} with {length} = {expected}, got shape {shape}")
+        if isinstance(inner, VectorType) and shape[-1] != inner.width:
+            raise LiftTypeError(f"input {name} should be {t}: its last axis must have {inner.width} lanes, got {shape}")
+    return bound
+
+
+def to_host(value, t: Type, name: str) -> np.ndarray:
+    """An input as numpy data of `t`'s element dtype; lossy kind changes (float to int) are errors."""
+    want = host_dtype(t)
+    arr = np.asarray(value)
+    if arr.dtype == want:
+        return arr
+    if want.fields is not None or arr.dtype.fields is not None:
+        raise LiftTypeError(f"input {name} should have dtype {want}, got {arr.dtype}")
+    if not np.can_cast(arr.dtype, want, casting="same_kind"):
+        raise LiftTypeError(f"input {name} should hold {t} (dtype {want}), got dtype {arr.dtype}")
+    return arr.astype(want)

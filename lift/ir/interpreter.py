@@ -1,0 +1,366 @@
+"""The reference interpreter: what every pattern means, evaluated on whole numpy arrays.
+
+Rules, generated kernels and explored candidates are all checked against `interpret`. It is vectorised:
+a `map(f)` does not loop; it evaluates `f` once with one more *batch* axis, so that a value inside `k`
+nested maps is a numpy array whose first `k` axes index the enclosing maps' elements. Under the batch
+axes, a value of type `T` has the layout of `lift.ir.binding.host_shape(T)`, except that a tuple is a
+Python tuple of component values (structure of arrays). Array patterns therefore act on the axis just
+after the batch axes: `split-n` is a reshape, `join` a reshape, `transpose` a swap of axes.
+
+Reductions with an operator of type `(T, T) -> T` (associative and commutative, as `reduce` requires)
+combine halves pairwise, `log2 n` vectorised steps; folds with an accumulator of another type (MD's
+`reduce-seq`) step through the array, vectorised over every other axis. Low-level patterns mean what
+their high-level twins mean; `reorder-stride-s` really permutes (`out[i] = in[i/n + s*(i mod n)]`, paper 3.2)
+so that a misplaced one shows.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import numpy as np
+
+from lift.errors import LiftEvalError, LiftSizeError
+from lift.ir import patterns as P
+from lift.ir.binding import bind_sizes, host_dtype, to_host
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.typecheck import infer
+from lift.ir.userfun import UserFun, vectorized_type
+from lift.types.arith import NotDivisible, UnboundSize
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+
+
+def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None):
+    """Evaluate `program` on numpy inputs; return numpy (a structured array for arrays of tuples).
+
+    Sizes are bound from the input shapes (and `sizes`), then checked against the program's constraints.
+    """
+    typed = infer(program)
+    names = [p.name for p in typed.expr.params]
+    bound = bind_sizes(typed.param_types, inputs, names, sizes)
+    typed.check_sizes(bound)
+    ev = _Evaluator(bound)
+    env = {}
+    for p, v in zip(typed.expr.params, inputs):
+        env[p.name] = (_from_host(to_host(v, p.t, p.name), p.t), ())
+    ev.env = env
+    result = ev.expr(typed.expr.body)
+    return _to_host(result, typed.type)
+
+
+def _from_host(a, t: Type):
+    """Host data to the interpreter's layout: structured arrays become tuples of component arrays."""
+    if isinstance(t, ArrayType):
+        return _from_host(a, _innermost(t))
+    if isinstance(t, TupleType):
+        return tuple(_from_host(a[f"_{i}"], e) for i, e in enumerate(t.elems))
+    return a
+
+
+def _to_host(v, t: Type):
+    elem = _innermost(t)
+    if isinstance(elem, TupleType):
+        parts = [_to_host(c, e) for c, e in zip(v, elem.elems)]
+        shape = np.shape(parts[0])[: np.ndim(parts[0]) - (1 if isinstance(elem.elems[0], VectorType) else 0)]
+        out = np.empty(shape, dtype=host_dtype(elem))
+        for i, part in enumerate(parts):
+            out[f"_{i}"] = part
+        return out
+    return np.ascontiguousarray(v, dtype=host_dtype(t)) if isinstance(t, ArrayType) else np.asarray(v, host_dtype(t))
+
+
+def _innermost(t: Type) -> Type:
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def _leaves(f, v):
+    """Apply `f` to every array of a (possibly tuple) value."""
+    if isinstance(v, tuple):
+        return tuple(_leaves(f, c) for c in v)
+    return f(np.asarray(v))
+
+
+def _first_leaf(v):
+    return _first_leaf(v[0]) if isinstance(v, tuple) else np.asarray(v)
+
+
+class _Evaluator:
+    """Evaluates annotated expressions; `batch` is the shape of the enclosing maps' batch axes."""
+
+    def __init__(self, sizes: Mapping[str, int]):
+        self.sizes = dict(sizes)
+        self.batch: tuple = ()
+        self.env: dict = {}
+
+    def size(self, n) -> int:
+        try:
+            return int(n.eval(self.sizes))
+        except (UnboundSize, NotDivisible) as e:
+            raise LiftSizeError(str(e)) from None
+
+    @property
+    def d(self) -> int:
+        return len(self.batch)
+
+    # --- expressions ---------------------------------------------------------------------------------
+
+    def expr(self, e: Expr):
+        if isinstance(e, Param):
+            value, batch = self.env[e.name]
+            return self.lift_to_batch(value, batch)
+        if isinstance(e, Literal):
+            return self.literal(e)
+        if isinstance(e, FunCall):
+            args = [self.expr(a) for a in e.args]
+            return self.call(e.f, args, e.args)
+        raise LiftEvalError(f"cannot evaluate {e!r}")
+
+    def literal(self, lit: Literal):
+        dtype = host_dtype(lit.t)
+        if isinstance(lit.t, VectorType):
+            value = lit.value if isinstance(lit.value, tuple) else (lit.value,) * lit.t.width
+            return np.broadcast_to(np.asarray(value, dtype), self.batch + (lit.t.width,))
+        return np.broadcast_to(np.asarray(lit.value, dtype), self.batch)
+
+    def lift_to_batch(self, value, batch: tuple):
+        """A value computed under fewer enclosing maps, broadcast over the current batch axes."""
+        if batch == self.batch:
+            return value
+        extra = len(self.batch) - len(batch)
+
+        def expand(a):
+            a = a.reshape(batch + (1,) * extra + a.shape[len(batch):])
+            return np.broadcast_to(a, self.batch + a.shape[len(self.batch):])
+
+        return _leaves(expand, value)
+
+    # --- functions -------------------------------------------------------------------------------------
+
+    def call(self, f: FunDecl, args: list, arg_exprs=()):
+        if f.arity > 1 and len(args) == 1 and isinstance(args[0], tuple) and len(args[0]) == f.arity:
+            args = list(args[0])
+            arg_exprs = ()
+        method = getattr(self, "call_" + type(f).__name__, None)
+        if method is None:
+            raise LiftEvalError(f"the interpreter has no meaning for {type(f).__name__}")
+        return method(f, args, arg_exprs)
+
+    def call_Lambda(self, f: Lambda, args: list, arg_exprs):
+        saved = self.env
+        self.env = dict(saved)
+        for p, v in zip(f.params, args):
+            self.env[p.name] = (v, self.batch)
+        try:
+            return self.expr(f.body)
+        finally:
+            self.env = saved
+
+    def call_UserFun(self, f: UserFun, args: list, arg_exprs, in_types=None, out_type=None):
+        if f.python is None:
+            raise LiftEvalError(
+                f"user function {f.name} has only an OpenCL C body: give UserFun(..., python=...) "
+                "a numpy equivalent to evaluate it")
+        in_types = f.in_types if in_types is None else in_types
+        call_args = []
+        for i, (t, v) in enumerate(zip(in_types, args)):
+            if isinstance(t, ArrayType):
+                v = self.unbatched_array(v, arg_exprs[i] if i < len(arg_exprs) else None, f)
+            call_args.append(v)
+        out_type = f.out_type if out_type is None else out_type
+        try:
+            with np.errstate(all="ignore"):
+                result = f.python(*call_args)
+        except LiftEvalError:
+            raise
+        except Exception as e:
+            raise LiftEvalError(f"user function {f.name} failed in the interpreter: {type(e).__name__}: {e}") from None
+        return self.fill_batch(result, out_type)
+
+    def fill_batch(self, value, t: Type):
+        """A user function's result with every batch axis present (a constant result has none)."""
+        if isinstance(t, TupleType):
+            return tuple(self.fill_batch(v, e) for v, e in zip(value, t.elems))
+        lanes = (t.width,) if isinstance(t, VectorType) else ()
+        return np.broadcast_to(np.asarray(value, host_dtype(t)), self.batch + lanes)
+
+    def unbatched_array(self, v, e: Optional[Expr], f: UserFun):
+        """Array arguments of user functions are passed whole, as written outside every map."""
+        if isinstance(e, Param) and self.env[e.name][1] == ():
+            return self.env[e.name][0]
+        if self.d == 0:
+            return v
+        raise LiftEvalError(
+            f"user function {f.name}: an array argument computed inside a map is not supported by the "
+            "interpreter; pass an input array")
+
+    def call_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
+        if isinstance(f.f, P.Id):
+            return args[0]
+        in_types = tuple(vectorized_type(t, f.n) for t in f.f.in_types)
+        args = [self.broadcast_lanes(a, t) for a, t in zip(args, in_types)]
+        return self.call_UserFun(f.f, args, arg_exprs, in_types, vectorized_type(f.f.out_type, f.n))
+
+    def broadcast_lanes(self, value, t: Type):
+        """A scalar argument of a vectorised function, broadcast to every lane."""
+        if isinstance(t, VectorType) and np.ndim(value) == self.d:
+            return np.broadcast_to(np.asarray(value)[..., None], self.batch + (t.width,))
+        return value
+
+    def map(self, f: P.AbstractMap, args: list, arg_exprs):
+        (x,) = args
+        n = _first_leaf(x).shape[self.d]
+        saved = self.batch
+        self.batch = saved + (n,)
+        try:
+            return self.call(f.f, [x])
+        finally:
+            self.batch = saved
+
+    call_Map = call_MapSeq = call_MapGlb = call_MapWrg = call_MapLcl = map
+
+    def reduce(self, f: P.AbstractReduce, args: list, arg_exprs):
+        (x,) = args
+        init = self.expr(f.init)
+        acc = self.fold(f.f, init, x, f.init.t, associative=isinstance(f, P.Reduce))
+        return _leaves(lambda a: np.expand_dims(a, self.d), acc)
+
+    call_Reduce = call_ReduceSeq = reduce
+
+    def call_PartRed(self, f: P.PartRed, args: list, arg_exprs):
+        (x,) = args
+        m = self.size(f.m)
+        n = _first_leaf(x).shape[self.d]
+        d = self.d
+        chunks = _leaves(lambda a: a.reshape(a.shape[:d] + (m, n // m) + a.shape[d + 1:]), x)
+        saved = self.batch
+        self.batch = saved + (m,)
+        try:
+            acc = self.fold(f.f, self.expr(f.init), chunks, f.init.t, associative=True)
+        finally:
+            self.batch = saved
+        return acc
+
+    def fold(self, op: FunDecl, init, x, acc_type: Type, associative: bool):
+        """`op` folded over the array axis of `x` (the axis after the batch axes), starting from `init`.
+
+        `reduce` and `part-red` promise an associative and commutative operator: halves combine pairwise.
+        `reduce-seq` is a sequential fold, element after element.
+        """
+        d = self.d
+        n = _first_leaf(x).shape[d]
+        if associative and self.elem_type_of(op) == acc_type and n > 1:
+            while n > 1:
+                h = n // 2
+                lo = _leaves(lambda a: np.take(a, np.arange(h), axis=d), x)
+                hi = _leaves(lambda a: np.take(a, np.arange(h, 2 * h), axis=d), x)
+                saved = self.batch
+                self.batch = saved + (h,)
+                try:
+                    pairs = self.call(op, [lo, hi])
+                finally:
+                    self.batch = saved
+                if n % 2:
+                    rest = _leaves(lambda a: np.take(a, [n - 1], axis=d), x)
+                    pairs = _concat(pairs, rest, d)
+                x = pairs
+                n = _first_leaf(x).shape[d]
+        acc = init
+        for i in range(n):
+            acc = self.call(op, [acc, _leaves(lambda a: np.take(a, i, axis=d), x)])
+        return acc
+
+    def elem_type_of(self, op: FunDecl) -> Optional[Type]:
+        """The element type an operator expects (its second parameter), when it is declared or inferred."""
+        if isinstance(op, Lambda):
+            return op.params[1].t
+        if isinstance(op, UserFun):
+            return op.in_types[1]
+        if isinstance(op, P.Vectorize) and isinstance(op.f, UserFun):
+            return vectorized_type(op.f.in_types[1], op.n)
+        return None
+
+    def call_Iterate(self, f: P.Iterate, args: list, arg_exprs):
+        x = args[0]
+        for _ in range(self.size(f.n)):
+            x = self.call(f.f, [x])
+        return x
+
+    def call_Zip(self, f: P.Zip, args: list, arg_exprs):
+        return tuple(args)
+
+    def call_Tuple(self, f: P.Tuple, args: list, arg_exprs):
+        return tuple(args)
+
+    def call_Get(self, f: P.Get, args: list, arg_exprs):
+        return args[0][f.i]
+
+    def call_Split(self, f: P.Split, args: list, arg_exprs):
+        k, d = self.size(f.n), self.d
+        return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] // k, k) + a.shape[d + 1:]), args[0])
+
+    def call_Join(self, f: P.Join, args: list, arg_exprs):
+        d = self.d
+        return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] * a.shape[d + 1],) + a.shape[d + 2:]), args[0])
+
+    def call_Transpose(self, f: P.Transpose, args: list, arg_exprs):
+        return _leaves(lambda a: np.swapaxes(a, self.d, self.d + 1), args[0])
+
+    def call_ReorderStride(self, f: P.ReorderStride, args: list, arg_exprs):
+        s, d = self.size(f.s), self.d
+
+        def permute(a):
+            n = a.shape[d]
+            grid = a.reshape(a.shape[:d] + (n // s, s) + a.shape[d + 1:])
+            return np.swapaxes(grid, d, d + 1).reshape(a.shape)
+
+        return _leaves(permute, args[0])
+
+    def identity(self, f: FunDecl, args: list, arg_exprs):
+        return args[0]
+
+    call_Reorder = call_Id = identity
+
+    def call_Slide(self, f: P.Slide, args: list, arg_exprs):
+        d = self.d
+
+        def windows(a):
+            w = np.lib.stride_tricks.sliding_window_view(a, f.size, axis=d)
+            w = np.moveaxis(w, -1, d + 1)
+            return np.take(w, np.arange(0, w.shape[d], f.step), axis=d)
+
+        return _leaves(windows, args[0])
+
+    def call_Pad(self, f: P.Pad, args: list, arg_exprs):
+        d = self.d
+        mode = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
+
+        def pad(a, constant=None):
+            widths = [(0, 0)] * a.ndim
+            widths[d] = (f.left, f.right)
+            if constant is None:
+                return np.pad(a, widths, mode=mode[f.boundary])
+            return np.pad(a, widths, mode="constant", constant_values=constant)
+
+        if isinstance(f.boundary, str):
+            return _leaves(pad, args[0])
+        value = f.boundary.value
+        return pad(np.asarray(args[0]), value)
+
+    def cast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
+        return self.call(f.f, args, arg_exprs)
+
+    call_ToGlobal = call_ToLocal = call_ToPrivate = cast
+
+    def call_AsVector(self, f: P.AsVector, args: list, arg_exprs):
+        return _leaves(lambda a: a.reshape(a.shape[:-1] + (a.shape[-1] // f.n, f.n)), args[0])
+
+    def call_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
+        return _leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
+
+
+def _concat(a, b, axis: int):
+    if isinstance(a, tuple):
+        return tuple(_concat(x, y, axis) for x, y in zip(a, b))
+    return np.concatenate([a, b], axis=axis)

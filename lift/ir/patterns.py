@@ -1,0 +1,403 @@
+"""Lift's patterns: the high-level algorithmic patterns (paper Table 1) and the OpenCL patterns (Table 2).
+
+Each pattern is a function declaration applied to exactly one array (zip and tuple construction take
+several values). High-level patterns say *what* is computed; OpenCL patterns say *how* (thread
+hierarchy, memory, vectorisation) and mean exactly what their high-level twins mean: `MapWrg(f)` is
+`Map(f)` and `ReduceSeq(f, z)` is `Reduce(f, z)`, which is what makes the rewrite rules provable.
+
+DSL conventions, as in Lift: `MapWrg(f)` is dimension 0 and `MapWrg(1)(f)` names the dimension;
+`Zip(x, y)` and `Tuple(a, b)` apply directly to values; `Join()`, `AsScalar()`, `Reorder()`,
+`Transpose()` and `Id()` take no arguments; `Vectorize(4, 0.0)` is a `float4` literal.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Union
+
+from lift.errors import LiftTypeError
+from lift.ir.nodes import Expr, FunDecl, Literal, to_expr, to_fundecl
+from lift.types.arith import ArithExpr, as_arith
+from lift.types.types import ScalarType, VectorType, literal_type
+
+
+class Pattern(FunDecl):
+    """A pattern. `paper` is its name in the paper's notation; `funs` name its function-valued fields."""
+
+    paper: str = ""
+    funs: tuple = ()
+
+    def __post_init__(self):
+        for name in self.funs:
+            object.__setattr__(self, name, to_fundecl(getattr(self, name)))
+
+
+def _as_size(n, what: str) -> ArithExpr:
+    try:
+        return as_arith(n)
+    except TypeError:
+        raise LiftTypeError(f"{what}: expected an integer or a size expression, got {n!r}") from None
+
+
+# --- maps -------------------------------------------------------------------------------------------
+
+
+class AbstractMap(Pattern):
+    """`map(f)`: `T[n] -> U[n]` for `f: T -> U`. The subclasses place the iterations on OpenCL's threads."""
+
+    funs = ("f",)
+    is_parallel = True
+
+
+class _DimMap(AbstractMap):
+    """A map on one of OpenCL's three dimensions: `MapWrg(f)` is dimension 0, `MapWrg(1)(f)` dimension 1."""
+
+    def __new__(cls, f=None, dim: int = 0):
+        if isinstance(f, int) and not isinstance(f, bool):
+            return functools.partial(cls, dim=f)
+        return super().__new__(cls)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.dim not in (0, 1, 2):
+            raise LiftTypeError(f"{type(self).__name__}: dimension must be 0, 1 or 2, got {self.dim}")
+
+
+@dataclass(frozen=True, eq=False)
+class Map(AbstractMap):
+    """Apply `f` to every element of the array (Table 1)."""
+
+    f: FunDecl
+    paper = "map"
+
+
+@dataclass(frozen=True, eq=False)
+class MapSeq(AbstractMap):
+    """`map-seq(f)`: the elements one after another, in one thread (Table 2)."""
+
+    f: FunDecl
+    paper = "map-seq"
+    is_parallel = False
+
+
+@dataclass(frozen=True, eq=False)
+class MapGlb(_DimMap):
+    """`map-global(f)`: each global work-item applies `f` to different elements (Table 2)."""
+
+    f: FunDecl
+    dim: int = 0
+    paper = "map-global"
+
+
+@dataclass(frozen=True, eq=False)
+class MapWrg(_DimMap):
+    """`map-workgroup(f)`: each work-group applies `f` to different elements (Table 2)."""
+
+    f: FunDecl
+    dim: int = 0
+    paper = "map-workgroup"
+
+
+@dataclass(frozen=True, eq=False)
+class MapLcl(_DimMap):
+    """`map-local(f)`: each work-item of a work-group applies `f` to different elements (Table 2)."""
+
+    f: FunDecl
+    dim: int = 0
+    paper = "map-local"
+
+
+# --- reductions -------------------------------------------------------------------------------------
+
+
+class AbstractReduce(Pattern):
+    """`reduce(f, z)`: `T[n] -> A[1]` for `f: (A, T) -> A`, `z: A`; a fold of the array into one value."""
+
+    funs = ("f",)
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "init", to_expr(self.init))
+
+
+@dataclass(frozen=True, eq=False)
+class Reduce(AbstractReduce):
+    """Reduce with an associative and commutative `f` (Table 1): its order is the implementation's choice."""
+
+    f: FunDecl
+    init: Expr
+    paper = "reduce"
+
+
+@dataclass(frozen=True, eq=False)
+class ReduceSeq(AbstractReduce):
+    """`reduce-seq(f, z)`: a sequential fold in one thread, `f(...f(f(z, x0), x1)..., xn-1)` (Table 2)."""
+
+    f: FunDecl
+    init: Expr
+    paper = "reduce-seq"
+
+
+@dataclass(frozen=True, eq=False)
+class PartRed(AbstractReduce):
+    """`part-red(f, z)`: a partial reduction `T[n] -> T[m]`, `1 <= m <= n` (Section 4.1).
+
+    Its result is meaningful only as an intermediate of a full reduction (rule 3(d)); the reference
+    interpreter reduces `m` contiguous chunks of `n/m` elements each.
+    """
+
+    f: FunDecl
+    init: Expr
+    m: ArithExpr = 1
+    paper = "part-red"
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "m", _as_size(self.m, "PartRed"))
+
+
+# --- data layout --------------------------------------------------------------------------------------
+
+
+class _NaryValues(Pattern):
+    """A pattern applied directly to several values: `Zip(x, y)` is the call `zip(x, y)`."""
+
+    def __new__(cls, *args, **kwargs):
+        if kwargs or (len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool)):
+            return super().__new__(cls)
+        return cls(len(args))(*args)
+
+    @property
+    def arity(self) -> int:
+        return self.n
+
+
+@dataclass(frozen=True, eq=False)
+class Zip(_NaryValues):
+    """`zip(a, b, ...)`: arrays of equal length `n` to an array of `n` tuples (Table 1)."""
+
+    n: int
+    paper = "zip"
+
+
+@dataclass(frozen=True, eq=False)
+class Tuple(_NaryValues):
+    """Tuple construction: values to one tuple value (BlackScholes returns a pair)."""
+
+    n: int
+    paper = "tuple"
+
+
+@dataclass(frozen=True, eq=False)
+class Get(Pattern):
+    """`get-i`: the `i`-th component of a tuple. `Get(t, i)` applies it to the tuple value `t`."""
+
+    i: int
+    paper = "get"
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 2:
+            return cls(args[1])(args[0])
+        return super().__new__(cls)
+
+
+@dataclass(frozen=True, eq=False)
+class Split(Pattern):
+    """`split-n`: `T[m] -> T[n][m/n]`, chunks of `n` elements (Table 1); `n` must divide `m`."""
+
+    n: ArithExpr
+    paper = "split"
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _as_size(self.n, "Split"))
+
+
+@dataclass(frozen=True, eq=False)
+class Join(Pattern):
+    """`join`: `T[n][m] -> T[m*n]`, the inverse of split (Table 1)."""
+
+    paper = "join"
+
+
+@dataclass(frozen=True, eq=False)
+class Iterate(Pattern):
+    """`iterate-n(f)`: `f` applied `n` times, `f^0 = id`, `f^(n+1) = f^n ∘ f` (Table 1).
+
+    `f` may shrink the array by a constant factor per step (the reduction trees of Figure 9).
+    """
+
+    n: ArithExpr
+    f: FunDecl
+    paper = "iterate"
+    funs = ("f",)
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "n", _as_size(self.n, "Iterate"))
+
+
+@dataclass(frozen=True, eq=False)
+class Reorder(Pattern):
+    """`reorder`: some permutation of the array, the implementation's choice (Table 1)."""
+
+    paper = "reorder"
+
+
+@dataclass(frozen=True, eq=False)
+class Transpose(Pattern):
+    """`transpose`: `T[n][m] -> T[m][n]`, swapping the two outer dimensions."""
+
+    paper = "transpose"
+
+
+@dataclass(frozen=True, eq=False)
+class Id(Pattern):
+    """`id`: the identity; under a map into another memory it becomes a copy (Figure 9(a))."""
+
+    paper = "id"
+
+
+@dataclass(frozen=True, eq=False)
+class Slide(Pattern):
+    """`slide(size, step)`: `T[n] -> T[size][(n - size)/step + 1]`, overlapping windows for stencils."""
+
+    size: int
+    step: int
+    paper = "slide"
+
+
+PAD_MODES = ("clamp", "wrap", "mirror")
+
+
+@dataclass(frozen=True, eq=False)
+class Pad(Pattern):
+    """`pad(left, right, boundary)`: `T[n] -> T[left + n + right]` (Accelerator's Expand and Pad).
+
+    `boundary` is `"clamp"` (repeat the edge), `"wrap"` (periodic), `"mirror"` (reflect), or a
+    constant value.
+    """
+
+    left: int
+    right: int
+    boundary: Union[str, Expr] = "clamp"
+    paper = "pad"
+
+    def __post_init__(self):
+        if isinstance(self.boundary, str):
+            if self.boundary not in PAD_MODES:
+                raise LiftTypeError(f"Pad: boundary must be one of {PAD_MODES} or a value, got {self.boundary!r}")
+        else:
+            object.__setattr__(self, "boundary", to_expr(self.boundary))
+        if self.left < 0 or self.right < 0:
+            raise LiftTypeError(f"Pad: left and right must be non-negative, got {self.left}, {self.right}")
+
+
+# --- OpenCL patterns ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ReorderStride(Pattern):
+    """`reorder-stride-s`: `out[i] = in[i/n + s*(i mod n)]` where `n*s` is the length (Section 3.2).
+
+    After a split, consecutive work-items then read consecutive elements (coalescing).
+    """
+
+    s: ArithExpr
+    paper = "reorder-stride"
+
+    def __post_init__(self):
+        object.__setattr__(self, "s", _as_size(self.s, "ReorderStride"))
+
+
+class AddressSpaceCast(Pattern):
+    """Where the result of `f` is stored; no code of its own (Section 3.2, Local/Global)."""
+
+    funs = ("f",)
+    space = ""
+
+
+@dataclass(frozen=True, eq=False)
+class ToGlobal(AddressSpaceCast):
+    """`toGlobal(f)`: the result of `f` goes to global memory."""
+
+    f: FunDecl
+    paper = "toGlobal"
+    space = "global"
+
+
+@dataclass(frozen=True, eq=False)
+class ToLocal(AddressSpaceCast):
+    """`toLocal(f)`: the result of `f` goes to the work-group's local memory."""
+
+    f: FunDecl
+    paper = "toLocal"
+    space = "local"
+
+
+@dataclass(frozen=True, eq=False)
+class ToPrivate(AddressSpaceCast):
+    """`toPrivate(f)`: the result of `f` goes to private memory (registers)."""
+
+    f: FunDecl
+    paper = "toPrivate"
+    space = "private"
+
+
+@dataclass(frozen=True, eq=False)
+class AsVector(Pattern):
+    """`asVector-n`: `T[m] -> Tn[m/n]` on the innermost array of scalars (Table 2)."""
+
+    n: int
+    paper = "asVector"
+
+    def __post_init__(self):
+        if self.n not in (2, 3, 4, 8, 16):
+            raise LiftTypeError(f"AsVector: width must be 2, 3, 4, 8 or 16, got {self.n}")
+
+
+@dataclass(frozen=True, eq=False)
+class AsScalar(Pattern):
+    """`asScalar`: `Tn[m] -> T[m*n]` on the innermost array of vectors (Table 2)."""
+
+    paper = "asScalar"
+
+
+@dataclass(frozen=True, eq=False)
+class Vectorize(Pattern):
+    """`vectorize-n(f)`: `f` on vectors of `n` lanes, lane by lane (Table 2). `Vectorize(4, 0.0)` is a literal."""
+
+    n: int
+    f: FunDecl
+    paper = "vectorize"
+    funs = ("f",)
+
+    def __new__(cls, n=None, f=None):
+        if isinstance(f, Literal) or (f is not None and not callable(f) and not isinstance(f, Expr)):
+            return vector_literal(n, f)
+        return super().__new__(cls)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.n not in (2, 3, 4, 8, 16):
+            raise LiftTypeError(f"Vectorize: width must be 2, 3, 4, 8 or 16, got {self.n}")
+
+    @property
+    def arity(self) -> int:
+        return self.f.arity
+
+
+def vector_literal(n: int, value) -> Literal:
+    """The `n`-lane vector with every lane `value` (the paper's `vectorize-4(0)`)."""
+    if isinstance(value, Literal):
+        t, v = value.t, value.value
+    else:
+        t, v = literal_type(value), value
+    if not isinstance(t, ScalarType):
+        raise LiftTypeError(f"Vectorize: only scalar literals vectorise, got {value!r} of type {t}")
+    return Literal(v, VectorType(t, n))
+
+
+HIGH_LEVEL = (Map, Reduce, PartRed, Zip, Tuple, Get, Split, Join, Iterate, Reorder, Transpose, Id, Slide, Pad)
+OPENCL = (MapGlb, MapWrg, MapLcl, MapSeq, ReduceSeq, ReorderStride, ToGlobal, ToLocal, ToPrivate,
+          AsVector, AsScalar, Vectorize)

@@ -1,0 +1,134 @@
+"""Program files: the Python modules that hold lift programs (`examples/asum.py`).
+
+The convention, documented in the README:
+- every module-level lambda built with `fun([types], ...)` is a kernel, named by its variable;
+- `SIZES = {"N": 1 << 24}` gives default values of the size variables (the CLI's `--size` overrides);
+- an optional `inputs(kernel, sizes, rng)` returns the kernel's input arrays, for programs whose inputs
+  must be valid (MD's neighbour indices); otherwise inputs are random values of the parameter types.
+
+The file's own folder is importable while it loads, so programs can share user functions (`blas.py`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+from lift.errors import LiftError
+from lift.ir.binding import host_dtype, host_shape
+from lift.ir.nodes import Lambda
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+
+
+class ProgramFileError(LiftError):
+    """A program file that cannot be used: missing, broken, or without the kernel asked for."""
+
+
+@dataclass
+class ProgramFile:
+    """The kernels, default sizes and input generator of one program file."""
+
+    path: Path
+    kernels: dict
+    sizes: dict = field(default_factory=dict)
+    input_generator: Optional[Callable] = None
+    namespace: dict = field(default_factory=dict)
+
+    def kernel(self, name: Optional[str] = None) -> tuple:
+        """The kernel `name`, or the one named after the file, or the only one: `(name, program)`."""
+        if name is None:
+            if self.path.stem in self.kernels:
+                name = self.path.stem
+            elif len(self.kernels) == 1:
+                name = next(iter(self.kernels))
+            else:
+                raise ProgramFileError(
+                    f"{self.path} defines several kernels ({', '.join(self.kernels)}): choose one with --kernel")
+        if name not in self.kernels:
+            raise ProgramFileError(
+                f"{self.path} has no kernel {name!r}; it defines: {', '.join(self.kernels) or 'none'}")
+        return name, self.kernels[name]
+
+    def bind(self, overrides: Optional[Mapping[str, int]] = None) -> dict:
+        """The file's default sizes with `overrides` applied."""
+        sizes = dict(self.sizes)
+        sizes.update(overrides or {})
+        return sizes
+
+    def inputs(self, name: str, sizes: Mapping[str, int], seed: int = 0) -> list:
+        """Inputs for kernel `name` under `sizes`: the file's generator, or random values of the declared types."""
+        rng = np.random.default_rng(seed)
+        if self.input_generator is not None:
+            return list(self.input_generator(name, dict(sizes), rng))
+        return [random_value(p.t, sizes, rng) for p in self.kernels[name].params]
+
+
+def random_value(t: Type, sizes: Mapping[str, int], rng: np.random.Generator):
+    """A random value of type `t`: floats in [-1, 1), ints in [0, 100); a numpy scalar for scalar types."""
+    elem = t
+    while isinstance(elem, ArrayType):
+        elem = elem.elem
+    shape = host_shape(t, sizes)
+    if isinstance(elem, TupleType):
+        out = np.zeros(shape, dtype=host_dtype(t))
+        for i, e in enumerate(elem.elems):
+            out[f"_{i}"] = _fill(e, out[f"_{i}"].shape, rng)
+        return out
+    data = _fill(elem, shape, rng)
+    return data if shape else host_dtype(t).type(data)
+
+
+def _fill(elem: Type, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    scalar = elem.elem if isinstance(elem, VectorType) else elem
+    if scalar.name in ("float", "double"):
+        return rng.uniform(-1.0, 1.0, shape).astype(scalar.dtype)
+    if scalar.name == "bool":
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    return rng.integers(0, 100, shape).astype(scalar.dtype)
+
+
+def load_program_file(path) -> ProgramFile:
+    """Load a program file; every failure is a `ProgramFileError` with one clear line."""
+    path = Path(path)
+    if not path.is_file():
+        raise ProgramFileError(f"no such program file: {path}")
+    module_name = f"_lift_program_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ProgramFileError(f"{path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except LiftError as e:
+        raise ProgramFileError(f"{path}: {e}") from None
+    except SyntaxError as e:
+        raise ProgramFileError(f"{path}, line {e.lineno}: syntax error: {e.msg}") from None
+    except Exception as e:
+        line = _line_in(path, e)
+        raise ProgramFileError(f"{path}{line}: {type(e).__name__}: {e}") from None
+    finally:
+        sys.path.remove(folder)
+    kernels = {name: v for name, v in vars(module).items()
+               if isinstance(v, Lambda) and v.params and all(p.t is not None for p in v.params)}
+    if not kernels:
+        raise ProgramFileError(f"{path} defines no lift program (a module-level fun([types], lambda ...))")
+    sizes = getattr(module, "SIZES", {})
+    if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+        raise ProgramFileError(f"{path}: SIZES must be a dict of size names to integers")
+    generator = getattr(module, "inputs", None)
+    return ProgramFile(path, kernels, dict(sizes), generator if callable(generator) else None, vars(module))
+
+
+def _line_in(path: Path, e: BaseException) -> str:
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if Path(frame.filename).resolve() == path.resolve():
+            return f", line {frame.lineno}"
+    return ""

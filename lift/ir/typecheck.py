@@ -1,0 +1,360 @@
+"""Type inference: every node's type from the program's declared parameter types (paper Tables 1-2).
+
+`infer(program)` returns a `TypedProgram`: a copy of the program whose calls and parameters carry their
+types (the `t` annotations the interpreter and the code generator read), its result type, and the
+divisibility constraints on its sizes that could not be proved (`split-1024` of `float[N]` records
+`N % 1024 == 0`; binding `N` later checks it). Errors are `LiftTypeError`s naming the pattern, the
+expected and actual types, and the location: a path of child steps from the program's root
+(`body.args0.f`), the same locations the rewrite engine prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Mapping, Optional
+
+from lift.errors import LiftSizeError, LiftTypeError
+from lift.ir import patterns as P
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.userfun import UserFun, vectorized_type
+from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+
+
+@dataclass(frozen=True)
+class SizeConstraint:
+    """`length % divisor == 0`, required by the pattern at `where` and not provable from the types."""
+
+    length: ArithExpr
+    divisor: ArithExpr
+    pattern: str
+    where: str
+
+    def check(self, sizes: Mapping[str, int]) -> None:
+        try:
+            length, divisor = self.length.eval(sizes), self.divisor.eval(sizes)
+        except (UnboundSize, NotDivisible) as e:
+            raise LiftSizeError(f"{self.pattern} at {self.where}: {e}") from None
+        if divisor == 0 or length % divisor != 0:
+            bound = ", ".join(f"{v.name}={sizes[v.name]}" for v in sorted(self.length.free_vars(), key=lambda v: v.name))
+            raise LiftSizeError(
+                f"{self.pattern} at {self.where} needs {self.length} to be a multiple of {self.divisor}, "
+                f"but it is {length} ({bound})")
+
+
+@dataclass(frozen=True)
+class TypedProgram:
+    """A program annotated with types, its result type and its size constraints."""
+
+    expr: Lambda
+    type: Type
+    constraints: tuple
+
+    @property
+    def param_types(self) -> tuple:
+        return tuple(p.t for p in self.expr.params)
+
+    def check_sizes(self, sizes: Mapping[str, int]) -> None:
+        """Raise `LiftSizeError` if the binding breaks a constraint (or leaves a needed size unbound)."""
+        for c in self.constraints:
+            c.check(sizes)
+
+
+def infer(program: Lambda, param_types: Optional[tuple] = None) -> TypedProgram:
+    """Infer the types of a program: a lambda whose parameters have declared types (or `param_types`)."""
+    if not isinstance(program, Lambda):
+        raise LiftTypeError(f"a program is a lambda built with fun([types], ...), got {type(program).__name__}")
+    types = tuple(param_types) if param_types is not None else tuple(p.t for p in program.params)
+    for p, t in zip(program.params, types):
+        if t is None:
+            raise LiftTypeError(f"parameter {p.name} of the program has no declared type: use fun([types], lambda ...)")
+    return _infer_cached(program, types)
+
+
+@lru_cache(maxsize=4096)
+def _infer_cached(program: Lambda, types: tuple) -> TypedProgram:
+    ctx = _Context()
+    lam, out = ctx.fun(program, list(types), "")
+    return TypedProgram(lam, out, tuple(dict.fromkeys(ctx.constraints)))
+
+
+def type_of(e: Expr) -> Type:
+    """The type annotation of an inferred expression."""
+    t = e.t
+    if t is None:
+        raise LiftTypeError(f"{e} has no inferred type: run lift.infer on its program first")
+    return t
+
+
+def _join(path: str, step: str) -> str:
+    return f"{path}.{step}" if path else step
+
+
+def _name(f: FunDecl) -> str:
+    from lift.ir.printer import paper
+
+    text = paper(f)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Context:
+    """The state of one inference: the divisibility constraints found so far."""
+
+    def __init__(self):
+        self.constraints: list = []
+        self.env: dict = {}
+
+    def fail(self, f: FunDecl, where: str, expected: str, actual) -> None:
+        raise LiftTypeError(f"{_name(f)} expects {expected}, got {actual} (at {where or 'the root'})")
+
+    def divisible(self, f: FunDecl, length: ArithExpr, divisor: ArithExpr, where: str) -> None:
+        if divisor.is_constant and divisor.value <= 0:
+            raise LiftTypeError(f"{_name(f)}: the factor must be positive, got {divisor} (at {where or 'the root'})")
+        if length.is_constant and divisor.is_constant:
+            if length.value % divisor.value != 0:
+                raise LiftTypeError(
+                    f"{_name(f)} cannot divide an array of length {length} into chunks of {divisor} "
+                    f"(at {where or 'the root'})")
+            return
+        if divisor.is_constant and length.is_divisible_by(divisor.value):
+            return
+        if length == divisor:
+            return
+        self.constraints.append(SizeConstraint(length, divisor, _name(f), where or "the root"))
+
+    # --- expressions ------------------------------------------------------------------------------
+
+    def expr(self, e: Expr, path: str) -> Expr:
+        if isinstance(e, Param):
+            t = self.env.get(e.name)
+            if t is None:
+                raise LiftTypeError(f"parameter {e.name} is not bound here (at {path or 'the root'})")
+            return Param(e.name, t)
+        if isinstance(e, Literal):
+            return e
+        if isinstance(e, FunCall):
+            args = tuple(self.expr(a, _join(path, f"args{i}")) for i, a in enumerate(e.args))
+            f, out = self.fun(e.f, [a.t for a in args], _join(path, "f"))
+            return FunCall(f, args, out)
+        raise LiftTypeError(f"unknown expression {e!r} (at {path})")
+
+    def fun(self, f: FunDecl, arg_types: list, path: str):
+        """Check `f` applied to arguments of `arg_types`; return the annotated `f` and the result type."""
+        arg_types = self.unpack(f, arg_types, path)
+        if f.arity != len(arg_types):
+            self.fail(f, path, f"{f.arity} argument(s)", f"{len(arg_types)}: {', '.join(map(str, arg_types))}")
+        method = getattr(self, "fun_" + type(f).__name__, None)
+        if method is None:
+            raise LiftTypeError(f"no typing rule for {type(f).__name__} (at {path})")
+        return method(f, arg_types, path)
+
+    def unpack(self, f: FunDecl, arg_types: list, path: str) -> list:
+        """A function of k parameters applied to one k-tuple takes the tuple's components (dot's map(mult))."""
+        if f.arity > 1 and len(arg_types) == 1 and isinstance(arg_types[0], TupleType):
+            if len(arg_types[0].elems) == f.arity:
+                return list(arg_types[0].elems)
+        return arg_types
+
+    # --- functions ----------------------------------------------------------------------------------
+
+    def fun_Lambda(self, f: Lambda, arg_types: list, path: str):
+        saved = dict(self.env)
+        params = tuple(Param(p.name, t) for p, t in zip(f.params, arg_types))
+        self.env.update({p.name: p.t for p in params})
+        try:
+            body = self.expr(f.body, _join(path, "body"))
+        finally:
+            self.env = saved
+        return Lambda(params, body), body.t
+
+    def fun_UserFun(self, f: UserFun, arg_types: list, path: str, in_types=None, out_type=None):
+        in_types = f.in_types if in_types is None else in_types
+        for i, (want, got) in enumerate(zip(in_types, arg_types)):
+            if not _userfun_arg_fits(want, got):
+                self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", got)
+        return f, f.out_type if out_type is None else out_type
+
+    def fun_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):
+        """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`)."""
+        inner = f.f
+        if isinstance(inner, P.Id):
+            return self.fun_Id(inner, arg_types, path)
+        if not isinstance(inner, UserFun):
+            self.fail(f, path, "a user function to vectorise (push vectorize into lambdas first)", _name(inner))
+        for t in inner.in_types + (inner.out_type,):
+            if isinstance(t, VectorType):
+                self.fail(f, path, "a scalar user function", f"{inner.name} over {t}")
+        in_types = tuple(vectorized_type(t, f.n) for t in inner.in_types)
+        out_type = vectorized_type(inner.out_type, f.n)
+        lanes = [s if isinstance(s, ScalarType) and t == VectorType(s, f.n) else t
+                 for s, t in zip(arg_types, in_types)]
+        self.fun_UserFun(inner, arg_types, _join(path, "f"), tuple(lanes), out_type)
+        return f, out_type
+
+    def _array(self, f: FunDecl, t: Type, path: str, what: str = "an array") -> ArrayType:
+        if not isinstance(t, ArrayType):
+            self.fail(f, path, what, t)
+        return t
+
+    def _map(self, f: P.AbstractMap, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        g, out = self.fun(f.f, [a.elem], _join(path, "f"))
+        return replace(f, f=g), ArrayType(out, a.length)
+
+    fun_Map = fun_MapSeq = fun_MapGlb = fun_MapWrg = fun_MapLcl = _map
+
+    def _reduce(self, f: P.AbstractReduce, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        init = self.expr(f.init, _join(path, "init"))
+        g, out = self.fun(f.f, [init.t, a.elem], _join(path, "f"))
+        if out != init.t:
+            self.fail(f, path, f"an operator returning the type of its initial value {init.t}", f"one returning {out}")
+        if isinstance(f, P.PartRed):
+            if a.elem != init.t:
+                self.fail(f, path, f"an array of {init.t} (the initial value's type)", a)
+            self.divisible(f, a.length, f.m, path)
+            return replace(f, f=g, init=init), ArrayType(out, f.m)
+        return replace(f, f=g, init=init), ArrayType(out, Cst(1))
+
+    fun_Reduce = fun_ReduceSeq = fun_PartRed = _reduce
+
+    def fun_Zip(self, f: P.Zip, arg_types: list, path: str):
+        if f.n < 2:
+            self.fail(f, path, "two or more arrays", f"{f.n}")
+        arrays = [self._array(f, t, path, "arrays") for t in arg_types]
+        for a in arrays[1:]:
+            if a.length != arrays[0].length:
+                self.fail(f, path, "arrays of one length", ", ".join(str(t) for t in arrays))
+        return f, ArrayType(TupleType(*(a.elem for a in arrays)), arrays[0].length)
+
+    def fun_Tuple(self, f: P.Tuple, arg_types: list, path: str):
+        return f, TupleType(*arg_types)
+
+    def fun_Get(self, f: P.Get, arg_types: list, path: str):
+        t = arg_types[0]
+        if not isinstance(t, TupleType) or not 0 <= f.i < len(t.elems):
+            self.fail(f, path, f"a tuple of at least {f.i + 1} components", t)
+        return f, t.elems[f.i]
+
+    def fun_Split(self, f: P.Split, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        self.divisible(f, a.length, f.n, path)
+        return f, ArrayType(ArrayType(a.elem, f.n), a.length / f.n)
+
+    def fun_Join(self, f: P.Join, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path, "an array of arrays")
+        inner = self._array(f, a.elem, path, "an array of arrays") if isinstance(a.elem, ArrayType) else \
+            self.fail(f, path, "an array of arrays", a)
+        return f, ArrayType(inner.elem, a.length * inner.length)
+
+    def fun_Iterate(self, f: P.Iterate, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if not f.n.is_constant:
+            self.fail(f, path, "a constant number of iterations", f.n)
+        g, t = f.f, a
+        annotated = None
+        for _ in range(f.n.value):
+            step_g, out = self.fun(g, [t], _join(path, "f"))
+            if annotated is None:
+                annotated = step_g
+            out_a = self._array(f, out, path, "a function from arrays to arrays")
+            if out_a.elem != a.elem:
+                self.fail(f, path, f"a function that keeps the element type {a.elem}", out_a.elem)
+            if length_ratio(out_a.length, t.length) is None:
+                self.fail(f, path, "a function that changes the length by a constant factor", f"{t} -> {out_a}")
+            t = out_a
+        return replace(f, f=annotated if annotated is not None else g), t
+
+    def fun_Reorder(self, f: FunDecl, arg_types: list, path: str):
+        return f, self._array(f, arg_types[0], path)
+
+    def fun_Id(self, f: P.Id, arg_types: list, path: str):
+        return f, arg_types[0]
+
+    def fun_ReorderStride(self, f: P.ReorderStride, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        self.divisible(f, a.length, f.s, path)
+        return f, a
+
+    def fun_Transpose(self, f: P.Transpose, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path, "a 2-D array")
+        inner = a.elem if isinstance(a.elem, ArrayType) else self.fail(f, path, "a 2-D array", a)
+        return f, ArrayType(ArrayType(inner.elem, a.length), inner.length)
+
+    def fun_Slide(self, f: P.Slide, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if f.size < 1 or f.step < 1:
+            self.fail(f, path, "a positive window size and step", f"size {f.size}, step {f.step}")
+        if a.length.is_constant and a.length.value < f.size:
+            self.fail(f, path, f"an array of at least {f.size} elements", a)
+        self.divisible(f, a.length - f.size, Cst(f.step), path)
+        return f, ArrayType(ArrayType(a.elem, f.size), (a.length - f.size) / f.step + 1)
+
+    def fun_Pad(self, f: P.Pad, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if isinstance(f.boundary, Literal) and f.boundary.t != a.elem:
+            self.fail(f, path, f"a boundary value of the element type {a.elem}", f.boundary.t)
+        if f.boundary == "mirror" and a.length.is_constant and a.length.value < max(f.left, f.right):
+            self.fail(f, path, f"an array of at least {max(f.left, f.right)} elements to mirror", a)
+        return f, ArrayType(a.elem, a.length + f.left + f.right)
+
+    def _address_space(self, f: P.AddressSpaceCast, arg_types: list, path: str):
+        g, out = self.fun(f.f, arg_types, _join(path, "f"))
+        return replace(f, f=g), out
+
+    fun_ToGlobal = fun_ToLocal = fun_ToPrivate = _address_space
+
+    def fun_AsVector(self, f: P.AsVector, arg_types: list, path: str):
+        def vec(t: Type, where: str) -> Type:
+            a = self._array(f, t, where, "an array of scalars")
+            if isinstance(a.elem, ArrayType):
+                return ArrayType(vec(a.elem, where), a.length)
+            if not isinstance(a.elem, ScalarType):
+                self.fail(f, where, "an array of scalars", a)
+            self.divisible(f, a.length, Cst(f.n), where)
+            return ArrayType(VectorType(a.elem, f.n), a.length / f.n)
+
+        return f, vec(arg_types[0], path)
+
+    def fun_AsScalar(self, f: P.AsScalar, arg_types: list, path: str):
+        def scal(t: Type) -> Type:
+            a = self._array(f, t, path, "an array of vectors")
+            if isinstance(a.elem, ArrayType):
+                return ArrayType(scal(a.elem), a.length)
+            if not isinstance(a.elem, VectorType):
+                self.fail(f, path, "an array of vectors", a)
+            return ArrayType(a.elem.elem, a.length * a.elem.width)
+
+        return f, scal(arg_types[0])
+
+
+def _userfun_arg_fits(want: Type, got: Type) -> bool:
+    """Arguments match parameter types exactly, except that an array parameter takes any length."""
+    if isinstance(want, ArrayType) and isinstance(got, ArrayType):
+        return _userfun_arg_fits(want.elem, got.elem)
+    return want == got
+
+
+def infer_fun(f: FunDecl, arg_types: list) -> tuple:
+    """Annotate a function applied to arguments of `arg_types`: `(annotated f, result type)`.
+
+    The code generator uses it to type an iteration's body with a symbolic length (`iterate`).
+    """
+    return _Context().fun(f, list(arg_types), "")
+
+
+def length_ratio(out: ArithExpr, inp: ArithExpr) -> Optional[tuple]:
+    """`out/inp` as `(p, q)` when it is a constant `p/q` with `p` or `q` equal to 1 (iterate's shrink factor)."""
+    for num, den, flip in ((out, inp, False), (inp, out, True)):
+        try:
+            r = num / den
+        except NotDivisible:
+            continue
+        if not r.free_vars():
+            try:
+                k = r.value
+            except NotDivisible:
+                continue
+            return (1, k) if flip else (k, 1)
+    return None

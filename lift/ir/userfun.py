@@ -1,0 +1,75 @@
+"""User functions: the scalar code that patterns apply (the paper's `add`, `mult`, `abs`, `updateF`).
+
+A user function has an OpenCL C body for the code generator and, for the reference interpreter, a
+Python callable that works on whole numpy arrays at once. Written as a restricted Python function
+(`@userfun`), one definition gives both; written as raw C (`UserFun(name, params, body, in_types,
+out_type)`), the Python equivalent is optional and the interpreter says so when it is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from lift.errors import LiftTypeError
+from lift.ir.nodes import FunDecl
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+
+
+@dataclass(frozen=True, eq=False)
+class UserFun(FunDecl):
+    """A user function: `name(params) { body }` with declared parameter and result types."""
+
+    name: str
+    param_names: tuple
+    body: str
+    in_types: tuple
+    out_type: Type
+    python: Optional[Callable] = field(default=None, compare=False)
+    origin: Any = field(default=None, compare=False)
+
+    def __post_init__(self):
+        names, types = tuple(self.param_names), tuple(self.in_types)
+        if isinstance(self.param_names, str):
+            names = (self.param_names,)
+        if isinstance(self.in_types, Type):
+            types = (self.in_types,)
+        if len(names) != len(types):
+            raise LiftTypeError(f"user function {self.name}: {len(names)} parameters but {len(types)} parameter types")
+        if not self.name.isidentifier():
+            raise LiftTypeError(f"user function name {self.name!r} is not a C identifier")
+        object.__setattr__(self, "param_names", names)
+        object.__setattr__(self, "in_types", types)
+
+    @property
+    def arity(self) -> int:
+        return len(self.param_names)
+
+    def c_body(self, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
+        """The C body for the declared types, or for the vector types of `vectorize-n(f)`."""
+        if self.origin is not None:
+            return self.origin.c_body(in_types, out_type)
+        return self.body
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def userfun(fn: Callable) -> UserFun:
+    """Decorator: a restricted, annotated Python function becomes a `UserFun` (C body and numpy body)."""
+    from lift.ir.python_userfun import translate
+
+    spec = translate(fn)
+    return UserFun(spec.name, spec.param_names, spec.c_body(), spec.in_types, spec.out_type,
+                   python=spec.numpy_impl, origin=spec)
+
+
+def vectorized_type(t: Type, n: int) -> Type:
+    """The type a user function's parameter or result takes under `vectorize-n`: scalars become vectors."""
+    if isinstance(t, ScalarType):
+        return VectorType(t, n)
+    if isinstance(t, TupleType):
+        return TupleType(*(vectorized_type(e, n) for e in t.elems))
+    if isinstance(t, ArrayType):
+        return t
+    raise LiftTypeError(f"vectorize-{n}: cannot vectorise a user function over {t}")

@@ -1,0 +1,160 @@
+"""`lift.compile`: a lowered expression as a callable program on an OpenCL device.
+
+Calling the program on numpy arrays binds the sizes from their shapes, checks them against the
+expression's constraints and the launch against the device, runs the kernels in order and returns the
+result as numpy. `time` measures the kernels alone with profiling events (median of `k` runs) and the
+transfers separately.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+import numpy as np
+
+from lift.errors import LiftCodegenError, LiftDeviceError
+from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
+from lift.ir.nodes import Lambda
+from lift.ir.typecheck import infer
+from lift.opencl_gen import runtime
+from lift.opencl_gen.kernels import GeneratedProgram, generate
+from lift.opencl_gen.launch import Launch, check_launch
+from lift.opencl_gen.manifest import manifest
+from lift.opencl_gen.memory import memory_bytes
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median times in milliseconds: the kernels alone, and the transfers to and from the device."""
+
+    kernels_ms: float
+    upload_ms: float
+    download_ms: float
+    per_kernel_ms: tuple
+    runs: int
+
+    @property
+    def total_ms(self) -> float:
+        return self.kernels_ms + self.upload_ms + self.download_ms
+
+
+class CompiledProgram:
+    """A program generated for one device; sizes left unbound are specialised per input shape."""
+
+    def __init__(self, program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None,
+                 name: str = "lift", launch: Optional[Mapping[int, Launch]] = None):
+        self.program = program
+        self.device = device if device is not None and not isinstance(device, str) else runtime.select_device(device)
+        self.name = name
+        self.sizes = dict(sizes or {})
+        self.launch = dict(launch or {})
+        self._generated: dict = {}
+        self._built: dict = {}
+
+    def generated(self, sizes: Optional[Mapping[str, int]] = None) -> GeneratedProgram:
+        """The generated program for a size binding (the compile-time sizes by default)."""
+        key = tuple(sorted((sizes or self.sizes).items()))
+        if key not in self._generated:
+            self._generated[key] = generate(self.program, self.name, dict(key), self.launch)
+        return self._generated[key]
+
+    @property
+    def source(self) -> str:
+        return self.generated().source
+
+    @property
+    def manifest(self) -> dict:
+        return manifest(self.generated())
+
+    def _for_call(self, inputs: tuple):
+        typed = infer(self.program)
+        bound = bind_sizes(typed.param_types, inputs, [p.name for p in typed.expr.params], self.sizes)
+        typed.check_sizes(bound)
+        try:
+            g = self.generated(self.sizes)
+        except LiftCodegenError:
+            g = self.generated(bound)
+        if id(g) not in self._built:
+            program = runtime.build(g.source, self.device)
+            self._built[id(g)] = {k.name: runtime._cl().Kernel(program, k.name) for k in g.kernels}
+        return g, self._built[id(g)], bound
+
+    def __call__(self, *inputs):
+        out, _ = self._run(inputs, repeat=1)
+        return out
+
+    def time(self, *inputs, repeat: int = 10, warmup: int = 1) -> Timing:
+        """Median kernel and transfer times over `repeat` runs, after `warmup` runs."""
+        _, timing = self._run(inputs, repeat=repeat, warmup=warmup)
+        return timing
+
+    def _run(self, inputs: tuple, repeat: int, warmup: int = 0):
+        cl = runtime._cl()
+        g, built, sizes = self._for_call(inputs)
+        ctx, queue = runtime.context_and_queue(self.device)
+        dev = self.device
+        for k in g.kernels:
+            check_launch(k.launch, sizes, dev.max_work_group_size, tuple(dev.max_work_item_sizes), k.name)
+            local_bytes = sum(memory_bytes(m, sizes) for m in k.locals)
+            if local_bytes > dev.local_mem_size:
+                raise LiftDeviceError(f"{k.name} needs {local_bytes} bytes of local memory; the device has "
+                                      f"{dev.local_mem_size}")
+        mf = cl.mem_flags
+        host_inputs = {}
+        for p, value in zip(g.typed.expr.params, inputs):
+            host_inputs[p.name] = to_host(value, p.t, p.name)
+        buffers, scalars, uploads = {}, {}, []
+        for mem in g.inputs:
+            data = host_inputs[mem.name]
+            if mem.scalar_variable:
+                scalars[mem.name] = np.asarray(data, host_dtype(mem.elem)).reshape(())[()]
+            else:
+                data = np.ascontiguousarray(data)
+                buf = cl.Buffer(ctx, mf.READ_ONLY, size=max(data.nbytes, 1))
+                buffers[mem.name] = buf
+                uploads.append((buf, data))
+        out_shape = host_shape(g.typed.type, sizes)
+        out_host = np.empty(out_shape, dtype=host_dtype(g.typed.type))
+        buffers[g.output.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(out_host.nbytes, 1))
+        for mem in g.temporaries:
+            buffers[mem.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(memory_bytes(mem, sizes), 1))
+        kernels = []
+        for k in g.kernels:
+            kernel = built[k.name]
+            args = []
+            for m in k.params:
+                args.append(scalars[m.name] if m.scalar_variable else buffers[m.name])
+            args += [np.int32(sizes[s]) for s in k.size_params]
+            kernel.set_args(*args)
+            glb, loc = k.launch.evaluate(sizes)
+            kernels.append((kernel, glb, loc))
+        kernel_times, up_times, down_times, per_kernel = [], [], [], []
+        for run in range(warmup + repeat):
+            events = [cl.enqueue_copy(queue, buf, data, is_blocking=False) for buf, data in uploads]
+            cl.wait_for_events(events) if events else None
+            up = sum(_elapsed(e) for e in events)
+            kevents = [cl.enqueue_nd_range_kernel(queue, kernel, glb, loc) for kernel, glb, loc in kernels]
+            cl.wait_for_events(kevents)
+            down = cl.enqueue_copy(queue, out_host, buffers[g.output.name], is_blocking=True)
+            if run >= warmup:
+                times = [_elapsed(e) for e in kevents]
+                per_kernel.append(times)
+                kernel_times.append(sum(times))
+                up_times.append(up)
+                down_times.append(_elapsed(down))
+        median = statistics.median
+        timing = Timing(median(kernel_times), median(up_times), median(down_times),
+                        tuple(median(t[i] for t in per_kernel) for i in range(len(kernels))), repeat)
+        return out_host, timing
+
+
+def _elapsed(event) -> float:
+    return (event.profile.end - event.profile.start) * 1e-6
+
+
+def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
+            launch: Optional[Mapping[int, Launch]] = None) -> CompiledProgram:
+    """Compile a lowered program for an OpenCL device (see `CompiledProgram`)."""
+    return CompiledProgram(program, device, sizes, name, launch)

@@ -1,0 +1,609 @@
+"""The OpenCL C generator: a lowered expression becomes kernels, deciding nothing (paper Section 3).
+
+Every choice was made by the rewrite rules and is in the expression: which map runs on work-groups,
+work-items or sequentially, where results are stored, what is vectorised. The generator walks the
+expression once. Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`,
+`map-local`, `map-global` and `map-seq` become loops over group, local, global or loop ids (Figure 2(c));
+`reduce-seq` a loop over a private accumulator; `iterate` a loop over two buffers whose pointers swap
+(paper 3.1); `toLocal`, `toGlobal`, `toPrivate` choose the memory of a result.
+
+A computation at the program's top level, outside every map, needs all of its input before it starts:
+each one becomes its own kernel, with a temporary buffer between it and the next (Brook's multi-pass
+reductions: asum's final `reduce-seq ∘ join ∘ map-workgroup(...)` is two kernels).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from lift.errors import LiftCodegenError
+from lift.ir import patterns as P
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.printer import paper
+from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
+from lift.ir.userfun import UserFun, vectorized_type
+from lift.opencl_gen import views as V
+from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
+from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type,
+                                    is_storable)
+from lift.opencl_gen.userfuns import UserFunctions, c_literal
+from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name
+
+LAYOUT = (P.Split, P.Join, P.Transpose, P.ReorderStride, P.AsVector, P.AsScalar, P.Zip, P.Get, P.Slide, P.Pad)
+HIGH_LEVEL_ONLY = (P.Map, P.Reduce, P.PartRed, P.Reorder)
+_ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
+             "glb": ("get_global_id", "get_global_size")}
+
+
+@dataclass
+class Kernel:
+    """One generated kernel: its name, parameters (memories in order), body lines and launch."""
+
+    name: str
+    launch: Launch
+    lines: list = field(default_factory=list)
+    memories: dict = field(default_factory=dict)
+    locals: list = field(default_factory=list)
+    size_params: tuple = ()
+
+    @property
+    def params(self) -> list:
+        order = {INPUT: 0, OUTPUT: 1, TEMPORARY: 2}
+        mems = [m for m in self.memories.values() if m.kind in order]
+        return sorted(mems, key=lambda m: order[m.kind])
+
+
+@dataclass
+class GeneratedProgram:
+    """The OpenCL C of a program, its kernels in launch order and the buffers between them."""
+
+    name: str
+    source: str
+    kernels: list
+    inputs: list
+    output: Memory
+    temporaries: list
+    typed: TypedProgram
+    sizes: dict
+    free_sizes: tuple
+
+
+def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, int]] = None,
+             launch: Optional[Mapping[int, Launch]] = None) -> GeneratedProgram:
+    """Generate the kernels of a lowered program; `sizes` become constants, `launch` overrides kernel launches."""
+    typed = specialise(program, sizes or {})
+    return _Generator(name, typed, dict(sizes or {}), dict(launch or {})).run()
+
+
+def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
+    """The program typed with bound sizes replaced by constants, so that indices simplify."""
+    base = infer(program)
+    if not sizes:
+        return base
+    binding = {v: n for v, n in sizes.items()}
+    types = tuple(_bind_type(t, binding) for t in base.param_types)
+    return infer(program, types)
+
+
+def _bind_type(t: Type, sizes: Mapping[str, int]) -> Type:
+    if isinstance(t, ArrayType):
+        return ArrayType(_bind_type(t.elem, sizes), t.length.substitute(sizes))
+    return t
+
+
+class _Generator:
+    def __init__(self, name: str, typed: TypedProgram, sizes: dict, launches: dict):
+        self.name = name
+        self.typed = typed
+        self.sizes = sizes
+        self.launches = launches
+        self.kernels: list = []
+        self.kernel: Optional[Kernel] = None
+        self.temporaries: list = []
+        self.scope: list = []
+        self.env: dict = {}
+        self.userfuns = UserFunctions()
+        self.names = itertools.count()
+        self.lines: list = []
+        self.depth = 1
+
+    # --- driver ----------------------------------------------------------------------------------------
+
+    def run(self) -> GeneratedProgram:
+        lam = self.typed.expr
+        inputs = []
+        for p in lam.params:
+            if isinstance(p.t, ArrayType):
+                mem = Memory(p.name, "global", element_type(p.t), element_count(p.t), INPUT, readonly=True)
+                self.check_storable(p.t, f"input {p.name}")
+            else:
+                mem = Memory(p.name, PRIVATE, p.t, Cst(1), INPUT, scalar_variable=True, readonly=True)
+            inputs.append(mem)
+            self.env[p.name] = V.MemView(mem, p.t)
+        out_type = self.typed.type
+        self.check_storable(out_type, "the result")
+        output = Memory("out", "global", element_type(out_type), element_count(out_type), OUTPUT)
+        self.emit(lam.body, V.MemView(output, out_type), "body")
+        free = tuple(sorted({v.name for p in lam.params for v in _type_vars(p.t)} - set(self.sizes)))
+        for k in self.kernels:
+            k.size_params = free
+        source = self.render(free)
+        return GeneratedProgram(self.name, source, self.kernels, inputs, output, self.temporaries, self.typed,
+                                self.sizes, free)
+
+    def check_storable(self, t: Type, what: str) -> None:
+        if not is_storable(t):
+            raise LiftCodegenError(f"{what} has type {t}, which has no flat memory layout")
+
+    def fresh(self, hint: str) -> str:
+        return f"{hint}_{next(self.names)}"
+
+    # --- emission helpers ------------------------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def record(self, access: V.Access) -> None:
+        if self.kernel is None:
+            return
+        if isinstance(access, V.MemAccess) and access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
+            self.kernel.memories[access.mem.name] = access.mem
+        for part in getattr(access, "parts", ()) or ():
+            self.record(part)
+        if isinstance(access, V.GuardedAccess):
+            self.record(access.inner)
+
+    def lets(self, lets: tuple) -> None:
+        for var, text in dict.fromkeys(lets):
+            self.line(f"int {var.name} = {text};")
+
+    def read(self, view: V.View) -> str:
+        text, lets = V.read(view)
+        self.lets(lets)
+        self._record_view(view)
+        return text
+
+    def _record_view(self, view: V.View) -> None:
+        t = view.type
+        if isinstance(t, TupleType) and not isinstance(view, (V.MemView, V.ValueView)):
+            for k in range(len(t.elems)):
+                self._record_view(view.get(k))
+        elif not isinstance(t, ArrayType):
+            self.record(view.access(()))
+
+    def store(self, out: V.View, value: str) -> None:
+        statement, lets = V.write(out, value)
+        self.lets(lets)
+        self.record(out.access(()))
+        self.line(statement)
+
+    # --- expressions ---------------------------------------------------------------------------------------
+
+    def emit(self, e: Expr, out: Optional[V.View], path: str) -> V.View:
+        """Emit the code of `e`; its value is returned as a view, stored into `out` when one is given."""
+        if isinstance(e, Param):
+            return self.deliver(self.env[e.name], out, path)
+        if isinstance(e, Literal):
+            return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
+        if isinstance(e, FunCall):
+            f = e.f
+            if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+                return self.layout(e, out, path)
+            if self.kernel is None and not isinstance(f, Lambda):
+                return self.kernel_call(e, out, path)
+            args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+            return self.call(f, args, e.t, out, f"{path}.f")
+        raise LiftCodegenError(f"cannot generate code for {e!r} (at {path})")
+
+    def deliver(self, view: V.View, out: Optional[V.View], path: str) -> V.View:
+        """`view` itself, or copied into `out` when the consumer asked for the value there."""
+        if out is None:
+            return view
+        if isinstance(view.type, ArrayType):
+            raise LiftCodegenError(
+                f"the array at {path} must be written by a map to reach its destination (add map(id))")
+        self.store(out, self.read(view))
+        return out
+
+    def layout(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
+        """A data-layout pattern: a view of its input; an output view is passed down through its inverse."""
+        f, arg_type = e.f, e.args[0].t
+        inverse = None
+        if out is not None and len(e.args) == 1:
+            if isinstance(f, P.Split):
+                inverse = V.JoinView(out, f.n, arg_type)
+            elif isinstance(f, P.Join):
+                inverse = V.SplitView(out, arg_type.elem.length, arg_type)
+            elif isinstance(f, P.AsVector):
+                inverse = V.AsScalarView(out, f.n, arg_type)
+            elif isinstance(f, P.AsScalar):
+                inverse = V.AsVectorView(out, element_type(arg_type).width, arg_type)
+            elif isinstance(f, P.Transpose):
+                inverse = V.TransposeView(out, arg_type)
+            elif isinstance(f, P.Id):
+                inverse = out
+        args = [self.emit(a, inverse, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        view = self.view_of(f, args, e)
+        if out is not None and inverse is None:
+            raise LiftCodegenError(
+                f"the result of {paper(f)} at {path} cannot be written in place: "
+                "compute it with a map into memory first (for example map(id))")
+        return out if out is not None else view
+
+    def view_of(self, f: FunDecl, args: list, e: FunCall) -> V.View:
+        t = e.t
+        a = args[0]
+        if isinstance(f, P.Split):
+            return V.SplitView(a, f.n, t)
+        if isinstance(f, P.Join):
+            return V.JoinView(a, a.type.elem.length, t)
+        if isinstance(f, P.Transpose):
+            return V.TransposeView(a, t)
+        if isinstance(f, P.ReorderStride):
+            return V.ReorderStrideView(a, f.s, a.type.length, t)
+        if isinstance(f, P.AsVector):
+            return V.AsVectorView(a, f.n, t)
+        if isinstance(f, P.AsScalar):
+            return V.AsScalarView(a, element_type(a.type).width, t)
+        if isinstance(f, (P.Zip, P.Tuple)):
+            return V.TupleView(tuple(args), t)
+        if isinstance(f, P.Get):
+            return a.get(f.i)
+        if isinstance(f, P.Slide):
+            return V.SlideView(a, f.step, t)
+        if isinstance(f, P.Pad):
+            boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
+            return V.PadView(a, f.left, a.type.length, boundary, t)
+        if isinstance(f, P.Id):
+            return a
+        raise LiftCodegenError(f"no view for {paper(f)}")
+
+    # --- kernels ---------------------------------------------------------------------------------------------
+
+    def kernel_call(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
+        """A computation outside every map: one kernel of its own, after the kernels of its inputs."""
+        args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        if out is None:
+            self.check_storable(e.t, f"the intermediate result at {path}")
+            mem = Memory(self.fresh("tmp"), "global", element_type(e.t), element_count(e.t), TEMPORARY)
+            self.temporaries.append(mem)
+            out = V.MemView(mem, e.t)
+        index = len(self.kernels)
+        launch = self.launches.get(index) or derive_launch(e)
+        self.kernel = Kernel(f"{self.name}_k{index}", launch)
+        self.lines, self.depth = self.kernel.lines, 1
+        try:
+            if derive_launch(e) is SEQUENTIAL:
+                self.scope.append(("seq-kernel", 0, None, None))
+            result = self.call(e.f, args, e.t, out, f"{path}.f")
+        finally:
+            self.scope = []
+        self.kernels.append(self.kernel)
+        self.kernel = None
+        return result
+
+    # --- functions -------------------------------------------------------------------------------------------
+
+    def call(self, f: FunDecl, args: list, t: Type, out: Optional[V.View], path: str) -> V.View:
+        if f.arity > 1 and len(args) == 1 and isinstance(args[0].type, TupleType):
+            args = [args[0].get(k) for k in range(f.arity)]
+        if isinstance(f, HIGH_LEVEL_ONLY):
+            raise LiftCodegenError(
+                f"{paper(f)} at {path} is a high-level pattern: lower it first (for example map -> map-global, "
+                "reduce -> reduce-seq, reorder -> id)")
+        method = getattr(self, "call_" + type(f).__name__, None)
+        if method is None:
+            raise LiftCodegenError(f"the code generator has no rule for {type(f).__name__} (at {path})")
+        return method(f, args, t, out, path)
+
+    def call_Lambda(self, f: Lambda, args: list, t: Type, out, path: str) -> V.View:
+        saved = dict(self.env)
+        for p, a in zip(f.params, args):
+            self.env[p.name] = a
+        try:
+            return self.emit(f.body, out, f"{path}.body")
+        finally:
+            self.env = saved
+
+    def value(self, text: str, t: Type, out: Optional[V.View]) -> V.View:
+        """A computed scalar, vector or struct: stored into `out`, or held in a new private variable."""
+        if out is not None:
+            self.store(out, text)
+            return out
+        name = self.fresh("v")
+        self.line(f"{c_type_name(t)} {name} = {text};")
+        return V.ValueView(name, t)
+
+    def call_UserFun(self, f: UserFun, args: list, t: Type, out, path: str, width: int = 0) -> V.View:
+        name = self.userfuns.declare(f, width)
+        values = []
+        for a, want in zip(args, f.in_types):
+            if isinstance(want, ArrayType):
+                mem = a.memory
+                if mem is None or mem.space != "global":
+                    raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be a "
+                                           "global buffer (an input or a toGlobal result)")
+                if self.kernel is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
+                    self.kernel.memories[mem.name] = mem
+                values.append(mem.name)
+            else:
+                text = self.read(a)
+                if width and isinstance(a.type, ScalarType):
+                    text = f"({c_type_name(VectorType(a.type, width))})({text})"
+                values.append(text)
+        return self.value(f"{name}({', '.join(values)})", t, out)
+
+    def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:
+        if isinstance(f.f, P.Id):
+            return self.value(self.read(args[0]), t, out)
+        return self.call_UserFun(f.f, args, t, out, path, width=f.n)
+
+    def call_Id(self, f: P.Id, args: list, t: Type, out, path: str) -> V.View:
+        return self.value(self.read(args[0]), t, out)
+
+    def call_Tuple(self, f: P.Tuple, args: list, t: Type, out, path: str) -> V.View:
+        return self.value(f"({c_type_name(t)}){{{', '.join(self.read(a) for a in args)}}}", t, out)
+
+    # --- maps ---------------------------------------------------------------------------------------------
+
+    def check_nesting(self, f: FunDecl, path: str) -> None:
+        kinds = [(k, d) for k, d, _, _ in self.scope]
+        sequential = any(k in ("seq", "reduce") for k, _ in kinds)
+        where = f"{paper(f)} at {path}"
+        if isinstance(f, P.MapWrg):
+            if any(k != "wrg" or d == f.dim for k, d in kinds):
+                raise LiftCodegenError(f"{where}: map-workgroup must be outermost (only inside map-workgroups "
+                                       "of other dimensions)")
+        elif isinstance(f, P.MapGlb):
+            if any(k != "glb" or d == f.dim for k, d in kinds):
+                raise LiftCodegenError(f"{where}: map-global must be outermost (only inside map-globals of "
+                                       "other dimensions)")
+        elif isinstance(f, P.MapLcl):
+            if not any(k == "wrg" for k, _ in kinds):
+                raise LiftCodegenError(f"{where}: map-local must be inside a map-workgroup")
+            if sequential or any(k == "lcl" and d == f.dim for k, d in kinds):
+                raise LiftCodegenError(f"{where}: map-local cannot be inside a sequential pattern or a "
+                                       "map-local of the same dimension")
+
+    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str) -> None:
+        """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
+
+        Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
+        """
+        i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
+        index = Cst(0) if n == Cst(1) else i
+        if kind == "seq" and n == Cst(1):
+            header, close = f"{{ /* {label}: one iteration */", "}"
+        elif kind == "seq":
+            header, close = f"for (int {i.name} = 0; {i.name} < {n.to_c()}; {i.name} += 1) {{", "}"
+        else:
+            get_id, get_size = _ID_NAMES[kind]
+            size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
+            if size is not None and size == n:
+                header, close = f"{{ int {i.name} = {first}; /* {label} */", "}"
+            elif size is not None and prove_lt(n, size):
+                header, close = f"{{ int {i.name} = {first}; if ({i.name} < {n.to_c()}) {{ /* {label} */", "} }"
+            else:
+                header = (f"for (int {i.name} = {first}; {i.name} < {n.to_c()}; "
+                          f"{i.name} += {get_size}({dim})) {{ /* {label} */")
+                close = "}"
+        self.line(header)
+        self.depth += 1
+        self.scope.append((kind, dim, index, n))
+        try:
+            body(index)
+        finally:
+            self.scope.pop()
+        self.depth -= 1
+        self.line(close)
+
+    def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
+        launch = self.kernel.launch
+        if kind == "glb":
+            return launch.global_size[dim] if dim < len(launch.global_size) else None
+        if launch.local_size is None or dim >= len(launch.local_size):
+            return None
+        if kind == "lcl":
+            return launch.local_size[dim]
+        return launch.global_size[dim] / launch.local_size[dim]
+
+    def map(self, f: P.AbstractMap, args: list, t: Type, out, path: str) -> V.View:
+        self.check_nesting(f, path)
+        (a,) = args
+        allocated = out is None
+        if out is None:
+            out = self.allocate(t, self.default_space(), path)
+        kind = {P.MapWrg: "wrg", P.MapLcl: "lcl", P.MapGlb: "glb", P.MapSeq: "seq"}[type(f)]
+        n = a.type.length
+
+        def body(i):
+            self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
+
+        self.loop(kind, getattr(f, "dim", 0), n, body, f.paper)
+        if isinstance(f, P.MapLcl) and allocated and self.at_workgroup_level():
+            self.barrier(out)
+        return out
+
+    call_MapWrg = call_MapLcl = call_MapGlb = call_MapSeq = map
+
+    def at_workgroup_level(self) -> bool:
+        return any(k == "wrg" for k, *_ in self.scope) and not any(k in ("lcl", "seq", "reduce")
+                                                                    for k, *_ in self.scope)
+
+    def barrier(self, out: V.View) -> None:
+        space = _space_of(out)
+        fence = "CLK_LOCAL_MEM_FENCE" if space == "local" else "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
+        self.line(f"barrier({fence});")
+
+    # --- reductions ---------------------------------------------------------------------------------------
+
+    def call_ReduceSeq(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        (a,) = args
+        acc_t = f.init.t
+        acc = Memory(self.fresh("acc"), PRIVATE, acc_t, Cst(1), PRIVATE, scalar_variable=True)
+        init = self.read(self.emit(f.init, None, f"{path}.init"))
+        self.line(f"{c_type_name(acc_t)} {acc.name} = {init};")
+        acc_view = V.MemView(acc, acc_t)
+
+        def body(i):
+            self.call(f.f, [acc_view, a.index(i)], acc_t, acc_view, f"{path}.f")
+
+        self.scope.append(("reduce", 0, None, None))
+        try:
+            self.loop("seq", 0, a.type.length, body, "reduce-seq")
+        finally:
+            self.scope.pop()
+        result = V.MemView(acc, ArrayType(acc_t, Cst(1)))
+        if out is None:
+            return result
+        self.store(out.index(Cst(0)), acc.name)
+        return out
+
+    # --- memory ---------------------------------------------------------------------------------------------
+
+    def default_space(self) -> str:
+        """Where a result goes when the expression does not say: private inside a work-item, else global."""
+        threaded = any(k in ("lcl", "glb", "seq", "reduce", "seq-kernel") for k, *_ in self.scope)
+        return PRIVATE if threaded else "global"
+
+    def allocate(self, t: Type, space: str, path: str) -> V.View:
+        """New memory for a value of `t` in `space`, one slice per concurrent work-item or work-group."""
+        self.check_storable(t, f"the result at {path}")
+        replicate = {"global": ("wrg", "lcl", "glb"), "local": ("lcl",), PRIVATE: ()}[space]
+        prefix = tuple((i, n) for k, _, i, n in self.scope if k in replicate)
+        size = element_count(t)
+        for _, n in prefix:
+            size = size * n
+        elem = element_type(t)
+        name = self.fresh({"global": "tmp", "local": "lmem", PRIVATE: "pmem"}[space])
+        if space == "global":
+            mem = Memory(name, "global", elem, size, TEMPORARY)
+            self.temporaries.append(mem)
+        elif space == "local":
+            mem = Memory(name, "local", elem, size, LOCAL)
+            self.kernel.locals.append(mem)
+        else:
+            if not size.is_constant:
+                raise LiftCodegenError(f"the private array at {path} has the symbolic size {size}: private "
+                                       "memory needs a constant size (use toGlobal, or bind the sizes)")
+            mem = Memory(name, PRIVATE, elem, size, PRIVATE)
+            self.line(f"{c_type_name(elem)} {name}[{size.value}];")
+        return V.MemView(mem, t, prefix)
+
+    def address_space(self, f: P.AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
+        space = f.space
+        if space == "local" and not any(k == "wrg" for k, *_ in self.scope):
+            raise LiftCodegenError(f"{paper(f)} at {path}: local memory exists only inside a map-workgroup")
+        if out is not None and _space_of(out) == space:
+            return self.call(f.f, args, t, out, f"{path}.f")
+        if out is not None:
+            raise LiftCodegenError(
+                f"{paper(f)} at {path} stores its result in {space} memory, but it is needed in "
+                f"{_space_of(out)} memory: copy it there (for example toGlobal(map-local(id)))")
+        target = self.allocate(t, space, path)
+        inner = _unwrap_cast(f.f)
+        self.call(f.f, args, t, target, f"{path}.f")
+        if isinstance(inner, P.MapLcl) and self.at_workgroup_level():
+            self.barrier(target)
+        return target
+
+    call_ToGlobal = call_ToLocal = call_ToPrivate = address_space
+
+    # --- iterate --------------------------------------------------------------------------------------------
+
+    def call_Iterate(self, f: P.Iterate, args: list, t: Type, out, path: str) -> V.View:
+        """`iterate-n(f)`: a loop over two buffers; each step reads one and writes the other, then they swap."""
+        (a,) = args
+        mem = a.memory
+        if mem is None or mem.kind == INPUT:
+            raise LiftCodegenError(f"{paper(f)} at {path}: iterate needs its input in a buffer of its own "
+                                   "(store it with a map first)")
+        in_t = a.type
+        length = Var(self.fresh("len"), 1, None)
+        body_f, body_t = infer_fun(f.f, [ArrayType(in_t.elem, length)])
+        p, q = length_ratio(body_t.length, length)
+        step_out = in_t.length * p / q
+        if not prove_le(step_out, in_t.length):
+            raise LiftCodegenError(f"{paper(f)} at {path}: iterate over two buffers needs a function that does "
+                                   "not grow the array")
+        other = self.allocate(ArrayType(in_t.elem, step_out), mem.space, path)
+        ptr_t = f"{mem.space} {c_type_name(mem.elem)}*"
+        src, dst = self.fresh("in"), self.fresh("out")
+        self.line(f"{ptr_t} {src} = {mem.name};")
+        self.line(f"{ptr_t} {dst} = {other.mem.name};")
+        self.line(f"int {length.name} = {in_t.length.to_c()};")
+        it = self.fresh("it")
+        self.line(f"for (int {it} = 0; {it} < {f.n.to_c()}; {it} += 1) {{")
+        self.depth += 1
+        src_mem = Memory(src, mem.space, mem.elem, in_t.length, mem.kind)
+        dst_mem = Memory(dst, mem.space, mem.elem, in_t.length, mem.kind)
+        self.call(body_f, [V.MemView(src_mem, ArrayType(in_t.elem, length))], body_t,
+                  V.MemView(dst_mem, body_t), f"{path}.f")
+        if self.at_workgroup_level():
+            self.barrier(V.MemView(src_mem, in_t))
+        self.line(f"{{ {ptr_t} swap = {src}; {src} = {dst}; {dst} = swap; }}")
+        self.line(f"{length.name} = {(length * p / q).to_c()};")
+        self.depth -= 1
+        self.line("}")
+        result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)
+        return self.deliver_array(result, out, path)
+
+    def deliver_array(self, view: V.View, out, path: str) -> V.View:
+        if out is not None:
+            raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
+        return view
+
+    # --- rendering ------------------------------------------------------------------------------------------
+
+    def render(self, free: tuple) -> str:
+        for k in self.kernels:
+            for m in k.params + k.locals:
+                self.userfuns.require_type(m.elem)
+        parts = ["// Generated by lift: " + paper(self.typed.expr).replace("\n", " ")]
+        parts += self.userfuns.definitions()
+        for k in self.kernels:
+            params = []
+            for m in k.params:
+                if m.scalar_variable:
+                    params.append(f"const {c_type_name(m.elem)} {m.name}")
+                else:
+                    const = "const " if m.readonly else ""
+                    restrict = " restrict" if m.readonly else ""
+                    params.append(f"{const}global {c_type_name(m.elem)}*{restrict} {m.name}")
+            params += [f"const int {s}" for s in free]
+            body = [f"    local {c_type_name(m.elem)} {m.name}[{_const_size(m, k)}];" for m in k.locals]
+            parts.append(f"kernel void {k.name}({', '.join(params)}) {{\n" + "\n".join(body + k.lines) + "\n}")
+        return "\n\n".join(parts) + "\n"
+
+
+def _const_size(m: Memory, k: Kernel) -> int:
+    if not m.size.is_constant:
+        raise LiftCodegenError(f"the local memory {m.name} of kernel {k.name} has the symbolic size {m.size}: "
+                               "bind the sizes (local memory needs a constant size)")
+    return m.size.value
+
+
+def _space_of(view: V.View) -> str:
+    while not isinstance(view, V.MemView):
+        view = getattr(view, "inner", None) or getattr(view, "parent", None)
+        if view is None:
+            return "private"
+    return view.mem.space
+
+
+def _unwrap_cast(f: FunDecl) -> FunDecl:
+    while isinstance(f, P.AddressSpaceCast):
+        f = f.f
+    return f
+
+
+def _type_vars(t: Type) -> set:
+    out = set()
+    while isinstance(t, ArrayType):
+        out |= set(t.length.free_vars())
+        t = t.elem
+    return out

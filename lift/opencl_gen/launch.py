@@ -1,0 +1,137 @@
+"""Launch configurations: the global and local sizes of a kernel, read off its expression.
+
+The generator decides nothing, so the sizes come from the expression: a kernel whose outermost pattern is
+`map-workgroup` over `n` chunks runs `n` work-groups of as many work-items as its longest `map-local`
+(the split factors fix both); a `map-global` over `n` elements runs `n` work-items and leaves the
+work-group size to the driver; a sequential kernel runs one work-item. A user may override them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from lift.errors import LiftDeviceError
+from lift.ir import patterns as P
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
+from lift.types.arith import ArithExpr, Cst, as_arith
+from lift.types.types import ArrayType
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Global and local sizes per dimension (size expressions); `local` None lets the driver choose."""
+
+    global_size: tuple
+    local_size: Optional[tuple]
+
+    def evaluate(self, sizes: Mapping[str, int]) -> tuple:
+        """Concrete `(global, local)` tuples of ints under a size binding."""
+        g = tuple(int(as_arith(n).eval(sizes)) for n in self.global_size)
+        l = None if self.local_size is None else tuple(int(as_arith(n).eval(sizes)) for n in self.local_size)
+        return g, l
+
+    def to_json(self) -> dict:
+        return {"global_size": [str(n) for n in self.global_size],
+                "local_size": None if self.local_size is None else [str(n) for n in self.local_size]}
+
+
+SEQUENTIAL = Launch((Cst(1),), (Cst(1),))
+
+
+def derive_launch(call: FunCall) -> Launch:
+    """The launch of the kernel computing `call` (its outermost pattern decides the kind)."""
+    f = _unwrap(call.f)
+    if isinstance(f, P.MapWrg):
+        groups = _nested(call, P.MapWrg)
+        local = {}
+        for m, n in _all_maps(f, [call.args[0].t], P.MapLcl):
+            local[m.dim] = n if m.dim not in local else _larger(local[m.dim], n)
+        dims = max([d for d in groups] + [d for d in local]) + 1
+        loc = tuple(local.get(d, Cst(1)) for d in range(dims))
+        glb = tuple(groups.get(d, Cst(1)) * loc[d] for d in range(dims))
+        return Launch(glb, loc)
+    if isinstance(f, P.MapGlb):
+        glb = _nested(call, P.MapGlb)
+        dims = max(glb) + 1
+        return Launch(tuple(glb.get(d, Cst(1)) for d in range(dims)), None)
+    return SEQUENTIAL
+
+
+def check_launch(launch: Launch, sizes: Mapping[str, int], max_work_group: int, max_item_sizes: tuple,
+                 where: str) -> None:
+    """Reject a launch the device cannot run, before it is attempted."""
+    glb, loc = launch.evaluate(sizes)
+    if loc is None:
+        return
+    total = 1
+    for d, n in enumerate(loc):
+        total *= n
+        if d < len(max_item_sizes) and n > max_item_sizes[d]:
+            raise LiftDeviceError(f"{where}: local size {n} in dimension {d} exceeds the device's maximum "
+                                  f"{max_item_sizes[d]}")
+    if total > max_work_group:
+        raise LiftDeviceError(f"{where}: a work-group of {total} work-items exceeds the device's maximum "
+                              f"{max_work_group}; split the data into smaller chunks")
+    for d, (g, l) in enumerate(zip(glb, loc)):
+        if g % l:
+            raise LiftDeviceError(f"{where}: global size {g} is not a multiple of local size {l} in dimension {d}")
+
+
+def _unwrap(f: FunDecl) -> FunDecl:
+    while isinstance(f, P.AddressSpaceCast):
+        f = f.f
+    return f
+
+
+def _nested(call: FunCall, kind) -> dict:
+    """Trip counts of directly nested maps of `kind` (`MapWrg(1)(MapWrg(0)(...))`), by dimension."""
+    out = {}
+    f, t = _unwrap(call.f), call.args[0].t
+    while isinstance(f, kind) and isinstance(t, ArrayType):
+        out[f.dim] = t.length
+        inner = _single_map(f.f)
+        f, t = (inner, t.elem) if inner is not None else (None, None)
+    return out
+
+
+def _single_map(f: FunDecl):
+    f = _unwrap(f)
+    if isinstance(f, P.AbstractMap):
+        return f
+    if isinstance(f, Lambda) and isinstance(f.body, FunCall) and f.body.args and f.body.args[0] == f.params[0]:
+        return _unwrap(f.body.f) if isinstance(_unwrap(f.body.f), P.AbstractMap) else None
+    return None
+
+
+def _all_maps(f: FunDecl, arg_types: list, kind) -> list:
+    """Every map of `kind` in `f` applied to `arg_types`, with its trip count, found by a typed walk."""
+    f = _unwrap(f)
+    found = []
+    if isinstance(f, P.AbstractMap):
+        a = arg_types[0]
+        if isinstance(f, kind):
+            found.append((f, a.length))
+        found += _all_maps(f.f, [a.elem], kind)
+    elif isinstance(f, P.AbstractReduce):
+        found += _all_maps(f.f, [f.init.t, arg_types[0].elem], kind)
+    elif isinstance(f, P.Iterate):
+        found += _all_maps(f.f, arg_types, kind)
+    elif isinstance(f, Lambda):
+        found += _maps_in_expr(f.body, kind)
+    return found
+
+
+def _maps_in_expr(e: Node, kind) -> list:
+    if not isinstance(e, FunCall):
+        return []
+    found = _all_maps(e.f, [a.t for a in e.args], kind)
+    for a in e.args:
+        found += _maps_in_expr(a, kind)
+    return found
+
+
+def _larger(a: ArithExpr, b: ArithExpr) -> ArithExpr:
+    if a.is_constant and b.is_constant:
+        return a if a.value >= b.value else b
+    return a

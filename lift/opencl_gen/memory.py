@@ -1,0 +1,76 @@
+"""Memories: the buffers and variables that generated kernels read and write.
+
+Every memory is a flat C array (or a single private variable) of one element C type, in one OpenCL
+address space. Its size comes from the type of the value stored in it, times the number of
+work-items or work-groups that hold a copy at once (a temporary inside `map-workgroup` needs one slice
+per work-group in global memory; inside `map-local`, one per work-item in local memory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from lift.types.arith import ArithExpr, Cst
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name
+
+INPUT, OUTPUT, TEMPORARY, LOCAL, PRIVATE = "input", "output", "temporary", "local", "private"
+
+
+@dataclass(eq=False)
+class Memory:
+    """A buffer (`size` elements of `elem`, in `space`) or, with `scalar_variable`, one private variable."""
+
+    name: str
+    space: str
+    elem: Type
+    size: ArithExpr
+    kind: str
+    scalar_variable: bool = False
+    readonly: bool = False
+    shape_type: Optional[Type] = field(default=None)
+
+    @property
+    def c_elem(self) -> str:
+        return c_type_name(self.elem)
+
+    def __repr__(self) -> str:
+        return f"Memory({self.name}, {self.space}, {self.c_elem}[{self.size}])"
+
+
+def element_type(t: Type) -> Type:
+    """The type of the elements a flat buffer for `t` holds: a scalar, vector or tuple type."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def element_count(t: Type) -> ArithExpr:
+    """How many elements of `element_type(t)` a value of `t` takes."""
+    n = Cst(1)
+    while isinstance(t, ArrayType):
+        n = n * t.length
+        t = t.elem
+    return n
+
+
+def is_storable(t: Type) -> bool:
+    """Whether values of `t` can live in a flat buffer (arrays of scalars, vectors or flat tuples)."""
+    e = element_type(t)
+    if isinstance(e, (ScalarType, VectorType)):
+        return True
+    return isinstance(e, TupleType) and all(isinstance(c, (ScalarType, VectorType, TupleType)) for c in e.elems)
+
+
+def element_bytes(elem: Type) -> int:
+    """The size in bytes of one element in OpenCL (a `float3` takes the room of a `float4`)."""
+    from lift.ir.binding import host_dtype
+
+    if isinstance(elem, VectorType):
+        return elem.elem.dtype.itemsize * (4 if elem.width == 3 else elem.width)
+    return host_dtype(elem).itemsize
+
+
+def memory_bytes(mem: Memory, sizes) -> int:
+    """The bytes a memory takes under a size binding."""
+    return int(mem.size.eval(sizes)) * element_bytes(mem.elem)

@@ -1,0 +1,142 @@
+"""OpenCL devices through PyOpenCL: choosing one, building programs, and caching contexts.
+
+A device is named by a case-insensitive substring of its platform or device name or type (`nvidia`,
+`intel`, `pocl`, `cpu`, `gpu`) or by its index as `lift devices` numbers them (`#1`). With no name,
+`PYOPENCL_CTX` is honoured, else the first CPU device is used (PoCL on a machine without a GPU).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from lift.errors import LiftCodegenError, LiftDeviceError
+
+INSTALL_HINT = ("no OpenCL platform found: install one, for example PoCL for the CPU "
+                "(Debian/Ubuntu: apt-get install pocl-opencl-icd)")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One OpenCL device as `lift devices` lists it."""
+
+    index: int
+    platform: str
+    name: str
+    kind: str
+    version: str
+    driver: str
+    compute_units: int
+    max_work_group_size: int
+    local_mem_size: int
+    global_mem_size: int
+
+    def describe(self) -> str:
+        return f"#{self.index}  {self.platform} / {self.name}  ({self.kind}, {self.compute_units} compute units)"
+
+
+def _cl():
+    try:
+        import pyopencl as cl
+    except ImportError as e:
+        raise LiftDeviceError(f"PyOpenCL is not installed ({e}): pip install pyopencl") from None
+    return cl
+
+
+@lru_cache(maxsize=1)
+def _all_devices() -> tuple:
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        platforms = []
+    return tuple(d for p in platforms for d in _platform_devices(p))
+
+
+def _platform_devices(platform) -> list:
+    try:
+        return platform.get_devices()
+    except Exception:
+        return []
+
+
+def devices() -> list:
+    """Every OpenCL device present, numbered."""
+    cl = _cl()
+    out = []
+    for i, d in enumerate(_all_devices()):
+        out.append(DeviceInfo(i, d.platform.name.strip(), d.name.strip(), cl.device_type.to_string(d.type).lower(),
+                              d.version.strip(), d.driver_version.strip(), d.max_compute_units,
+                              d.max_work_group_size, d.local_mem_size, d.global_mem_size))
+    return out
+
+
+def select_device(spec: Optional[str] = None):
+    """The PyOpenCL device named by `spec` (see the module docstring)."""
+    found = _all_devices()
+    if not found:
+        raise LiftDeviceError(INSTALL_HINT)
+    infos = devices()
+    if spec is None:
+        env = os.environ.get("PYOPENCL_CTX")
+        if env:
+            return _from_pyopencl_ctx(env, found, infos)
+        for d, info in zip(found, infos):
+            if "cpu" in info.kind:
+                return d
+        return found[0]
+    text = spec.strip().lower()
+    if text.startswith("#") and text[1:].isdigit():
+        i = int(text[1:])
+        if i < len(found):
+            return found[i]
+    else:
+        for d, info in zip(found, infos):
+            if text and text in f"{info.platform} {info.name} {info.kind}".lower():
+                return d
+    listing = "; ".join(i.describe() for i in infos)
+    raise LiftDeviceError(f"no OpenCL device matches {spec!r}; present: {listing}")
+
+
+def _from_pyopencl_ctx(env: str, found: tuple, infos: list):
+    parts = env.split(":")
+    if all(p.isdigit() for p in parts if p):
+        cl = _cl()
+        platforms = cl.get_platforms()
+        p = int(parts[0]) if parts[0] else 0
+        d = int(parts[1]) if len(parts) > 1 and parts[1] else 0
+        if p < len(platforms):
+            devs = _platform_devices(platforms[p])
+            if d < len(devs):
+                return devs[d]
+        raise LiftDeviceError(f"PYOPENCL_CTX={env!r} names no device; present: "
+                              + "; ".join(i.describe() for i in infos))
+    return select_device(env)
+
+
+@lru_cache(maxsize=None)
+def context_and_queue(device):
+    """A context and a profiling command queue for `device`, made once."""
+    cl = _cl()
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return ctx, queue
+
+
+def build(source: str, device, options: tuple = ()):
+    """Build OpenCL C for `device` (PyOpenCL caches binaries on disk, keyed by source and device)."""
+    cl = _cl()
+    ctx, _ = context_and_queue(device)
+    try:
+        return cl.Program(ctx, source).build(options=list(options))
+    except cl.RuntimeError as e:
+        log = str(e).strip().splitlines()
+        detail = "\n".join(log[-20:])
+        raise LiftCodegenError(f"the OpenCL compiler rejected the generated code on {device.name.strip()}:\n"
+                               f"{detail}") from None
+
+
+def device_label(device) -> str:
+    return f"{device.platform.name.strip()} / {device.name.strip()} (driver {device.driver_version.strip()})"

@@ -1,0 +1,423 @@
+"""Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
+
+`split`, `join`, `zip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`
+emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
+access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
+`Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
+size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
+
+The same views carry outputs downwards: a producer under `join` writes through a `split` view of the
+join's destination, which is how `join ∘ map-workgroup(f)` writes straight into the result.
+"""
+
+from __future__ import annotations
+
+import itertools
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from lift.errors import LiftCodegenError
+from lift.opencl_gen.memory import Memory
+from lift.types.arith import ArithExpr, Cst, Var, as_arith
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+
+_lets = itertools.count()
+
+
+# --- accesses ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Access(ABC):
+    """One read or write: `read()` is a C expression, `write(value)` a C statement.
+
+    `lets` are `(variable, C expression)` definitions the access needs first (a clamped index of `pad`).
+    """
+
+    lets: tuple = ()
+
+    @abstractmethod
+    def read(self) -> str:
+        """The C expression that reads this element."""
+
+    def write(self, value: str) -> str:
+        raise LiftCodegenError(f"cannot write to {self.read()}: it is not memory")
+
+
+@dataclass(frozen=True)
+class MemAccess(Access):
+    """Element `index` of a memory; `width > 1` reads `width` consecutive scalars as one vector."""
+
+    mem: Memory = None
+    index: ArithExpr = Cst(0)
+    width: int = 1
+    field: str = ""
+
+    def _lane_pointer(self) -> str:
+        scalar = self.mem.elem.elem if isinstance(self.mem.elem, VectorType) else self.mem.elem
+        return f"(({self.mem.space} {c_type_name(scalar)}*){self.mem.name})"
+
+    def read(self) -> str:
+        m, idx = self.mem, self.index
+        if m.scalar_variable:
+            return m.name + self.field
+        if isinstance(m.elem, VectorType):
+            if self.width == m.elem.width:
+                return f"{m.name}[{(idx / self.width).to_c()}]{self.field}"
+            if self.width == 1:
+                return f"{self._lane_pointer()}[{idx.to_c()}]"
+            return f"vload{self.width}(0, {self._lane_pointer()} + {idx.to_c()})"
+        if self.width > 1:
+            return f"vload{self.width}(0, {m.name} + {idx.to_c()})"
+        return f"{m.name}[{idx.to_c()}]{self.field}"
+
+    def write(self, value: str) -> str:
+        m, idx = self.mem, self.index
+        if m.readonly:
+            raise LiftCodegenError(f"cannot write to the input {m.name}")
+        if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
+            pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
+            return f"vstore{self.width}({value}, 0, {pointer} + {idx.to_c()});"
+        return f"{self.read()} = {value};"
+
+
+@dataclass(frozen=True)
+class ValueAccess(Access):
+    """A value that is not in memory: a literal, or a private expression."""
+
+    text: str = ""
+
+    def read(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class GatherAccess(Access):
+    """A vector assembled from scalars that are not adjacent in memory."""
+
+    parts: tuple = ()
+    vtype: Optional[VectorType] = None
+
+    def read(self) -> str:
+        return f"({c_type_name(self.vtype)})({', '.join(p.read() for p in self.parts)})"
+
+
+@dataclass(frozen=True)
+class GuardedAccess(Access):
+    """`inner` where `condition` holds, else `default` (pad with a constant)."""
+
+    condition: str = ""
+    inner: Optional[Access] = None
+    default: str = ""
+
+    def read(self) -> str:
+        return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
+
+
+# --- views ----------------------------------------------------------------------------------------------
+
+
+class View:
+    """A value of type `type` as the kernel sees it; `access(idx)` takes one index per array dimension."""
+
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        raise LiftCodegenError(f"{type(self).__name__} of {self.type} has no single element to access")
+
+    def get(self, k: int) -> "View":
+        raise LiftCodegenError(f"{self.type} has no tuple component {k}")
+
+    def index(self, i) -> "View":
+        return IndexView(self, as_arith(i))
+
+    @property
+    def memory(self) -> Optional[Memory]:
+        """The memory this view lays out row-major and unchanged, if it is one."""
+        return None
+
+
+@dataclass(eq=False)
+class MemView(View):
+    """A memory holding a value of `type` row-major; `prefix` selects a slice by `(index, length)` pairs."""
+
+    mem: Memory
+    type: Type
+    prefix: tuple = ()
+    field: str = ""
+
+    def access(self, idx: tuple) -> Access:
+        flat = Cst(0)
+        for i, n in self.prefix:
+            flat = flat * n + i
+        t = self.type
+        for i in idx:
+            if not isinstance(t, ArrayType):
+                raise LiftCodegenError(f"too many indices for {self.type}")
+            flat = flat * t.length + i
+            t = t.elem
+        if isinstance(t, ArrayType):
+            raise LiftCodegenError(f"{self.type} needs {len(idx) + 1} or more indices")
+        if isinstance(t, VectorType) and not self.mem.scalar_variable:
+            return MemAccess(mem=self.mem, index=flat * t.width, width=t.width, field=self.field)
+        return MemAccess(mem=self.mem, index=flat, width=1, field=self.field)
+
+    def get(self, k: int) -> View:
+        elem = _element(self.type)
+        if not isinstance(elem, TupleType):
+            raise LiftCodegenError(f"{self.type} has no tuple component {k}")
+        return MemView(self.mem, _replace_element(self.type, elem.elems[k]), self.prefix,
+                       f"{self.field}.{tuple_field(k)}")
+
+    @property
+    def memory(self) -> Optional[Memory]:
+        return self.mem if not self.prefix and not self.field else None
+
+
+@dataclass(eq=False)
+class IndexView(View):
+    """Element `i` of an array view."""
+
+    parent: View
+    i: ArithExpr
+
+    def __post_init__(self):
+        if not isinstance(self.parent.type, ArrayType):
+            raise LiftCodegenError(f"cannot index into {self.parent.type}")
+        self.type = self.parent.type.elem
+
+    def access(self, idx: tuple) -> Access:
+        return self.parent.access((self.i,) + tuple(idx))
+
+    def get(self, k: int) -> View:
+        return IndexView(self.parent.get(k), self.i)
+
+
+@dataclass(eq=False)
+class ValueView(View):
+    """A value given by a C expression (a literal or a private variable's value)."""
+
+    text: str
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        return ValueAccess(text=self.text)
+
+
+@dataclass(eq=False)
+class TupleView(View):
+    """A tuple of values or arrays: `zip(a, b)` (an array of tuples) or `tuple(a, b)` (one tuple)."""
+
+    parts: tuple
+    type: Type
+
+    def get(self, k: int) -> View:
+        return self.parts[k]
+
+
+class _IndexMap(View, ABC):
+    """A view that rewrites the outermost indices of its input's accesses."""
+
+    inner: View
+
+    @abstractmethod
+    def remap(self, idx: tuple) -> tuple:
+        """The input's indices for this view's indices."""
+
+    def access(self, idx: tuple) -> Access:
+        return self.inner.access(self.remap(tuple(idx)))
+
+    def get(self, k: int) -> View:
+        return replace(self, inner=self.inner.get(k), type=_component_type(self.type, k))
+
+
+@dataclass(eq=False)
+class SplitView(_IndexMap):
+    """`split-n`: element `[i][j]` is the input's `[i*n + j]`."""
+
+    inner: View
+    n: ArithExpr
+    type: Type
+
+    def remap(self, idx):
+        return (idx[0] * self.n + idx[1],) + idx[2:]
+
+    @property
+    def memory(self):
+        return self.inner.memory
+
+
+@dataclass(eq=False)
+class JoinView(_IndexMap):
+    """`join`: element `[i]` is the input's `[i / m][i mod m]`, `m` the inner length."""
+
+    inner: View
+    m: ArithExpr
+    type: Type
+
+    def remap(self, idx):
+        return (idx[0] // self.m, idx[0] % self.m) + idx[1:]
+
+    @property
+    def memory(self):
+        return self.inner.memory
+
+
+@dataclass(eq=False)
+class TransposeView(_IndexMap):
+    """`transpose`: element `[i][j]` is the input's `[j][i]`."""
+
+    inner: View
+    type: Type
+
+    def remap(self, idx):
+        return (idx[1], idx[0]) + idx[2:]
+
+
+@dataclass(eq=False)
+class ReorderStrideView(_IndexMap):
+    """`reorder-stride-s`: element `[i]` is the input's `[i/n + s*(i mod n)]`, `n*s` the length (paper 3.2)."""
+
+    inner: View
+    s: ArithExpr
+    length: ArithExpr
+    type: Type
+
+    def remap(self, idx):
+        n = self.length / self.s
+        return (idx[0] // n + self.s * (idx[0] % n),) + idx[1:]
+
+
+@dataclass(eq=False)
+class SlideView(_IndexMap):
+    """`slide(size, step)`: element `[i][j]` is the input's `[i*step + j]`."""
+
+    inner: View
+    step: int
+    type: Type
+
+    def remap(self, idx):
+        return (idx[0] * self.step + idx[1],) + idx[2:]
+
+
+@dataclass(eq=False)
+class PadView(View):
+    """`pad(l, r, boundary)`: element `[i]` is the input's `[i - l]`, brought back into range at the edges."""
+
+    inner: View
+    left: int
+    length: ArithExpr
+    boundary: object
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        j = (idx[0] - self.left).to_c()
+        n = self.length.to_c()
+        if not isinstance(self.boundary, str):
+            var = Var(f"pad_{next(_lets)}", 0, None)
+            inner = self.inner.access((var,) + tuple(idx[1:]))
+            return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
+                                 inner=inner, default=self.boundary)
+        clamped = {
+            "clamp": f"clamp({j}, 0, ({n}) - 1)",
+            "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
+            "mirror": f"(({j}) < 0 ? -1 - ({j}) : (({j}) >= ({n}) ? 2 * ({n}) - 1 - ({j}) : ({j})))",
+        }[self.boundary]
+        var = Var(f"pad_{next(_lets)}", 0, self.length)
+        inner = self.inner.access((var,) + tuple(idx[1:]))
+        return _with_lets(inner, ((var, clamped),))
+
+    def get(self, k: int) -> View:
+        return PadView(self.inner.get(k), self.left, self.length, self.boundary, _component_type(self.type, k))
+
+
+@dataclass(eq=False)
+class AsVectorView(View):
+    """`asVector-n`: vector `[..][i]` is the input's scalars `[..][n*i .. n*i + n-1]`, one vector load if adjacent."""
+
+    inner: View
+    n: int
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        *outer, i = idx
+        lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
+        first = lanes[0]
+        if (isinstance(first, MemAccess) and not first.field
+                and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
+                        for k, a in enumerate(lanes))):
+            return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=self.n)
+        lets = tuple(l for a in lanes for l in a.lets)
+        return GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
+
+
+@dataclass(eq=False)
+class AsScalarView(View):
+    """`asScalar`: scalar `[..][i]` is lane `i mod n` of the input's vector `[..][i / n]`."""
+
+    inner: View
+    n: int
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        *outer, i = idx
+        vec = self.inner.access(tuple(outer) + (i // self.n,))
+        if isinstance(vec, MemAccess) and vec.width == self.n:
+            return MemAccess(lets=vec.lets, mem=vec.mem, index=vec.index + i % self.n, width=1)
+        if isinstance(vec, GatherAccess) and (i % self.n).is_constant:
+            return vec.parts[(i % self.n).value]
+        raise LiftCodegenError("asScalar of vectors that are not in memory: store them first (toPrivate/toGlobal)")
+
+
+def _with_lets(a: Access, lets: tuple) -> Access:
+    return replace(a, lets=lets + a.lets)
+
+
+def _element(t: Type) -> Type:
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def _replace_element(t: Type, new: Type) -> Type:
+    if isinstance(t, ArrayType):
+        return ArrayType(_replace_element(t.elem, new), t.length)
+    return new
+
+
+def _component_type(t: Type, k: int) -> Type:
+    elem = _element(t)
+    if not isinstance(elem, TupleType):
+        raise LiftCodegenError(f"{t} has no tuple component {k}")
+    return _replace_element(t, elem.elems[k])
+
+
+# --- values ---------------------------------------------------------------------------------------------
+
+
+def read(view: View) -> tuple:
+    """The C expression of a (non-array) value and the lets it needs: structs are built from their parts."""
+    t = view.type
+    if isinstance(t, ArrayType):
+        raise LiftCodegenError(f"an array ({t}) is not a value: pass it element by element")
+    if isinstance(t, TupleType) and not isinstance(view, (MemView, ValueView)):
+        parts = [read(view.get(k)) for k in range(len(t.elems))]
+        lets = tuple(l for _, ls in parts for l in ls)
+        return f"({c_type_name(t)}){{{', '.join(p for p, _ in parts)}}}", lets
+    a = view.access(())
+    return a.read(), a.lets
+
+
+def write(view: View, value: str) -> tuple:
+    """The C statement that stores `value` into a (non-array) view, and the lets it needs."""
+    t = view.type
+    if isinstance(t, TupleType) and not isinstance(view, MemView):
+        raise LiftCodegenError(f"cannot store a {t} into a view of separate arrays")
+    a = view.access(())
+    return a.write(value), a.lets
+
+
+def scalar_of(t: Type) -> ScalarType:
+    e = _element(t)
+    return e.elem if isinstance(e, VectorType) else e

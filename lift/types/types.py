@@ -1,0 +1,169 @@
+"""Lift's data types: scalars, vectors, arrays of symbolic length, and tuples.
+
+Following the paper (Section 3), arrays carry their length in the type, as a size expression
+(`lift.types.arith`), so that split and join can be checked and memory can be allocated.
+`ArrayType(Float, N)` is `float[N]`; nesting gives 2-D and 3-D data: `ArrayType(ArrayType(Float, M), N)`
+is an `N`-array of rows of length `M`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from lift.types.arith import ArithExpr, as_arith
+
+
+class Type:
+    """Base class of all data types. Types are immutable and compare structurally."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    """A scalar type: `float`, `double`, `int` or `bool` (OpenCL C names)."""
+
+    name: str
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(_SCALAR_DTYPES[self.name])
+
+    def __call__(self, value) -> "object":
+        """`Float(0.0)` is a typed literal."""
+        from lift.ir.nodes import Literal
+
+        return Literal(value, self)
+
+    def __str__(self) -> str:
+        return self.name.capitalize()
+
+
+Float = ScalarType("float")
+Double = ScalarType("double")
+Int = ScalarType("int")
+Bool = ScalarType("bool")
+
+_SCALAR_DTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "bool": np.bool_}
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class VectorType(Type):
+    """An OpenCL vector of `width` scalars, such as `float4` (`VectorType(Float, 4)`)."""
+
+    elem: ScalarType
+    width: int
+
+    def __post_init__(self):
+        if not isinstance(self.elem, ScalarType):
+            raise TypeError(f"VectorType: element must be a scalar type, got {self.elem}")
+        if self.width not in VECTOR_WIDTHS:
+            raise TypeError(f"VectorType: width must be one of {VECTOR_WIDTHS}, got {self.width}")
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.elem.dtype
+
+    def __call__(self, value) -> "object":
+        from lift.ir.nodes import Literal
+
+        return Literal(value, self)
+
+    def __str__(self) -> str:
+        return f"{self.elem}{self.width}"
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """A tuple of types, such as the `<float, float>` elements of `zip(x, y)`."""
+
+    elems: tuple
+
+    def __init__(self, *elems):
+        if len(elems) == 1 and isinstance(elems[0], (tuple, list)):
+            elems = tuple(elems[0])
+        object.__setattr__(self, "elems", tuple(elems))
+
+    def __str__(self) -> str:
+        return "<" + ", ".join(str(t) for t in self.elems) + ">"
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    """An array of `length` elements of type `elem`; the length is a size expression."""
+
+    elem: Type
+    length: ArithExpr
+
+    def __init__(self, elem: Type, length: Union[int, str, ArithExpr]):
+        if not isinstance(elem, Type):
+            raise TypeError(f"ArrayType: element must be a type, got {elem!r}")
+        object.__setattr__(self, "elem", elem)
+        object.__setattr__(self, "length", as_arith(length))
+
+    def __str__(self) -> str:
+        dims = []
+        t: Type = self
+        while isinstance(t, ArrayType):
+            dims.append(str(t.length))
+            t = t.elem
+        return f"{t}" + "".join(f"[{d}]" for d in dims)
+
+
+def scalar_of(t: Type) -> ScalarType:
+    """The scalar type underlying a scalar, vector or (nested) array of them."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    if isinstance(t, VectorType):
+        return t.elem
+    if isinstance(t, ScalarType):
+        return t
+    raise TypeError(f"{t} has no single scalar type")
+
+
+def array_dims(t: Type) -> tuple:
+    """The lengths of the nested array dimensions of `t`, outermost first, and the element type."""
+    dims = []
+    while isinstance(t, ArrayType):
+        dims.append(t.length)
+        t = t.elem
+    return tuple(dims), t
+
+
+def c_type_name(t: Type) -> str:
+    """The OpenCL C name of a scalar, vector or tuple type (tuples become structs named after their fields)."""
+    if isinstance(t, ScalarType):
+        return t.name
+    if isinstance(t, VectorType):
+        return f"{t.elem.name}{t.width}"
+    if isinstance(t, TupleType):
+        return "Tuple_" + "_".join(c_type_name(e) for e in t.elems)
+    raise TypeError(f"{t} has no OpenCL C scalar name (arrays are pointers)")
+
+
+def literal_type(value) -> Type:
+    """The type of a Python literal: `float` is `Float`, `int` is `Int`, `bool` is `Bool`."""
+    if isinstance(value, (bool, np.bool_)):
+        return Bool
+    if isinstance(value, (int, np.integer)):
+        return Int
+    if isinstance(value, np.float64):
+        return Double
+    if isinstance(value, (float, np.floating)):
+        return Float
+    raise TypeError(f"no lift type for the literal {value!r}")
+
+
+def tuple_field(i: int) -> str:
+    """The C field name of a tuple's `i`-th component."""
+    return f"_{i}"
+
+
+def c_struct_definition(t: TupleType) -> str:
+    """The OpenCL C typedef of a tuple type; its name is `c_type_name(t)` and its fields `_0, _1, ...`."""
+    fields = " ".join(f"{c_type_name(e)} {tuple_field(i)};" for i, e in enumerate(t.elems))
+    return f"typedef struct {{ {fields} }} {c_type_name(t)};"

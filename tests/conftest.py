@@ -1,0 +1,15 @@
+"""Shared test fixtures: the example program files, loaded once per session."""
+
+from pathlib import Path
+
+import pytest
+
+from lift.ir.program_file import load_program_file
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="session")
+def examples():
+    """Program files of `examples/`, by stem: `examples["asum"].kernels["asum_intel"]`."""
+    return {p.stem: load_program_file(p) for p in sorted(EXAMPLES.glob("*.py")) if p.stem != "blas"}
