@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from lift import ArrayType, Float, Map, SizeVar, TupleType, fun, userfun
+from lift import ArrayType, Float, Map, MapGlb, SizeVar, TupleType, fun, userfun
 
 N = SizeVar("N")
 SIZES = {"N": 1 << 22}
@@ -35,3 +35,6 @@ blackscholes = fun([ArrayType(Float, N)], lambda s: Map(bs_computation)(s))
 def inputs(kernel, sizes, rng):
     """Stock prices between 5 and 100."""
     return [rng.uniform(5.0, 100.0, sizes["N"]).astype(np.float32)]
+
+# Lowered: one work-item per option.
+blackscholes_global = fun([ArrayType(Float, N)], lambda s: MapGlb(bs_computation)(s))

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from lift import ArrayType, Float, Int, Map, Reduce, SizeVar, VectorType, Vectorize, Zip, fun, userfun
+from lift import (ArrayType, Float, Int, Map, MapGlb, Reduce, ReduceSeq, SizeVar, VectorType, Vectorize, Zip, fun,
+                  userfun)
 
 P = SizeVar("P")
 K = SizeVar("K")
@@ -31,6 +32,12 @@ md = fun([ArrayType(Float4, P), ArrayType(ArrayType(Int, K), P), Float],
          lambda particles, neighbours, t: Map(
              lambda p, ns: Reduce(lambda f, nid: update_f(f, nid, p, particles, t), Vectorize(4, 0.0))(ns)
          )(Zip(particles, neighbours)))
+
+# Lowered: one work-item per particle, a sequential fold over its neighbours.
+md_global = fun([ArrayType(Float4, P), ArrayType(ArrayType(Int, K), P), Float],
+                lambda particles, neighbours, t: MapGlb(
+                    lambda p, ns: ReduceSeq(lambda f, nid: update_f(f, nid, p, particles, t), Vectorize(4, 0.0))(ns)
+                )(Zip(particles, neighbours)))
 
 
 def inputs(kernel, sizes, rng):

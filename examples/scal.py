@@ -1,6 +1,6 @@
 """scal: vector scaling `map(mult(a), x)` (paper Figure 5, line 5), and Figure 2(b)'s low-level form."""
 
-from lift import (ArrayType, AsScalar, AsVector, Float, Join, Map, MapLcl, MapWrg, SizeVar, Split, Vectorize,
+from lift import (ArrayType, AsScalar, AsVector, Float, Join, Map, MapGlb, MapLcl, MapWrg, SizeVar, Split, Vectorize,
                   fun)
 
 from blas import mult
@@ -14,3 +14,6 @@ scal = fun([Float, ArrayType(Float, N)], lambda a, x: Map(lambda xi: mult(a, xi)
 scal_vectorised = fun([Float, ArrayType(Float, N)], lambda a, x: (
     Join() @ MapWrg(AsScalar() @ MapLcl(lambda v: Vectorize(4, mult)(a, v)) @ AsVector(4))
     @ Split(1024))(x))
+
+# Lowered: one work-item per element.
+scal_global = fun([Float, ArrayType(Float, N)], lambda a, x: MapGlb(lambda xi: mult(a, xi))(x))

@@ -282,3 +282,22 @@ def _normalise_literal(value, t: Type):
         except (TypeError, ValueError):
             raise LiftTypeError(f"literal {value!r} does not fit the type {t}") from None
     raise LiftTypeError(f"literals must have a scalar or vector type, got {t}")
+
+
+def bind_sizes_in(e: Node, sizes: dict) -> Node:
+    """`e` with the size variables of its patterns' parameters (`split-(N/64)`) replaced by `sizes`."""
+    from lift.types.arith import ArithExpr
+
+    changes = {}
+    for f in fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, ArithExpr) and v.free_vars():
+            new = v.substitute(sizes)
+            if new != v:
+                changes[f.name] = new
+    out = replace(e, **changes) if changes else e
+    for step, c in out.children():
+        new = bind_sizes_in(c, sizes)
+        if new is not c:
+            out = out.with_child(step, new)
+    return out

@@ -21,7 +21,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
 from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
 from lift.ir.userfun import UserFun, vectorized_type
@@ -54,7 +54,7 @@ class Kernel:
     def params(self) -> list:
         order = {INPUT: 0, OUTPUT: 1, TEMPORARY: 2}
         mems = [m for m in self.memories.values() if m.kind in order]
-        return sorted(mems, key=lambda m: order[m.kind])
+        return sorted(mems, key=lambda m: (order[m.kind], m.serial))
 
 
 @dataclass
@@ -84,9 +84,8 @@ def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
     base = infer(program)
     if not sizes:
         return base
-    binding = {v: n for v, n in sizes.items()}
-    types = tuple(_bind_type(t, binding) for t in base.param_types)
-    return infer(program, types)
+    types = tuple(_bind_type(t, sizes) for t in base.param_types)
+    return infer(bind_sizes_in(program, dict(sizes)), types)
 
 
 def _bind_type(t: Type, sizes: Mapping[str, int]) -> Type:
@@ -168,12 +167,11 @@ class _Generator:
         return text
 
     def _record_view(self, view: V.View) -> None:
-        t = view.type
-        if isinstance(t, TupleType) and not isinstance(view, (V.MemView, V.ValueView)):
-            for k in range(len(t.elems)):
-                self._record_view(view.get(k))
-        elif not isinstance(t, ArrayType):
+        try:
             self.record(view.access(()))
+        except LiftCodegenError:
+            for k in range(len(view.type.elems)):
+                self._record_view(view.get(k))
 
     def store(self, out: V.View, value: str) -> None:
         statement, lets = V.write(out, value)

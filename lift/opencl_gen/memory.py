@@ -8,6 +8,7 @@ per work-group in global memory; inside `map-local`, one per work-item in local 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -15,6 +16,7 @@ from lift.types.arith import ArithExpr, Cst
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name
 
 INPUT, OUTPUT, TEMPORARY, LOCAL, PRIVATE = "input", "output", "temporary", "local", "private"
+_serials = itertools.count()
 
 
 @dataclass(eq=False)
@@ -28,7 +30,7 @@ class Memory:
     kind: str
     scalar_variable: bool = False
     readonly: bool = False
-    shape_type: Optional[Type] = field(default=None)
+    serial: int = field(default_factory=lambda: next(_serials))
 
     @property
     def c_elem(self) -> str:

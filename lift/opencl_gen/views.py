@@ -397,23 +397,23 @@ def _component_type(t: Type, k: int) -> Type:
 
 
 def read(view: View) -> tuple:
-    """The C expression of a (non-array) value and the lets it needs: structs are built from their parts."""
+    """The C expression of a (non-array) value and the lets it needs: structs not in memory are built from parts."""
     t = view.type
     if isinstance(t, ArrayType):
         raise LiftCodegenError(f"an array ({t}) is not a value: pass it element by element")
-    if isinstance(t, TupleType) and not isinstance(view, (MemView, ValueView)):
+    try:
+        a = view.access(())
+    except LiftCodegenError:
+        if not isinstance(t, TupleType):
+            raise
         parts = [read(view.get(k)) for k in range(len(t.elems))]
         lets = tuple(l for _, ls in parts for l in ls)
         return f"({c_type_name(t)}){{{', '.join(p for p, _ in parts)}}}", lets
-    a = view.access(())
     return a.read(), a.lets
 
 
 def write(view: View, value: str) -> tuple:
     """The C statement that stores `value` into a (non-array) view, and the lets it needs."""
-    t = view.type
-    if isinstance(t, TupleType) and not isinstance(view, MemView):
-        raise LiftCodegenError(f"cannot store a {t} into a view of separate arrays")
     a = view.access(())
     return a.write(value), a.lets
 

@@ -1,0 +1,211 @@
+"""Generated kernels run on the OpenCL CPU device and agree with the reference interpreter."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lift
+from lift import ArrayType, Float, Join, MapGlb, MapLcl, MapSeq, MapWrg, SizeVar, Split, ToLocal, fun, interpret
+from lift.opencl_gen import runtime
+from lift.opencl_gen.compiled import compile
+from lift.opencl_gen.kernels import generate
+from lift.opencl_gen.manifest import write_cl
+
+try:
+    runtime.select_device()
+    HAVE_DEVICE = True
+except lift.LiftError:
+    HAVE_DEVICE = False
+
+needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+
+# (program file, kernel, list of size bindings); sizes not a multiple of a launch size where the expression allows.
+LOWERED = [
+    ("scal", "scal_vectorised", [{"N": 1024}, {"N": 8192}]),
+    ("scal", "scal_global", [{"N": 1000}, {"N": 4099}]),
+    ("asum", "asum_nvidia", [{"N": 262144}, {"N": 3 * 262144}]),
+    ("asum", "asum_amd", [{"N": 2048}, {"N": 5 * 2048}]),
+    ("asum", "asum_intel", [{"N": 32768}, {"N": 7 * 32768}]),
+    ("dot", "dot_cpu", [{"N": 8192 * 8192 // 1024}, {"N": 3 * 8192 * 8}]),
+    ("gemv", "gemv_workgroup", [{"M": 8, "N": 64}, {"M": 37, "N": 640}]),
+    ("gemv", "gemv_coalesced", [{"M": 5, "N": 128}, {"M": 64, "N": 4096}]),
+    ("blackscholes", "blackscholes_global", [{"N": 1000}, {"N": 4096}]),
+    ("md", "md_global", [{"P": 100, "K": 8}, {"P": 1024, "K": 32}]),
+]
+
+
+def _cases():
+    return [pytest.param(stem, kernel, sizes, id=f"{kernel}-{'-'.join(map(str, sizes.values()))}")
+            for stem, kernel, bindings in LOWERED for sizes in bindings]
+
+
+def _compare(got, want):
+    if want.dtype.fields:
+        for name in want.dtype.fields:
+            np.testing.assert_allclose(got[name], want[name], rtol=2e-4, atol=2e-4)
+    else:
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-3)
+
+
+@needs_device
+@pytest.mark.parametrize("stem, kernel, sizes", _cases())
+def test_generated_kernel_agrees_with_interpreter(examples, stem, kernel, sizes):
+    pf = examples[stem]
+    program = pf.kernels[kernel]
+    inputs = pf.inputs(kernel, sizes, seed=3)
+    want = interpret(program, *inputs)
+    got = compile(program, sizes=sizes, name=kernel)(*inputs)
+    assert got.shape == want.shape
+    _compare(got, want)
+
+
+@needs_device
+@pytest.mark.parametrize("stem, kernel", [("scal", "scal_global"), ("md", "md_global"), ("asum", "asum_intel")])
+def test_symbolic_sizes_become_kernel_arguments(examples, stem, kernel):
+    pf = examples[stem]
+    program = pf.kernels[kernel]
+    sizes = dict(LOWERED[[k for _, k, _ in LOWERED].index(kernel)][2][0])
+    compiled = compile(program, name=kernel)
+    assert "const int" in compiled.source
+    inputs = pf.inputs(kernel, sizes, seed=5)
+    _compare(compiled(*inputs), interpret(program, *inputs))
+
+
+@needs_device
+def test_size_constraint_violation_is_reported_before_launch(examples):
+    program = examples["asum"].kernels["asum_intel"]
+    with pytest.raises(lift.LiftSizeError, match="multiple of 32768"):
+        compile(program)(np.ones(1000, np.float32))
+
+
+@needs_device
+def test_launch_beyond_device_limits_is_rejected(examples):
+    N = SizeVar("N")
+    idf = examples["asum"].namespace["absf"]
+    too_wide = fun([ArrayType(Float, N)], lambda x: (Join() @ MapWrg(MapLcl(idf)) @ Split(1 << 20))(x))
+    with pytest.raises(lift.LiftDeviceError, match="exceeds the device's maximum"):
+        compile(too_wide)(np.ones(1 << 20, np.float32))
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda x: (Join() @ MapLcl(MapSeq(lambda v: v)) @ Split(4))(x), "map-local must be inside a map-workgroup"),
+    (lambda x: (Join() @ MapWrg(MapWrg(lambda v: v)) @ Split(4))(x), "map-workgroup must be outermost"),
+    (lambda x: (Join() @ MapWrg(MapLcl(MapWrg(lambda v: v)) @ Split(2)) @ Split(4))(x),
+     "map-workgroup must be outermost"),
+    (lambda x: (Join() @ MapGlb(MapSeq(MapGlb(1)(lambda v: v)) @ Split(2)) @ Split(4))(x),
+     "map-global must be outermost"),
+    (lambda x: (Join() @ MapSeq(ToLocal(MapSeq(lambda v: v))) @ Split(4))(x),
+     "local memory exists only inside a map-workgroup"),
+    (lambda x: lift.Map(lambda v: v)(x), "is a high-level pattern: lower it first"),
+])
+def test_mappings_opencl_cannot_run_are_rejected(body, message):
+    program = fun([ArrayType(Float, SizeVar("N"))], body)
+    with pytest.raises(lift.LiftCodegenError, match=message):
+        generate(program)
+
+
+def test_views_emit_no_copies_and_simplify(examples):
+    source = generate(examples["asum"].kernels["asum_intel"], sizes={"N": 1 << 20}).source
+    assert "vload4(0, x + 4*i_" in source
+    k0 = source.split("kernel void")[1]
+    assert "for (int l_" not in k0 and "for (int wg_" not in k0, "trip counts of one are straight-line code"
+    assert k0.count("for (") == 1
+
+
+@needs_device
+def test_standalone_cl_file_runs_from_its_manifest_alone(examples, tmp_path):
+    program = examples["asum"].kernels["asum_nvidia"]
+    g = generate(program, "asum", sizes={"N": 524288})
+    cl_path, manifest_path = write_cl(g, tmp_path / "asum.cl")
+    x = np.random.default_rng(0).uniform(-1, 1, 524288).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    script = tmp_path / "host.py"
+    script.write_text(HOST_PROGRAM)
+    out = subprocess.run([sys.executable, str(script), str(cl_path), str(manifest_path), str(tmp_path / "x.npy")],
+                         capture_output=True, text=True, check=True)
+    assert abs(float(out.stdout) - float(np.abs(x).sum(dtype=np.float64))) < 1e-3 * np.abs(x).sum()
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["inputs"] == [{"name": "x", "dtype": "float32", "shape": ["524288"]}]
+    assert [k["name"] for k in manifest["kernels"]] == ["asum_k0", "asum_k1"]
+    assert cl_path.read_text().startswith("/*\n * lift kernel asum")
+
+
+HOST_PROGRAM = '''
+import json, sys
+import numpy as np
+import pyopencl as cl
+
+source = open(sys.argv[1]).read()
+manifest = json.load(open(sys.argv[2]))
+x = np.load(sys.argv[3])
+device = [d for p in cl.get_platforms() for d in p.get_devices()][0]
+ctx = cl.Context([device])
+queue = cl.CommandQueue(ctx)
+program = cl.Program(ctx, source).build()
+sizes = {k: int(v) for k, v in manifest["sizes"].items() if v != "symbolic"}
+def count(shape):
+    n = 1
+    for s in shape:
+        n *= int(eval(s, {}, dict(sizes)))
+    return n
+buffers = {"x": cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)}
+out = np.empty(count(manifest["outputs"][0]["shape"]), np.float32)
+buffers["out"] = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
+for t in manifest["temporaries"]:
+    buffers[t["name"]] = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * count(t["shape"]))
+for k in manifest["kernels"]:
+    kernel = cl.Kernel(program, k["name"])
+    kernel.set_args(*[buffers[a] for a in k["args"]])
+    glb = [count([g]) for g in k["global_size"]]
+    loc = None if k["local_size"] is None else [count([l]) for l in k["local_size"]]
+    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
+cl.enqueue_copy(queue, out, buffers["out"])
+print(float(out[0]))
+'''
+
+
+OCLGRIND = shutil.which("oclgrind")
+
+
+@pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed (apt-get install oclgrind)")
+@pytest.mark.parametrize("stem, kernel, sizes", [
+    ("asum", "asum_nvidia", {"N": 262144}), ("asum", "asum_amd", {"N": 4096}), ("asum", "asum_intel", {"N": 65536}),
+    ("gemv", "gemv_coalesced", {"M": 4, "N": 256}), ("scal", "scal_vectorised", {"N": 2048}),
+    ("md", "md_global", {"P": 64, "K": 4}), ("blackscholes", "blackscholes_global", {"N": 100}),
+    ("dot", "dot_cpu", {"N": 8192 * 2}),
+])
+def test_kernels_are_race_free_and_in_bounds_under_oclgrind(examples, tmp_path, stem, kernel, sizes):
+    """Run each kernel in oclgrind's simulator with its data-race and memory-access checks."""
+    pf = examples[stem]
+    program = pf.kernels[kernel]
+    inputs = pf.inputs(kernel, sizes, seed=1)
+    script = tmp_path / "run.py"
+    script.write_text(OCLGRIND_RUNNER)
+    np.savez(tmp_path / "inputs.npz", *inputs)
+    result = subprocess.run(
+        [OCLGRIND, "--data-races", "--uninitialized", sys.executable, str(script), str(pf.path),
+         kernel, json.dumps(sizes), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npy")],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    errors = [l for l in result.stderr.splitlines()
+              if any(k in l for k in ("Invalid read", "Invalid write", "data race", "Uninitialized", "error detected"))]
+    assert not errors, result.stderr[-3000:]
+    _compare(np.load(tmp_path / "out.npy", allow_pickle=True), interpret(program, *inputs))
+
+
+OCLGRIND_RUNNER = '''
+import json, sys
+import numpy as np
+from lift.ir.program_file import load_program_file
+from lift.opencl_gen.compiled import compile
+path, kernel, sizes, inputs, out = sys.argv[1:6]
+pf = load_program_file(path)
+stored = np.load(inputs)
+inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
+result = compile(pf.kernels[kernel], device="oclgrind", sizes=json.loads(sizes), name=kernel)(*inputs)
+np.save(out, result, allow_pickle=True)
+'''
