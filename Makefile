@@ -1,0 +1,31 @@
+# `make demo`: set everything up, then run the main job. `make test`: set up, then run the tests.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	scripts/install-system-packages.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	touch $@
+
+demo: setup
+	$(BIN)/lift devices
+	$(BIN)/lift eval examples/asum.py
+	mkdir -p lift-out
+	$(BIN)/lift compile examples/asum.py --kernel asum_intel -o lift-out/asum_intel.cl
+
+test: setup
+	scripts/install-system-packages.sh --test
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) lift-out .pytest_cache .hypothesis

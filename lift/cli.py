@@ -1,0 +1,149 @@
+"""The `lift` command line: devices, evaluating and compiling program files, rules, derivations, search.
+
+Every failure the user can cause (a missing or broken program file, an unknown kernel or device, sizes
+the expression cannot take) prints one line on stderr and exits with status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+import lift
+from lift.errors import LiftError
+
+
+class CommandError(click.ClickException):
+    """A lift error shown as one line: `error: ...`."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+def reports_errors(command):
+    """Turn lift's errors (and interrupted runs) into one line and a non-zero exit."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except LiftError as e:
+            raise CommandError(str(e).replace("\n", "\n  ")) from None
+        except OSError as e:
+            raise CommandError(f"{e.filename or ''}: {e.strerror}".lstrip(": ")) from None
+        except KeyboardInterrupt:
+            raise CommandError("interrupted") from None
+    return wrapper
+
+
+def parse_sizes(values) -> dict:
+    """`--size N=4096` options as a dict."""
+    sizes = {}
+    for v in values:
+        name, sep, number = v.partition("=")
+        if not sep or not name.isidentifier():
+            raise CommandError(f"--size takes NAME=VALUE, got {v!r}")
+        try:
+            sizes[name] = int(number.replace("_", ""), 0)
+        except ValueError:
+            raise CommandError(f"--size {name}: {number!r} is not an integer") from None
+        if sizes[name] <= 0:
+            raise CommandError(f"--size {name}: must be positive, got {sizes[name]}")
+    return sizes
+
+
+size_option = click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+                           help="Bind a size variable (repeatable); overrides the program file's SIZES.")
+kernel_option = click.option("--kernel", default=None, help="Kernel to use (default: the one named after the file).")
+device_option = click.option("--device", default=None,
+                             help="OpenCL device: a name substring (nvidia, intel, pocl, cpu, gpu) or #index.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(lift.__version__, prog_name="lift")
+def main():
+    """lift: functional data-parallel patterns rewritten into fast OpenCL kernels."""
+
+
+@main.command()
+@reports_errors
+def devices():
+    """List the OpenCL platforms and devices present."""
+    from lift.opencl_gen import runtime
+
+    found = runtime.devices()
+    if not found:
+        raise CommandError(runtime.INSTALL_HINT)
+    default = runtime.select_device()
+    for d in found:
+        mark = "*" if d.name == default.name.strip() and d.platform == default.platform.name.strip() else " "
+        click.echo(f"{mark} {d.describe()}")
+        click.echo(f"      {d.version}; driver {d.driver}; work-group up to {d.max_work_group_size}; "
+                   f"local memory {d.local_mem_size // 1024} KiB; global memory {d.global_mem_size >> 20} MiB")
+    click.echo("(* the default device; choose another with --device NAME or --device #INDEX)")
+
+
+@main.command("eval")
+@click.argument("program", type=click.Path(dir_okay=False))
+@kernel_option
+@size_option
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@reports_errors
+def eval_command(program, kernel, sizes, seed):
+    """Evaluate a kernel of a program file with the reference interpreter on random inputs."""
+    from lift.ir.program_file import load_program_file
+
+    pf = load_program_file(program)
+    name, expr = pf.kernel(kernel)
+    bound = pf.bind(parse_sizes(sizes))
+    inputs = pf.inputs(name, bound, seed)
+    start = time.perf_counter()
+    result = lift.interpret(expr, *inputs, sizes=bound)
+    elapsed = time.perf_counter() - start
+    click.echo(f"{name} = {lift.paper(expr)}")
+    click.echo(f"type: {lift.infer(expr).type}    sizes: {', '.join(f'{k}={v}' for k, v in bound.items())}")
+    summary = np.array2string(np.asarray(result).ravel()[:8], precision=6) if result.dtype.fields is None else \
+        str(result.ravel()[:4])
+    click.echo(f"result shape {result.shape}: {summary}{' ...' if result.size > 8 else ''}")
+    click.echo(f"interpreted in {elapsed * 1e3:.1f} ms")
+
+
+@main.command("compile")
+@click.argument("program", type=click.Path(dir_okay=False))
+@kernel_option
+@size_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="The .cl file to write (default: KERNEL.cl); the manifest goes beside it as KERNEL.json.")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Build the file with the default OpenCL device (when one is present) before writing it.")
+@device_option
+@reports_errors
+def compile_command(program, kernel, sizes, output, check, device):
+    """Write a lowered kernel as a standalone OpenCL C file and a JSON manifest."""
+    from lift.ir.program_file import load_program_file
+    from lift.opencl_gen import runtime
+    from lift.opencl_gen.kernels import generate
+    from lift.opencl_gen.manifest import write_cl
+
+    pf = load_program_file(program)
+    name, expr = pf.kernel(kernel)
+    g = generate(expr, name, parse_sizes(sizes))
+    if check:
+        try:
+            dev = runtime.select_device(device)
+        except lift.LiftDeviceError:
+            if device is not None:
+                raise
+            dev = None
+        if dev is not None:
+            runtime.build(g.source, dev)
+    cl_path, manifest_path = write_cl(g, Path(output or f"{name}.cl"))
+    click.echo(f"wrote {cl_path} ({len(g.kernels)} kernel{'s' if len(g.kernels) > 1 else ''}) and {manifest_path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
