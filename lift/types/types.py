@@ -99,7 +99,7 @@ class ArrayType(Type):
     elem: Type
     length: ArithExpr
 
-    def __init__(self, elem: Type, length: Union[int, str, ArithExpr]):
+    def __init__(self, elem: Type, length: Union[int, ArithExpr]):
         if not isinstance(elem, Type):
             raise TypeError(f"ArrayType: element must be a type, got {elem!r}")
         object.__setattr__(self, "elem", elem)
