@@ -209,3 +209,30 @@ inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
 result = compile(pf.kernels[kernel], device="oclgrind", sizes=json.loads(sizes), name=kernel)(*inputs)
 np.save(out, result, allow_pickle=True)
 '''
+
+
+@needs_device
+def test_temporaries_whose_lifetimes_do_not_overlap_share_a_buffer(examples):
+    from lift.opencl_gen.memory import share_buffers
+
+    absf = examples["asum"].namespace["absf"]
+    program = fun([ArrayType(Float, SizeVar("N"))],
+                  lambda x: (MapGlb(absf) @ MapGlb(absf) @ MapGlb(absf) @ MapGlb(absf))(x))
+    g = generate(program, sizes={"N": 1000})
+    assert len(g.kernels) == 4 and len(g.temporaries) == 3
+    slots = share_buffers(g.kernels, g.temporaries, {"N": 1000})
+    assert sorted(slot for slot, _ in slots.values()) == [0, 0, 1]
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    np.testing.assert_allclose(compile(program, sizes={"N": 1000})(x), np.abs(x))
+
+
+@needs_device
+def test_launch_can_be_overridden(examples):
+    from lift.opencl_gen.launch import Launch
+    from lift.types.arith import Cst
+
+    program = examples["scal"].kernels["scal_global"]
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    compiled = compile(program, launch={0: Launch((Cst(96),), (Cst(32),))})
+    assert "for (int g_" in compiled.source, "fewer work-items than elements: each one loops"
+    np.testing.assert_allclose(compiled(np.float32(3.0), x), 3.0 * x, rtol=1e-6)

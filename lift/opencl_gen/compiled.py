@@ -22,7 +22,7 @@ from lift.opencl_gen import runtime
 from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch, check_launch
 from lift.opencl_gen.manifest import manifest
-from lift.opencl_gen.memory import memory_bytes
+from lift.opencl_gen.memory import memory_bytes, share_buffers
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,11 @@ class CompiledProgram:
         out_shape = host_shape(g.typed.type, sizes)
         out_host = np.empty(out_shape, dtype=host_dtype(g.typed.type))
         buffers[g.output.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(out_host.nbytes, 1))
-        for mem in g.temporaries:
-            buffers[mem.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(memory_bytes(mem, sizes), 1))
+        pool = {}
+        for name, (slot, nbytes) in share_buffers(g.kernels, g.temporaries, sizes).items():
+            if slot not in pool:
+                pool[slot] = cl.Buffer(ctx, mf.READ_WRITE, size=max(nbytes, 1))
+            buffers[name] = pool[slot]
         kernels = []
         for k in g.kernels:
             kernel = built[k.name]

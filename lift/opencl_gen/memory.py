@@ -76,3 +76,31 @@ def element_bytes(elem: Type) -> int:
 def memory_bytes(mem: Memory, sizes) -> int:
     """The bytes a memory takes under a size binding."""
     return int(mem.size.eval(sizes)) * element_bytes(mem.elem)
+
+
+def share_buffers(kernels: list, temporaries: list, sizes) -> dict:
+    """Temporaries whose lifetimes (first to last kernel using them) do not overlap share one buffer.
+
+    Returns `{temporary name: (slot, bytes)}`; a slot's buffer is as large as the largest temporary in it.
+    A temporary used by no kernel gets no slot.
+    """
+    lifetime = {}
+    for i, k in enumerate(kernels):
+        for m in k.params:
+            if m in temporaries:
+                first, _ = lifetime.get(m.name, (i, i))
+                lifetime[m.name] = (first, i)
+    slots: list = []
+    placed = {}
+    for m in sorted((m for m in temporaries if m.name in lifetime), key=lambda m: lifetime[m.name]):
+        first, last = lifetime[m.name]
+        nbytes = memory_bytes(m, sizes)
+        for slot, (free_from, size) in enumerate(slots):
+            if free_from < first:
+                slots[slot] = (last, max(size, nbytes))
+                break
+        else:
+            slot = len(slots)
+            slots.append((last, nbytes))
+        placed[m.name] = slot
+    return {name: (slot, slots[slot][1]) for name, slot in placed.items()}
