@@ -4,7 +4,7 @@
 low-level expressions (Figure 9 (a), (b), (c)), derived from it by the rewrite rules.
 """
 
-from lift import (ArrayType, AsScalar, AsVector, Float, Id, Iterate, Join, Map, MapLcl, MapSeq, MapWrg, Reduce,
+from lift import (ArrayType, AsScalar, AsVector, Float, Id, Iterate, Join, Map, MapGlb, MapLcl, MapSeq, MapWrg, Reduce,
                   ReduceSeq, ReorderStride, SizeVar, Split, ToGlobal, ToLocal, Vectorize, fun)
 
 from blas import abs_and_add, absf, add
@@ -36,3 +36,8 @@ asum_intel = fun([ArrayType(Float, N)], lambda x: (
     ReduceSeq(add, 0.0) @ Join() @ AsScalar() @ MapWrg(
         Join() @ MapLcl(ReduceSeq(Vectorize(4, abs_and_add), Vectorize(4, 0.0))) @ Split(8192)
     ) @ AsVector(4) @ Split(32768))(x))
+
+# Figure 9(c) with map-global: the same chunks, one work-item each, the work-group size left to the driver.
+asum_cpu = fun([ArrayType(Float, N)], lambda x: (
+    ReduceSeq(add, 0.0) @ Join() @ AsScalar()
+    @ MapGlb(ReduceSeq(Vectorize(4, abs_and_add), Vectorize(4, 0.0))) @ Split(8192) @ AsVector(4))(x))

@@ -17,3 +17,7 @@ scal_vectorised = fun([Float, ArrayType(Float, N)], lambda a, x: (
 
 # Lowered: one work-item per element.
 scal_global = fun([Float, ArrayType(Float, N)], lambda a, x: MapGlb(lambda xi: mult(a, xi))(x))
+
+# Vectorised, one work-item per float4, the work-group size left to the driver.
+scal_vectorised_global = fun([Float, ArrayType(Float, N)], lambda a, x: (
+    AsScalar() @ MapGlb(lambda v: Vectorize(4, mult)(a, v)) @ AsVector(4))(x))

@@ -82,18 +82,33 @@ class CompiledProgram:
         return g, self._built[id(g)], bound
 
     def __call__(self, *inputs):
-        out, _ = self._run(inputs, repeat=1)
-        return out
+        run = self.prepare(*inputs)
+        run.upload()
+        run.launch()
+        return run.download()[0]
 
     def time(self, *inputs, repeat: int = 10, warmup: int = 1) -> Timing:
         """Median kernel and transfer times over `repeat` runs, after `warmup` runs."""
-        _, timing = self._run(inputs, repeat=repeat, warmup=warmup)
-        return timing
+        run = self.prepare(*inputs)
+        kernel_times, up_times, down_times, per_kernel = [], [], [], []
+        for i in range(warmup + repeat):
+            up = run.upload()
+            times = run.launch()
+            _, down = run.download()
+            if i >= warmup:
+                per_kernel.append(times)
+                kernel_times.append(sum(times))
+                up_times.append(up)
+                down_times.append(down)
+        median = statistics.median
+        return Timing(median(kernel_times), median(up_times), median(down_times),
+                      tuple(median(t[k] for t in per_kernel) for k in range(len(run.kernels))), repeat)
 
-    def _run(self, inputs: tuple, repeat: int, warmup: int = 0):
+    def prepare(self, *inputs) -> "PreparedRun":
+        """Buffers and kernel arguments for these inputs, checked against the device, ready to launch."""
         cl = runtime._cl()
         g, built, sizes = self._for_call(inputs)
-        ctx, queue = runtime.context_and_queue(self.device)
+        ctx, _ = runtime.context_and_queue(self.device)
         dev = self.device
         for k in g.kernels:
             check_launch(k.launch, sizes, dev.max_work_group_size, tuple(dev.max_work_item_sizes), k.name)
@@ -102,9 +117,7 @@ class CompiledProgram:
                 raise LiftDeviceError(f"{k.name} needs {local_bytes} bytes of local memory; the device has "
                                       f"{dev.local_mem_size}")
         mf = cl.mem_flags
-        host_inputs = {}
-        for p, value in zip(g.typed.expr.params, inputs):
-            host_inputs[p.name] = to_host(value, p.t, p.name)
+        host_inputs = {p.name: to_host(v, p.t, p.name) for p, v in zip(g.typed.expr.params, inputs)}
         buffers, scalars, uploads = {}, {}, []
         for mem in g.inputs:
             data = host_inputs[mem.name]
@@ -112,11 +125,9 @@ class CompiledProgram:
                 scalars[mem.name] = np.asarray(data, host_dtype(mem.elem)).reshape(())[()]
             else:
                 data = np.ascontiguousarray(data)
-                buf = cl.Buffer(ctx, mf.READ_ONLY, size=max(data.nbytes, 1))
-                buffers[mem.name] = buf
-                uploads.append((buf, data))
-        out_shape = host_shape(g.typed.type, sizes)
-        out_host = np.empty(out_shape, dtype=host_dtype(g.typed.type))
+                buffers[mem.name] = cl.Buffer(ctx, mf.READ_ONLY, size=max(data.nbytes, 1))
+                uploads.append((buffers[mem.name], data))
+        out_host = np.empty(host_shape(g.typed.type, sizes), dtype=host_dtype(g.typed.type))
         buffers[g.output.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(out_host.nbytes, 1))
         pool = {}
         for name, (slot, nbytes) in share_buffers(g.kernels, g.temporaries, sizes).items():
@@ -126,31 +137,47 @@ class CompiledProgram:
         kernels = []
         for k in g.kernels:
             kernel = built[k.name]
-            args = []
-            for m in k.params:
-                args.append(scalars[m.name] if m.scalar_variable else buffers[m.name])
-            args += [np.int32(sizes[s]) for s in k.size_params]
-            kernel.set_args(*args)
-            glb, loc = k.launch.evaluate(sizes)
-            kernels.append((kernel, glb, loc))
-        kernel_times, up_times, down_times, per_kernel = [], [], [], []
-        for run in range(warmup + repeat):
-            events = [cl.enqueue_copy(queue, buf, data, is_blocking=False) for buf, data in uploads]
-            cl.wait_for_events(events) if events else None
-            up = sum(_elapsed(e) for e in events)
-            kevents = [cl.enqueue_nd_range_kernel(queue, kernel, glb, loc) for kernel, glb, loc in kernels]
-            cl.wait_for_events(kevents)
-            down = cl.enqueue_copy(queue, out_host, buffers[g.output.name], is_blocking=True)
-            if run >= warmup:
-                times = [_elapsed(e) for e in kevents]
-                per_kernel.append(times)
-                kernel_times.append(sum(times))
-                up_times.append(up)
-                down_times.append(_elapsed(down))
-        median = statistics.median
-        timing = Timing(median(kernel_times), median(up_times), median(down_times),
-                        tuple(median(t[i] for t in per_kernel) for i in range(len(kernels))), repeat)
-        return out_host, timing
+            args = [scalars[m.name] if m.scalar_variable else buffers[m.name] for m in k.params]
+            kernel.set_args(*args, *(np.int32(sizes[s]) for s in k.size_params))
+            kernels.append((kernel, *k.launch.evaluate(sizes)))
+        return PreparedRun(self.device, kernels, uploads, out_host, buffers[g.output.name], buffers)
+
+
+@dataclass
+class PreparedRun:
+    """A program bound to its inputs on the device: upload, launch the kernels, download; each timed.
+
+    It holds every buffer its kernels' arguments name, so that none is released while it may run.
+    """
+
+    device: object
+    kernels: list
+    uploads: list
+    out_host: np.ndarray
+    out_buffer: object
+    buffers: dict
+
+    def upload(self) -> float:
+        cl = runtime._cl()
+        _, queue = runtime.context_and_queue(self.device)
+        events = [cl.enqueue_copy(queue, buf, data, is_blocking=False) for buf, data in self.uploads]
+        if events:
+            cl.wait_for_events(events)
+        return sum(_elapsed(e) for e in events)
+
+    def launch(self) -> list:
+        """Run the kernels in order; their times in milliseconds, from profiling events."""
+        cl = runtime._cl()
+        _, queue = runtime.context_and_queue(self.device)
+        events = [cl.enqueue_nd_range_kernel(queue, kernel, glb, loc) for kernel, glb, loc in self.kernels]
+        cl.wait_for_events(events)
+        return [_elapsed(e) for e in events]
+
+    def download(self) -> tuple:
+        cl = runtime._cl()
+        _, queue = runtime.context_and_queue(self.device)
+        event = cl.enqueue_copy(queue, self.out_host, self.out_buffer, is_blocking=True)
+        return self.out_host.copy(), _elapsed(event)
 
 
 def _elapsed(event) -> float:
