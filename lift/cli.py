@@ -145,5 +145,81 @@ def compile_command(program, kernel, sizes, output, check, device):
     click.echo(f"wrote {cl_path} ({len(g.kernels)} kernel{'s' if len(g.kernels) > 1 else ''}) and {manifest_path}")
 
 
+@main.command()
+@click.argument("program", type=click.Path(dir_okay=False))
+@kernel_option
+@device_option
+@size_option
+@click.option("--budget", default="10m", show_default=True, help="Time to search: 90s, 10m, 1h.")
+@click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Stop after this many candidates.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Candidates built in parallel while one runs on the device.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Output folder (default: lift-out/KERNEL); a re-run with the same folder resumes.")
+@click.option("--baseline", default=None, help="A hand-lowered kernel of the same file, measured for comparison.")
+@click.option("--plot", is_flag=True, help="Write a PNG of every candidate's throughput.")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds allowed per build and run.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the inputs and of the search.")
+@reports_errors
+def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed):
+    """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device."""
+    from rich.console import Console
+
+    from lift.explore import explore as run_explore
+    from lift.explore import parse_budget
+    from lift.explore.rewrite_search import RewriteSearch
+    from lift.ir.program_file import load_program_file
+    from lift.opencl_gen import runtime
+
+    budget_s = parse_budget(budget)
+    runtime.select_device(device)
+    pf = load_program_file(program)
+    name, expr = pf.kernel(kernel)
+    bound = pf.bind(parse_sizes(sizes))
+    lift.infer(expr).check_sizes(bound)
+    search = RewriteSearch(expr, bound, seed)
+    result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
+                         device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
+                         timeout_s=timeout, seed=seed)
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(result.table())
+    for line in result.summary():
+        console.print(line)
+
+
+@main.command()
+@reports_errors
+def rules():
+    """List every rewrite rule with its figure, description and equation."""
+    from lift.rules import catalogue
+
+    for r in catalogue():
+        click.echo(f"{r['name']:<28} {r['figure']:<6} {r['description']}")
+        click.echo(f"{'':<35}{r['equation']}")
+
+
+@main.command()
+@click.argument("program", type=click.Path(dir_okay=False))
+@kernel_option
+@click.option("--steps", "steps_file", required=True, type=click.Path(dir_okay=False),
+              help="The derivation, as JSON (lift explore writes KERNEL.derivation.json).")
+@click.option("--python", "as_python", is_flag=True, help="Also print the result as DSL source.")
+@reports_errors
+def derive(program, kernel, steps_file, as_python):
+    """Replay a derivation on a kernel and print it as the paper's Figure 8."""
+    from lift.ir.program_file import load_program_file
+    from lift.rules import Derivation
+
+    pf = load_program_file(program)
+    _, expr = pf.kernel(kernel)
+    try:
+        derivation = Derivation.from_json(Path(steps_file).read_text())
+    except (ValueError, KeyError, TypeError) as e:
+        raise CommandError(f"{steps_file} is not a derivation: {e}") from None
+    click.echo(derivation.format_figure8(expr))
+    if as_python:
+        click.echo(lift.python_source(derivation.replay(expr)))
+
+
 if __name__ == "__main__":
     sys.exit(main())

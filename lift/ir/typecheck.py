@@ -179,7 +179,7 @@ class _Context:
         """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`)."""
         inner = f.f
         if isinstance(inner, P.Id):
-            return self.fun_Id(inner, arg_types, path)
+            return f, self.fun_Id(inner, arg_types, path)[1]
         if not isinstance(inner, UserFun):
             self.fail(f, path, "a user function to vectorise (push vectorize into lambdas first)", _name(inner))
         for t in inner.in_types + (inner.out_type,):

@@ -1,0 +1,270 @@
+"""An analytic cost model: a candidate's predicted time on a device, to order candidates before they run.
+
+After Brook's cost model (a kernel's time is its memory traffic over the bandwidth, plus a fixed cost
+per pass) and the kernel-fusion paper's prediction (Section 4.2: transfers and computation are
+timed separately and overlap fully, so a kernel takes the longer of the two). `profile` reads each
+kernel of a generated program off its typed expression, walking it as the code generator does:
+
+- global and local memory traffic: every user-function argument read from, and every result written
+  to, global or local memory, times the number of times it runs (values in views are not copied;
+  what a user function gathers from an array argument depends on the data and is not counted);
+- operations: user-function applications, a `vectorize-n` one counting once per native vector;
+- parallelism: work-groups and work-items from the launch, barriers from the expression;
+- local memory per work-group, against the device's.
+
+`predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
+longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
+local traffic and work-item scheduling over the compute units), both stretched when the kernel
+occupies only part of the device. Kernels that cannot run (too much local memory, too large a
+work-group) are predicted to take forever. `spearman` measures how well predictions rank measurements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+from lift.ir import patterns as P
+from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
+from lift.ir.typecheck import infer_fun, length_ratio
+from lift.ir.userfun import UserFun
+from lift.opencl_gen.kernels import HIGH_LEVEL_ONLY, LAYOUT, GeneratedProgram
+from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
+from lift.opencl_gen.memory import element_bytes, memory_bytes
+from lift.types.types import ArrayType, TupleType, Type
+
+GLOBAL, LOCAL, PRIVATE = "global", "local", "private"
+_INVERTIBLE = (P.Split, P.Join, P.AsVector, P.AsScalar, P.Transpose, P.Id)
+_THREADED = ("lcl", "glb", "seq", "reduce", "seq-kernel")
+_MAP_KINDS = {P.MapWrg: "wrg", P.MapLcl: "lcl", P.MapGlb: "glb", P.MapSeq: "seq"}
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """A device as the model sees it: measured or queried facts, and per-kind constants.
+
+    `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
+    of one user-function application on a compute unit with all its lanes busy; `work_item_ns` the
+    cost of scheduling one work-item between two barriers (a loop iteration on a CPU, free on a GPU);
+    `local_gbps` a compute unit's local-memory bandwidth.
+    """
+
+    compute_units: int
+    bandwidth_gbps: float
+    launch_ms: float
+    local_mem_bytes: int
+    max_work_group_size: int
+    vector_width: int
+    lanes: int
+    op_ns: float
+    work_item_ns: float
+    local_gbps: float
+
+    @classmethod
+    def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
+                   local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
+        """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
+        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, local_gbps=50.0) if kind == "cpu" else \
+            dict(lanes=64, op_ns=0.01, work_item_ns=0.0, local_gbps=200.0)
+        return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
+                   max(vector_width, 1), **constants)
+
+
+@dataclass
+class KernelProfile:
+    """What one kernel does, independent of the device (see the module docstring)."""
+
+    name: str
+    global_bytes: float = 0.0
+    local_bytes: float = 0.0
+    calls: Counter = field(default_factory=Counter)
+    barriers: float = 0.0
+    work_items: int = 1
+    group_size: Optional[int] = 1  # None: the driver chooses
+    local_mem_bytes: int = 0
+
+
+def profile(g: GeneratedProgram) -> list:
+    """The profiles of a generated program's kernels, in launch order."""
+    walk = _Walk()
+    lam = g.typed.expr
+    walk.value(lam.body, GLOBAL, _Scope(), {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE
+                                            for p in lam.params})
+    for prof, k in zip(walk.kernels, g.kernels):
+        glb, loc = k.launch.evaluate(g.sizes)
+        prof.name = k.name
+        prof.work_items = math.prod(glb)
+        prof.group_size = None if loc is None else math.prod(loc)
+        prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
+    return walk.kernels
+
+
+def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
+    """The predicted time in milliseconds of kernels with these profiles on `model`'s device."""
+    return sum(_kernel_ms(k, model) for k in profiles)
+
+
+def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
+    if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
+        return math.inf
+    group_size = k.group_size or min(k.work_items, m.lanes)
+    groups = math.ceil(k.work_items / group_size)
+    waves = math.ceil(groups / m.compute_units)
+    occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
+    memory_ns = k.global_bytes / m.bandwidth_gbps
+    ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
+    scheduled = k.work_items + k.barriers * group_size
+    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
+    return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+
+
+def spearman(predicted: Sequence[float], measured: Sequence[float]) -> float:
+    """Spearman's rank correlation of two equally long sequences (ties take their average rank)."""
+    if len(predicted) != len(measured) or len(predicted) < 2:
+        raise ValueError("spearman needs two sequences of equal length, at least 2")
+    a, b = _ranks(predicted), _ranks(measured)
+    mean = (len(a) + 1) / 2
+    cov = sum((x - mean) * (y - mean) for x, y in zip(a, b))
+    var = math.sqrt(sum((x - mean) ** 2 for x in a) * sum((y - mean) ** 2 for y in b))
+    return cov / var if var else 0.0
+
+
+def _ranks(values: Sequence[float]) -> list:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in order[i:j + 1]:
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+# --- the walk ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where the walk is: how often the current code runs in all, and the enclosing patterns' kinds."""
+
+    times: float = 1.0
+    kinds: tuple = ()
+    in_kernel: bool = False
+
+    def inside(self, kind: str, n: float = 1.0) -> "_Scope":
+        return _Scope(self.times * n, self.kinds + (kind,), True)
+
+    @property
+    def default_space(self) -> str:
+        return PRIVATE if any(k in _THREADED for k in self.kinds) else GLOBAL
+
+    @property
+    def at_workgroup_level(self) -> bool:
+        return "wrg" in self.kinds and not any(k in ("lcl", "seq", "reduce") for k in self.kinds)
+
+
+class _Walk:
+    """Mirrors the code generator's walk (`lift.opencl_gen.kernels`), counting instead of emitting.
+
+    A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
+    """
+
+    def __init__(self):
+        self.kernels: list = []
+
+    @property
+    def kernel(self) -> KernelProfile:
+        return self.kernels[-1]
+
+    def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
+        """Walk `e`, whose result goes to `dest` (None: where the generator puts it); return its space."""
+        if isinstance(e, Param):
+            return env[e.name]
+        if isinstance(e, Literal):
+            return PRIVATE
+        f = e.f
+        if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+            inner = dest if isinstance(f, _INVERTIBLE) else None
+            spaces = [self.value(a, inner, scope, env) for a in e.args]
+            if isinstance(f, (P.Zip, P.Tuple)):
+                return tuple(spaces)
+            if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
+                return spaces[0][f.i]
+            return spaces[0]
+        spaces = [self.value(a, None, scope, env) for a in e.args]
+        types = [a.t for a in e.args]
+        if not scope.in_kernel and not isinstance(f, Lambda):
+            self.kernels.append(KernelProfile(""))
+            kernel_scope = _Scope(1.0, ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else (), True)
+            self.call(f, spaces, types, e.t, dest or GLOBAL, kernel_scope, env)
+            return GLOBAL
+        return self.call(f, spaces, types, e.t, dest, scope, env)
+
+    def call(self, f: FunDecl, spaces: list, types: list, out: Type, dest: Optional[str], scope: _Scope,
+             env: Mapping) -> object:
+        if f.arity > 1 and len(types) == 1 and isinstance(types[0], TupleType):
+            spaces = list(spaces[0]) if isinstance(spaces[0], tuple) else [spaces[0]] * f.arity
+            types = list(types[0].elems)
+        if isinstance(f, HIGH_LEVEL_ONLY):
+            raise ValueError(f"{f.paper} is a high-level pattern")
+        if isinstance(f, Lambda):
+            inner = dict(env)
+            inner.update({p.name: s for p, s in zip(f.params, spaces)})
+            return self.value(f.body, dest, scope, inner)
+        if isinstance(f, (UserFun, P.Vectorize, P.Id, P.Tuple)):
+            for s, t in zip(spaces, types):
+                self.traffic(s, t, scope.times)
+            if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
+                self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
+            target = dest or scope.default_space
+            self.traffic(target, out, scope.times)
+            return target
+        if isinstance(f, P.AbstractMap):
+            n = types[0].length.value
+            target = dest or scope.default_space
+            if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
+                self.kernel.barriers += scope.times
+            self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(_MAP_KINDS[type(f)], n), env)
+            return target
+        if isinstance(f, P.ReduceSeq):
+            n = types[0].length.value
+            acc = f.init.t
+            self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
+            target = dest or scope.default_space
+            self.traffic(target, acc, scope.times)
+            return target
+        if isinstance(f, P.AddressSpaceCast):
+            inner = f.f
+            while isinstance(inner, P.AddressSpaceCast):
+                inner = inner.f
+            if isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
+                self.kernel.barriers += scope.times
+            return self.call(f.f, spaces, types, out, f.space, scope, env)
+        if isinstance(f, P.Iterate):
+            step, step_out = infer_fun(f.f, [types[0]])
+            p, q = length_ratio(step_out.length, types[0].length)
+            steps = f.n.value
+            repeated = sum((p / q) ** i for i in range(steps))
+            if scope.at_workgroup_level:
+                self.kernel.barriers += scope.times * steps
+            self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds, True),
+                      env)
+            return spaces[0]
+        raise ValueError(f"the cost model has no rule for {type(f).__name__}")
+
+    def traffic(self, space, t: Type, times: float) -> None:
+        """Count reading or writing a value of type `t` in `space`, `times` times."""
+        if isinstance(space, tuple) and isinstance(t, TupleType):
+            for s, c in zip(space, t.elems):
+                self.traffic(s, c, times)
+        elif isinstance(space, str) and space != PRIVATE and not isinstance(t, ArrayType):
+            nbytes = element_bytes(t) * times
+            if space == GLOBAL:
+                self.kernel.global_bytes += nbytes
+            else:
+                self.kernel.local_bytes += nbytes

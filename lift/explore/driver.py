@@ -1,0 +1,372 @@
+"""The explore loop: evaluate a stream of candidates on one device within a time budget, and rank them.
+
+`explore` computes the reference output once (the interpreter on the high-level program), starts the
+device worker with the inputs, and measures (or reads from the output folder) the device's streaming
+bandwidth. It then pulls candidates from the search, skipping those already in the log, generates
+their code and predicts their time with the cost model; within a window of `2 * jobs` candidates the
+ones predicted fastest go first. `jobs` build workers compile ahead while the single device worker
+runs, checks and times one candidate at a time. Every evaluation is logged at once, and a new best
+candidate is written out at once. The loop stops when the candidates run out, after
+`max_candidates`, or at the budget (the candidate in flight then is dropped, not logged).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Optional
+
+import numpy as np
+
+from lift.errors import LiftError
+from lift.explore import cost_model, report
+from lift.explore.bandwidth import StreamingBandwidth, cached
+from lift.explore.candidate import Candidate
+from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
+from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
+from lift.explore.plan import RunPlan, make_plan
+from lift.explore.progress import ExploreProgress
+from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
+from lift.ir.binding import to_host
+from lift.ir.interpreter import interpret
+from lift.ir.nodes import Lambda
+from lift.ir.printer import paper
+from lift.ir.program_file import ProgramFile, load_program_file
+from lift.ir.typecheck import infer
+from lift.opencl_gen.kernels import GeneratedProgram
+
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
+EXHAUSTED, MAX_CANDIDATES, BUDGET = "candidates exhausted", "max candidates reached", "budget used up"
+
+
+class ExploreError(LiftError):
+    """The explorer cannot run as asked: a bad budget or limit, or nothing evaluated."""
+
+
+def parse_budget(text: str) -> float:
+    """A duration such as `90s`, `10m`, `1.5h` (or a bare number of seconds) in seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", str(text).lower())
+    if m is None:
+        raise ExploreError(f"a budget is a duration such as 90s, 10m or 1h, got {text!r}")
+    seconds = float(m.group(1)) * _UNITS[m.group(2)]
+    if seconds <= 0:
+        raise ExploreError(f"a budget must be positive, got {text!r}")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The program explored: its high-level kernel, bound sizes, host inputs and reference output."""
+
+    kernel: str
+    program: Lambda
+    sizes: Mapping[str, int]
+    inputs: tuple
+    reference: np.ndarray
+
+    @classmethod
+    def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
+                seed: int) -> "Problem":
+        name, program = pf.kernel(kernel)
+        bound = pf.bind(sizes)
+        typed = infer(program)
+        inputs = pf.inputs(name, bound, seed)
+        host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
+        return cls(name, program, bound, host, np.asarray(interpret(program, *inputs, sizes=bound)))
+
+    @property
+    def param_types(self) -> tuple:
+        return infer(self.program).param_types
+
+    @property
+    def useful_bytes(self) -> int:
+        """The bytes any implementation must move: the inputs read once and the output written once."""
+        return sum(a.nbytes for a in self.inputs) + self.reference.nbytes
+
+    def save(self, path: Path) -> Path:
+        np.savez(path, reference=self.reference, **{f"input_{i}": a for i, a in enumerate(self.inputs)})
+        return path
+
+
+@dataclass
+class ExploreResult:
+    """The outcome of `explore`: every logged evaluation of this kernel, sizes and device, ranked."""
+
+    kernel: str
+    sizes: dict
+    device: str
+    bandwidth: StreamingBandwidth
+    ranked: list
+    baseline: Optional[Record]
+    evaluated: int
+    skipped: int
+    stopped: str
+    out_dir: Path
+    files: dict = field(default_factory=dict)
+
+    @property
+    def winner(self) -> Optional[Record]:
+        return self.ranked[0] if self.ranked and self.ranked[0].ok else None
+
+    @property
+    def rank_correlation(self) -> Optional[float]:
+        """Spearman's correlation of predicted and measured times over the working candidates (None if < 2)."""
+        timed = [r for r in self.ranked if r.ok and r.predicted_ms is not None]
+        if len(timed) < 2:
+            return None
+        return cost_model.spearman([r.predicted_ms for r in timed], [r.time_ms for r in timed])
+
+    def table(self, top: int = 10):
+        """The ranking as a rich table (see `lift.explore.report.table`)."""
+        return report.table(self.ranked, self.bandwidth.gbps, self.baseline, top)
+
+    def summary(self) -> list:
+        """Lines saying what was explored where, how it went, and how well the cost model ranked."""
+        failed = sum(not r.ok for r in self.ranked)
+        lines = [f"{self.kernel} ({', '.join(f'{k}={v}' for k, v in self.sizes.items())}) on {self.device}",
+                 f"streaming bandwidth {self.bandwidth.gbps:.2f} GB/s; {len(self.ranked)} candidates logged "
+                 f"({failed} failed), {self.evaluated} evaluated now, {self.skipped} from earlier runs; "
+                 f"stopped: {self.stopped}"]
+        if self.rank_correlation is not None:
+            lines.append(f"cost model: rank correlation with the measured times {self.rank_correlation:+.2f}")
+        if self.winner is not None:
+            lines.append(f"winner: {self.winner.time_ms:.4f} ms, {self.winner.gbps:.2f} GB/s, written to "
+                         f"{self.files['cl']}")
+        return lines
+
+
+def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, int]], candidates: Iterable[Candidate],
+            *, budget_s: float, out_dir, device: Optional[str] = None, max_candidates: Optional[int] = None,
+            jobs: int = 1, plot: bool = False, baseline: Optional[str] = None,
+            bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
+            timing: TimingPolicy = TimingPolicy(), progress: bool = True) -> ExploreResult:
+    """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
+
+    See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
+    those already logged included, so that a resumed run goes on with the same ones; `baseline` names a
+    hand-written lowered kernel of the same file, measured alongside for the table and the plot's
+    reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
+    build and each evaluation; `timing` says when a candidate's time is stable. The output folder
+    receives the log, the inputs, the bandwidth, the winner's files and, with `plot`, the plot.
+    """
+    deadline = time.monotonic() + budget_s
+    _check_settings(budget_s, jobs, max_candidates)
+    pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
+    if baseline is not None:
+        pf.kernel(baseline)
+    problem = Problem.prepare(pf, kernel, sizes, seed)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = problem.save(out_dir / "inputs.npz")
+    with ResultLog(out_dir / "log.jsonl") as log, Worker(DEVICE, device, data, timing) as worker, \
+            BuildPool(jobs, device) as builds:
+        facts = worker.start()
+        if bandwidth is None:
+            nbytes = max(problem.useful_bytes // 2, 1 << 20)
+            bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
+                               lambda: measure_streaming(worker, nbytes))
+        model = cost_model.DeviceModel.for_device(facts.kind, facts.compute_units, bandwidth.gbps, bandwidth.launch_ms,
+                                                  facts.local_mem_bytes, facts.max_work_group_size,
+                                                  facts.vector_width)
+        with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
+            search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
+                             max_candidates, shown)
+            if baseline is not None:
+                search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
+            stopped = search.run(candidates)
+        records = log.matching(facts.label, problem.kernel, problem.sizes)
+    found = [r for r in records if r.role == CANDIDATE]
+    if not found:
+        if stopped == BUDGET:
+            raise ExploreError(f"the budget of {budget_s:g} s ran out before any candidate was evaluated (setting up "
+                               "takes the reference interpreter, the device worker and the bandwidth measurement): "
+                               "give a larger budget")
+        raise ExploreError("the search gave no candidates to evaluate")
+    ranked = sorted((r for r in found if r.ok), key=lambda r: r.time_ms) + \
+        sorted((r for r in found if not r.ok), key=lambda r: r.status)
+    base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
+    result = ExploreResult(problem.kernel, dict(problem.sizes), facts.label, bandwidth, ranked, base,
+                           search.evaluated, search.skipped, stopped, out_dir)
+    if result.winner is not None:
+        result.files.update({role: p for role, p in report.winner_paths(out_dir, problem.kernel).items() if p.exists()})
+        if plot:
+            result.files["plot"] = report.plot(ranked, out_dir / f"{problem.kernel}.throughput.png", bandwidth.gbps,
+                                               base)
+    return result
+
+
+def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int]) -> None:
+    if budget_s <= 0:
+        raise ExploreError(f"the budget must be positive, got {budget_s} s")
+    if jobs < 1:
+        raise ExploreError(f"jobs must be at least 1, got {jobs}")
+    if max_candidates is not None and max_candidates < 1:
+        raise ExploreError(f"max_candidates must be at least 1, got {max_candidates}")
+
+
+@dataclass
+class _Prepared:
+    """A candidate with its generated code, run plan and predicted time (None where generation failed)."""
+
+    candidate: Candidate
+    role: str
+    generated: Optional[GeneratedProgram] = None
+    plan: Optional[RunPlan] = None
+    predicted_ms: Optional[float] = None
+
+
+class _Search:
+    """The state of one explore loop."""
+
+    def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builds: BuildPool,
+                 model: cost_model.DeviceModel, device: str, out_dir: Path, deadline: float, timeout_s: float,
+                 jobs: int, max_candidates: Optional[int], progress: ExploreProgress):
+        self.problem, self.log, self.worker, self.builds, self.model = problem, log, worker, builds, model
+        self.device, self.out_dir, self.deadline, self.timeout_s = device, out_dir, deadline, timeout_s
+        self.jobs, self.max_candidates, self.progress = jobs, max_candidates, progress
+        self.started = time.monotonic()
+        self.seen: set = set()
+        self.evaluated = self.failed = self.skipped = 0
+        self.end = EXHAUSTED
+        self.observe = None
+        logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
+        self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def limit(self) -> float:
+        """The time limit of the next build or evaluation: the timeout, or what is left of the budget."""
+        return max(min(self.timeout_s, self.remaining()), 0.01)
+
+    def baseline(self, candidate: Candidate) -> None:
+        """Measure the hand-written baseline, unless the log has it."""
+        if self._logged(candidate, BASELINE):
+            return
+        item = self._prepare(candidate, BASELINE)
+        if item is not None:
+            self._finish(item, self.builds.submit(item.plan.source, self.limit()))
+
+    def run(self, candidates: Iterable[Candidate]) -> str:
+        """Evaluate candidates until they run out or the budget does; say which ended the loop.
+
+        While the device worker runs one candidate, the next `jobs` build (the builds queue for the workers).
+        """
+        self.observe = getattr(candidates, "observe", None)
+        ordered = self._ordered(self._prepared(iter(candidates)))
+        building: deque = deque()
+        self._build_ahead(building, ordered)
+        while building:
+            item, build = building.popleft()
+            self._build_ahead(building, ordered)
+            if not self._finish(item, build):
+                return BUDGET
+        return BUDGET if self.remaining() <= 0 else self.end
+
+    def _build_ahead(self, building: deque, ordered: Iterator[_Prepared]) -> None:
+        while len(building) < self.jobs and self.remaining() > 0:
+            item = next(ordered, None)
+            if item is None:
+                return
+            building.append((item, self.builds.submit(item.plan.source, self.limit())))
+
+    def _finish(self, item: _Prepared, build) -> bool:
+        """Wait for the build, evaluate, record; False when the budget ran out first (nothing recorded)."""
+        outcome = build.result()
+        if outcome.ok:
+            if self.remaining() <= 0:
+                return False
+            outcome = evaluate(self.worker, item.plan, self.limit())
+        if outcome.status == TIMEOUT and self.remaining() <= 0:
+            return False
+        self._record(item, outcome)
+        return True
+
+    def _prepared(self, candidates: Iterator[Candidate]) -> Iterator[_Prepared]:
+        """New candidates, generated and predicted; those that fail to generate are recorded here."""
+        taken = 0
+        while self.max_candidates is None or taken < self.max_candidates:
+            candidate = next(candidates, None) if self.remaining() > 0 else None
+            if candidate is None:
+                return
+            if candidate.key in self.seen:
+                continue
+            self.seen.add(candidate.key)
+            taken += 1
+            logged = self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
+            if logged is not None:
+                self.skipped += 1
+                self._tell(candidate, logged)
+                self._show()
+                continue
+            item = self._prepare(candidate, CANDIDATE)
+            if item is not None:
+                yield item
+        self.end = MAX_CANDIDATES
+
+    def _ordered(self, items: Iterator[_Prepared]) -> Iterator[_Prepared]:
+        """`items` reordered by predicted time within a window of `2 * jobs` (unknown predictions last)."""
+        window: list = []
+        for i, item in enumerate(items):
+            heapq.heappush(window, (item.predicted_ms if item.predicted_ms is not None else math.inf, i, item))
+            if len(window) >= 2 * self.jobs:
+                yield heapq.heappop(window)[2]
+        while window:
+            yield heapq.heappop(window)[2]
+
+    def _logged(self, candidate: Candidate, role: str) -> bool:
+        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
+
+    def _prepare(self, candidate: Candidate, role: str) -> Optional[_Prepared]:
+        """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None."""
+        p = self.problem
+        try:
+            types = infer(candidate.program).param_types
+            if types != p.param_types:
+                raise LiftError(f"the candidate takes ({', '.join(map(str, types))}), the program "
+                                f"({', '.join(map(str, p.param_types))})")
+            generated = candidate.generate(p.kernel, p.sizes)
+            plan = make_plan(generated, p.sizes)
+        except LiftError as e:
+            self._record(_Prepared(candidate, role), Outcome(GENERATE, str(e)))
+            return None
+        except Exception as e:
+            self._record(_Prepared(candidate, role), Outcome(GENERATE, f"internal error: {type(e).__name__}: {e}"))
+            return None
+        try:
+            predicted = cost_model.predict(cost_model.profile(generated), self.model)
+        except ValueError:
+            predicted = math.inf
+        return _Prepared(candidate, role, generated, plan, predicted if math.isfinite(predicted) else None)
+
+    def _record(self, item: _Prepared, outcome: Outcome) -> None:
+        c, t = item.candidate, outcome.timing
+        times = {} if t is None else dict(time_ms=t.median_ms, q1_ms=t.q1_ms, q3_ms=t.q3_ms, runs=t.runs,
+                                          per_kernel_ms=t.per_kernel_ms,
+                                          gbps=self.problem.useful_bytes / (t.median_ms * 1e6))
+        record = Record(c.key, self.device, self.problem.kernel, dict(self.problem.sizes), outcome.status,
+                        outcome.reason, predicted_ms=item.predicted_ms, expression=paper(c.program),
+                        derivation=c.derivation, params=dict(c.params), role=item.role, **times)
+        self.log.append(record)
+        if item.role == CANDIDATE:
+            self._tell(c, record)
+            self.evaluated += 1
+            self.failed += not record.ok
+            if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
+                self.best = record
+                report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record)
+        self._show()
+
+    def _tell(self, candidate: Candidate, record: Record) -> None:
+        """Feed a result back to a search that learns from them (one with an `observe` method)."""
+        if self.observe is not None:
+            self.observe(candidate, record.time_ms if record.ok else None)
+
+    def _show(self) -> None:
+        self.progress.update(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped,
+                             None if self.best is None else self.best.gbps)

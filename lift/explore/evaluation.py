@@ -1,0 +1,198 @@
+"""Evaluating one candidate on a device: build, launch, check against the reference, time adaptively.
+
+`DeviceSession` runs in the device worker process (`lift.explore.worker`): it holds the OpenCL context
+and the program's inputs on the device across candidates, and the reference output, computed once by
+the interpreter on the high-level program. An evaluation ends in an `Outcome`: `ok` with its times, or
+one of the failure classes below with the reason.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from lift.errors import LiftCodegenError, LiftDeviceError
+from lift.explore.plan import BUFFER_ARG, INPUT_ARG, INT_ARG, OUTPUT_ARG, RunPlan
+from lift.opencl_gen import runtime
+from lift.opencl_gen.launch import Launch, check_launch
+
+OK = "ok"
+GENERATE, COMPILE, LAUNCH, CRASH, TIMEOUT, WRONG = "generate", "compile", "launch", "crash", "timeout", "wrong"
+FAILURES = {
+    GENERATE: "the code generator cannot emit the candidate",
+    COMPILE: "the OpenCL compiler rejected the generated code",
+    LAUNCH: "the device cannot run the kernels' launch configuration, or a launch failed",
+    CRASH: "the worker process died (a driver or kernel crash)",
+    TIMEOUT: "the evaluation ran past its time limit",
+    WRONG: "the result differs from the reference interpreter's",
+}
+
+RTOL = 1e-3
+
+
+@dataclass(frozen=True)
+class TimingPolicy:
+    """When adaptive timing stops: the inter-quartile range is within `rel_iqr` of the median
+    (half-width over median), after at least `min_runs` runs; or at `max_runs` runs or `max_s` seconds."""
+
+    min_runs: int = 5
+    max_runs: int = 200
+    max_s: float = 2.0
+    rel_iqr: float = 0.02
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Kernel times in milliseconds from profiling events: median and quartiles of `runs` runs."""
+
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    runs: int
+    per_kernel_ms: tuple
+    stable: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an evaluation ended: `status` is `ok` or a failure class; `broken` asks for a fresh worker."""
+
+    status: str
+    reason: str = ""
+    timing: Optional[TimingStats] = None
+    broken: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def measure(run: Callable[[], tuple], policy: TimingPolicy) -> TimingStats:
+    """Time `run` (one run's per-kernel milliseconds) in rounds until the median is stable (see `TimingPolicy`)."""
+    runs, start = [], time.perf_counter()
+    while True:
+        runs += [run() for _ in range(policy.min_runs)]
+        totals = [sum(r) for r in runs]
+        q1, median, q3 = statistics.quantiles(totals, n=4, method="inclusive")
+        stable = (q3 - q1) / 2 <= policy.rel_iqr * median
+        if stable or len(runs) >= policy.max_runs or time.perf_counter() - start >= policy.max_s:
+            per_kernel = tuple(statistics.median(r[i] for r in runs) for i in range(len(runs[0])))
+            return TimingStats(median, q1, q3, len(runs), per_kernel, stable)
+
+
+def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> Optional[str]:
+    """Why `got` is not the reference `want`, or None when it matches.
+
+    Each element may differ by `rtol` times the output's magnitude (its largest finite absolute
+    value), not its own: candidates re-associate floating-point sums, whose rounding error grows with
+    the magnitudes summed rather than with the result. NaNs and infinities must match exactly.
+    """
+    if got.shape != want.shape:
+        return f"the result has shape {got.shape}, the reference {want.shape}"
+    if got.dtype.names != want.dtype.names:
+        return f"the result has type {got.dtype}, the reference {want.dtype}"
+    if want.dtype.fields is not None:
+        for name in want.dtype.fields:
+            reason = check_output(got[name], want[name], rtol)
+            if reason is not None:
+                return f"component {name}: {reason}"
+        return None
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    finite = np.isfinite(w)
+    scale = float(np.max(np.abs(w[finite]))) if finite.any() else 0.0
+    tolerance = rtol * scale
+    with np.errstate(invalid="ignore"):
+        error = np.abs(g - w)
+        bad = ~((error <= tolerance) | (g == w) | (np.isnan(g) & np.isnan(w)))
+    if not bad.any():
+        return None
+    worst = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(error, nan=np.inf), -1.0)), w.shape)
+    at = ", ".join(map(str, worst))
+    return (f"{int(bad.sum())} of {w.size} elements differ; at [{at}] got {g[worst]:.6g}, expected {w[worst]:.6g} "
+            f"(tolerance {tolerance:.3g}: {rtol:g} of the output's magnitude {scale:.3g})")
+
+
+class DeviceSession:
+    """A device with the program's inputs resident and the reference output, evaluating run plans."""
+
+    def __init__(self, device, inputs: list, reference: np.ndarray, policy: TimingPolicy):
+        import pyopencl as cl
+
+        self.cl = cl
+        self.device = device
+        self.reference = reference
+        self.policy = policy
+        self.context, self.queue = runtime.context_and_queue(device)
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+        self.inputs = [cl.Buffer(self.context, flags, hostbuf=np.ascontiguousarray(a)) if a.ndim else a[()]
+                       for a in inputs]
+
+    def evaluate(self, plan: RunPlan) -> Outcome:
+        """Build, check the launches against the device, run once and compare, then time."""
+        try:
+            program = runtime.build(plan.source, self.device)
+        except LiftCodegenError as e:
+            return Outcome(COMPILE, str(e))
+        try:
+            self._check_limits(plan)
+        except LiftDeviceError as e:
+            return Outcome(LAUNCH, str(e))
+        cl = self.cl
+        try:
+            launches, output, buffers = self._bind(program, plan)
+            try:
+                self._run(launches)
+                result = np.empty(plan.output_shape, plan.output_dtype)
+                cl.enqueue_copy(self.queue, result, output, is_blocking=True)
+                reason = check_output(result, self.reference)
+                if reason is not None:
+                    return Outcome(WRONG, reason)
+                return Outcome(OK, timing=measure(lambda: self._run(launches), self.policy))
+            finally:
+                for b in buffers:
+                    b.release()
+        except cl.Error as e:
+            return Outcome(LAUNCH, f"the OpenCL runtime failed to run the kernels: {e}", broken=True)
+
+    def _check_limits(self, plan: RunPlan) -> None:
+        d = self.device
+        for k in plan.kernels:
+            check_launch(Launch(k.global_size, k.local_size), {}, d.max_work_group_size,
+                         tuple(d.max_work_item_sizes), k.name)
+            if k.local_bytes > d.local_mem_size:
+                raise LiftDeviceError(f"{k.name} needs {k.local_bytes} bytes of local memory; the device has "
+                                      f"{d.local_mem_size}")
+
+    def _bind(self, program, plan: RunPlan) -> tuple:
+        """The kernels with their arguments set, the output buffer, and every buffer allocated here."""
+        cl = self.cl
+        output = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
+                           max(int(np.prod(plan.output_shape)) * plan.output_dtype.itemsize, 1))
+        buffers = {name: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+                   for name, nbytes in plan.temporaries}
+        launches = []
+        for k in plan.kernels:
+            kernel = cl.Kernel(program, k.name)
+            kernel.set_args(*[self._argument(kind, value, output, buffers) for kind, value in k.args])
+            launches.append((kernel, k.global_size, k.local_size))
+        return launches, output, [output, *buffers.values()]
+
+    def _argument(self, kind: str, value, output, buffers: dict):
+        if kind == INPUT_ARG:
+            return self.inputs[value]
+        if kind == OUTPUT_ARG:
+            return output
+        if kind == BUFFER_ARG:
+            return buffers[value]
+        assert kind == INT_ARG
+        return np.int32(value)
+
+    def _run(self, launches: list) -> tuple:
+        """One run of the kernels in order; their times in milliseconds."""
+        events = [self.cl.enqueue_nd_range_kernel(self.queue, kernel, glb, loc) for kernel, glb, loc in launches]
+        self.cl.wait_for_events(events)
+        return tuple((e.profile.end - e.profile.start) * 1e-6 for e in events)

@@ -1,0 +1,63 @@
+"""Run plans: what the device worker needs to run a generated program, as plain data.
+
+Lift programs do not cross process boundaries (user functions hold numpy closures), so the explorer
+generates each candidate's code itself and sends the worker a plan: the OpenCL C source, the buffers
+to allocate, and each kernel's arguments and launch sizes, all evaluated under the bound sizes. The
+worker keeps the program's inputs on the device and refers to them by position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from lift.ir.binding import host_dtype, host_shape
+from lift.opencl_gen.kernels import GeneratedProgram
+from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes
+
+INPUT_ARG, OUTPUT_ARG, BUFFER_ARG, INT_ARG = "input", "output", "buffer", "int"
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One kernel launch: `args` are `(kind, value)` pairs (an input position, a buffer name, an int)."""
+
+    name: str
+    args: tuple
+    global_size: tuple
+    local_size: tuple | None
+    local_bytes: int
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A generated program ready to run: source, temporary buffers (name, bytes), kernels in order, result."""
+
+    source: str
+    kernels: tuple
+    temporaries: tuple
+    output_shape: tuple
+    output_dtype: np.dtype
+
+
+def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
+    """The run plan of a program generated with every size bound in `sizes`."""
+    position = {p.name: i for i, p in enumerate(g.typed.expr.params)}
+    kernels = []
+    for k in g.kernels:
+        args = []
+        for m in k.params:
+            if m.kind == INPUT:
+                args.append((INPUT_ARG, position[m.name]))
+            elif m.kind == OUTPUT:
+                args.append((OUTPUT_ARG, m.name))
+            else:
+                args.append((BUFFER_ARG, m.name))
+        args += [(INT_ARG, int(sizes[s])) for s in k.size_params]
+        glb, loc = k.launch.evaluate(sizes)
+        kernels.append(KernelRun(k.name, tuple(args), glb, loc, sum(memory_bytes(m, sizes) for m in k.locals)))
+    temporaries = tuple((m.name, memory_bytes(m, sizes)) for m in g.temporaries)
+    return RunPlan(g.source, tuple(kernels), temporaries, host_shape(g.typed.type, sizes),
+                   host_dtype(g.typed.type))

@@ -1,0 +1,111 @@
+"""Fusion (Figure 3(f)) and its inverse, fission: fewer or more passes over an array.
+
+    map(f) ∘ map(g)                 → map(f ∘ g)
+    reduce-seq(f, z) ∘ map-seq(g)   → reduce-seq(λ acc, x. f(acc, g(x)), z)
+    map(f ∘ g)                      → map(f) ∘ map(g)                      (fission)
+
+Fusion avoids storing the intermediate array (Section 6.1). The map-reduce fusion is only for the
+sequential reduction, the one implementation that does not need `f` to be associative; the fused
+operator takes an accumulator of one type and an element of another. Fusion and fission hold for any
+one kind of map (two `map-local`s on one dimension fuse, with one barrier fewer).
+
+Fission is not in the paper's figures. It is fusion read right to left, and it moves the parts of a
+mapped function that act on whole rows out of the map: in Figure 9(b) and (c) the `asScalar` and
+`asVector-4` of each work-group's chunk become one `asScalar` and one `asVector-4` around the
+`map-workgroup`. It splits `map(λ x. f1(...(fi(fi+1(...(e)))))` after the `at`-th function, where
+`f1 ... fi` do not use `x`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lift.ir.nodes import FunCall, Lambda, fresh_param, free_params
+from lift.ir.patterns import AbstractMap, MapSeq, ReduceSeq
+from lift.rules.location import abstract
+from lift.rules.rule import Equation, Rule, arg_call, expect
+
+
+class MapFusion(Equation):
+    name = "map-fusion"
+    figure = "3(f)"
+    description = "two maps of one kind become one map of the composition"
+    equation = "map(f) ∘ map(g) → map(f ∘ g)"
+    heads = (AbstractMap,)
+    on_functions = False
+
+    def match(self, call):
+        outer, inner = self.head(call), arg_call(call, self, AbstractMap, "a map")
+        expect(type(outer) is type(inner.f) and getattr(outer, "dim", 0) == getattr(inner.f, "dim", 0), self,
+               "the two maps are of different kinds")
+        return (inner,)
+
+    def rewrite(self, call, inner):
+        return replace(call.f, f=call.f.f @ inner.f.f)(inner.args[0])
+
+
+class ReduceSeqMapSeqFusion(Equation):
+    name = "reduce-seq-map-seq-fusion"
+    figure = "3(f)"
+    description = "a sequential reduction of a sequential map folds the mapped function into its operator"
+    equation = "reduce-seq(f, z) ∘ map-seq(g) → reduce-seq(λ acc, x. f(acc, g(x)), z)"
+    heads = (ReduceSeq,)
+    on_functions = False
+
+    def match(self, call):
+        return (self.head(call), arg_call(call, self, MapSeq, "map-seq"))
+
+    def rewrite(self, call, reduction, inner):
+        acc, x = fresh_param("acc"), fresh_param("x")
+        return ReduceSeq(Lambda((acc, x), reduction.f(acc, inner.f.f(x))), reduction.init)(inner.args[0])
+
+
+class MapFission(Rule):
+    name = "map-fission"
+    figure = "3(f)"
+    description = "a map of a composition becomes a composition of maps (fusion, right to left)"
+    equation = "map(f ∘ g) → map(f) ∘ map(g)"
+    heads = (AbstractMap,)
+
+    def choices(self, call, ctx):
+        return [{"at": i} for i in _split_points(self.head(call).f)]
+
+    def apply(self, call, params):
+        m, at = self.head(call), params["at"]
+        expect(at in _split_points(m.f), self, f"cannot split the mapped function after its function {at}")
+        (x,) = m.f.params
+        funs, innermost = _spine(m.f.body)
+        y = fresh_param("y")
+        outer, inner = y, innermost
+        for f in reversed(funs[:at]):
+            outer = FunCall(f, (outer,))
+        for f in reversed(funs[at:]):
+            inner = FunCall(f, (inner,))
+        return replace(m, f=abstract((y,), outer))(replace(m, f=abstract((x,), inner))(call.args[0]))
+
+
+def _split_points(f) -> list:
+    """Where `f = λ x. f1(...(fn(e)))` splits: after `f_at` with `f1..f_at` not using `x`, leaving more than `x`."""
+    if not (isinstance(f, Lambda) and len(f.params) == 1):
+        return []
+    funs, innermost = _spine(f.body)
+    last = len(funs) - 1 if innermost == f.params[0] else len(funs)
+    points, used = [], frozenset()
+    for i in range(1, last + 1):
+        used |= free_params(funs[i - 1])
+        if f.params[0] in used:
+            break
+        points.append(i)
+    return points
+
+
+def _spine(e) -> tuple:
+    """The functions of a chain of one-argument calls, outermost first, and the expression they start from."""
+    funs = []
+    while isinstance(e, FunCall) and len(e.args) == 1:
+        funs.append(e.f)
+        e = e.args[0]
+    return funs, e
+
+
+RULES = (MapFusion(), ReduceSeqMapSeqFusion(), MapFission())

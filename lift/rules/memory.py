@@ -1,0 +1,96 @@
+"""Where results are stored (Figure 4(d)), and copies that move data between memories.
+
+    map-local(f) → toLocal(map-local(f)) | toGlobal(map-local(f))
+    map-seq(f)   → toPrivate(map-seq(f))                      (inside a work-item)
+    f            → map(id) ∘ f                                (a copy)
+
+The address-space patterns only say where the result of their function goes (Section 3.2); the value
+is unchanged. A `map-local` runs inside a `map-workgroup`, which owns local memory, so its result may
+go to local or global memory. The result of a `map-seq` run by one work-item (inside a `map-local`
+or `map-global`) may go to that work-item's private memory when its length is a constant, as OpenCL
+private arrays need.
+
+The copy is not in the figures: `map(id)` is the identity on arrays, and once lowered and placed it
+moves data from one memory to another, as the `toGlobal(map-local(map-seq(id)))` that writes a
+work-group's result from local back to global memory in Figure 9(a). It applies inside the parallel
+maps of a kernel, where there are memories to move between, to calls whose result is an array of
+scalars, vectors (copied as `vectorize-n(id)`, as Figure 9(b) writes it) or tuples, and not to the
+result of a copy.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from lift.ir.nodes import FunCall, FunDecl
+from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, MapLcl, MapSeq, ToGlobal, ToLocal,
+                              ToPrivate, Vectorize)
+from lift.rules.hierarchy import PARALLEL_MAPS
+from lift.rules.rule import Equation, expect
+from lift.rules.sizes import integer
+from lift.types.types import ArrayType, VectorType
+
+
+class StoreIn(Equation):
+    """`kind(f) → cast(kind(f))` where the result of `kind(f)` has no address space yet and `condition` holds."""
+
+    figure = "4(d)"
+
+    def __init__(self, cast: type, kind: type, description: str, condition: Optional[Callable] = None,
+                 sized: bool = False):
+        self.cast, self.heads = cast, (kind,)
+        self.name = "to-" + cast.space
+        self.equation = f"{kind.paper}(f) → {cast.paper}({kind.paper}(f))"
+        self.description, self.condition, self.sized = description, condition, sized
+
+    def allowed(self, call, ctx):
+        expect(not (ctx.is_function and isinstance(ctx.parent.node, AddressSpaceCast)), self,
+               "the result already has an address space")
+        if self.condition:
+            self.condition(self, call, ctx)
+
+    def rewrite(self, call):
+        return self.cast(call.f)(*call.args)
+
+
+def _in_a_work_item(rule, call, ctx) -> None:
+    expect(any(isinstance(p, (MapLcl, MapGlb)) for p in ctx.enclosing()), rule, "not inside a work-item")
+    expect(integer(call.args[0].t.length) is not None, rule, "private arrays need a constant length")
+
+
+class Copy(Equation):
+    name = "copy"
+    figure = "9(a)"
+    description = "copy a result with a map of the identity (to move it to another memory)"
+    equation = "f → map(id) ∘ f"
+    heads = (FunDecl,)
+    on_functions = False
+
+    def match(self, call):
+        expect(isinstance(call.t, ArrayType) and not isinstance(call.t.elem, ArrayType), self,
+               "copies typed arrays of scalars, vectors or tuples")
+        expect(not _is_copy(call.f), self, "the value is already a copy")
+        return (call.t.elem,)
+
+    def allowed(self, call, ctx):
+        expect(any(isinstance(p, PARALLEL_MAPS) for p in ctx.enclosing()), self, "not inside a kernel's parallel map")
+        consumer = ctx.parent.node
+        expect(not (isinstance(consumer, FunCall) and _is_copy(consumer.f)), self, "the value is already copied")
+
+    def rewrite(self, call, elem):
+        return Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call)
+
+
+def _is_copy(f: FunDecl) -> bool:
+    while isinstance(f, AddressSpaceCast):
+        f = f.f
+    if isinstance(f, AbstractMap):
+        return _is_copy(f.f)
+    return isinstance(f, Id) or (isinstance(f, Vectorize) and isinstance(f.f, Id))
+
+
+RULES = (StoreIn(ToLocal, MapLcl, "store the result of a map-local in the work-group's local memory"),
+         StoreIn(ToGlobal, MapLcl, "store the result of a map-local in global memory"),
+         StoreIn(ToPrivate, MapSeq, "store the result of a work-item's map-seq in its private memory", _in_a_work_item,
+                 sized=True),
+         Copy())

@@ -1,0 +1,160 @@
+"""Reduction and partial reduction (Figure 3(d)): where the parallelism of a reduction comes from.
+
+    reduce(f, z)   → reduce(f, z) ∘ part-red(f, z)
+    part-red(f, z) → reduce(f, z)                              (m = 1)
+                   | part-red(f, z) ∘ reorder
+                   | join ∘ map(part-red(f, z)) ∘ split-n
+                   | iterate-n(part-red(f, z))
+
+`part-red(f, z, m)` reduces `T[n]` to `T[m]`; lift reads it as the reduction of `m` contiguous chunks of
+`n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the
+paper's contract for `reduce`), so they require an operator of type `(T, T) -> T`; they re-associate
+the reduction, which may change floating-point rounding. Every rule keeps the contiguous-chunk
+meaning except `part-red ∘ reorder`, whose `reorder` may only become a real permutation where the
+partial results are reduced further (`lift.rules.order_flow`).
+
+Two choices are forced by `part-red` carrying its result length `m`:
+
+- `iterate-n(part-red)` must shrink its array by the same factor at every step, so it is written with
+  that factor: `iterate-k(join ∘ map(part-red(f, z, 1)) ∘ split-c)` where `n/m = c^k` (Figure 9's
+  reduction trees, `iterate-7(join ∘ map-local(reduce-seq(+, 0)) ∘ split-2)`);
+- `part-red(f, z, 1)` and `reduce(f, z)` are the same function, so the first alternative is also read
+  right to left: a full reduction becomes a partial one that the other alternatives expand, which is
+  how a reduction is split into a tree inside one work-group.
+"""
+
+from __future__ import annotations
+
+from lift.ir.nodes import FunCall
+from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
+from lift.rules.rule import Equation, Rule, SizedRule, expect
+from lift.rules.sizes import integer, ratio, size
+
+
+def _monoid(rule: Rule, call: FunCall) -> None:
+    expect(call.args[0].t.elem == call.f.init.t, rule,
+           f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
+
+
+class ReduceToPartialReduce(SizedRule):
+    name = "partial-reduction"
+    figure = "3(d)"
+    description = "a reduction is a reduction of partial reductions of chunks of `chunk` elements"
+    equation = "reduce(f, z) → reduce(f, z) ∘ part-red(f, z)"
+    heads = (Reduce,)
+    param = "chunk"
+    reassociates = True
+
+    def allowed(self, call, ctx):
+        self.head(call)
+        _monoid(self, call)
+
+    def rewrite(self, call, chunk):
+        r = call.f
+        return r(PartRed(r.f, r.init, self.length(call) / chunk)(call.args[0]))
+
+
+class PartialReduceToReduce(Equation):
+    name = "part-red-to-reduce"
+    figure = "3(d)"
+    description = "a partial reduction to one element is the reduction"
+    equation = "part-red(f, z) → reduce(f, z)    (m = 1)"
+    heads = (PartRed,)
+
+    def match(self, call):
+        expect(self.head(call).m == 1, self, f"reduces to {call.f.m} elements, not 1")
+        return ()
+
+    def rewrite(self, call):
+        return Reduce(call.f.f, call.f.init)(*call.args)
+
+
+class ReduceToPartialReduceOfOne(Equation):
+    name = "reduce-to-part-red"
+    figure = "3(d)"
+    description = "the reduction is the partial reduction to one element (3(d)'s first alternative, right to left)"
+    equation = "reduce(f, z) → part-red(f, z)    (m = 1)"
+    heads = (Reduce,)
+
+    def match(self, call):
+        self.head(call)
+        _monoid(self, call)
+        return ()
+
+    def rewrite(self, call):
+        return PartRed(call.f.f, call.f.init, 1)(*call.args)
+
+
+class PartialReduceReorder(Equation):
+    name = "part-red-reorder"
+    figure = "3(d)"
+    description = "a partial reduction may reorder its input (commutativity)"
+    equation = "part-red(f, z) → part-red(f, z) ∘ reorder"
+    heads = (PartRed,)
+
+    def match(self, call):
+        arg = call.args[0]
+        expect(not (isinstance(arg, FunCall) and isinstance(arg.f, Reorder)), self, "the input is already reordered")
+        return (self.head(call),)
+
+    def rewrite(self, call, r):
+        return r(Reorder()(call.args[0]))
+
+
+class PartialReduceSplitJoin(SizedRule):
+    name = "part-red-split-join"
+    figure = "3(d)"
+    description = "partially reduce chunks of n elements independently (the parallel reduction)"
+    equation = "part-red(f, z) → join ∘ map(part-red(f, z)) ∘ split-n"
+    heads = (PartRed,)
+    reassociates = True
+
+    def fits(self, call, n):
+        return self._chunk_result(call, n) is not None
+
+    def rewrite(self, call, n):
+        r = call.f
+        return Join()(Map(PartRed(r.f, r.init, self._chunk_result(call, n)))(Split(n)(call.args[0])))
+
+    def _chunk_result(self, call, n):
+        """How many results each chunk of `n` gives, `m*n/length`, when it is a whole divisor of `n`."""
+        length = self.length(call)
+        n = size(n, length)
+        m = None if n is None else ratio(call.f.m * n, length)
+        return m if m is not None and m >= 1 and (integer(n) or m) % m == 0 else None
+
+
+class PartialReduceIterate(Rule):
+    name = "part-red-iterate"
+    figure = "3(d)"
+    description = "partially reduce in n steps, each reducing chunks of a constant size"
+    equation = "part-red(f, z) → iterate-n(join ∘ map(part-red(f, z)) ∘ split-c)"
+    heads = (PartRed,)
+    reassociates = True
+    sized = True
+
+    def choices(self, call, ctx):
+        shrink = self._shrink(call)
+        return [{"n": k} for k in range(1, shrink.bit_length()) if _root(shrink, k)]
+
+    def apply(self, call, params):
+        k, shrink = params["n"], self._shrink(call)
+        c = _root(shrink, k) if isinstance(k, int) and k >= 1 else None
+        expect(c is not None, self, f"the reduction ratio {shrink} is not a power {k} of a factor")
+        r = call.f
+        return Iterate(k, Join() @ Map(PartRed(r.f, r.init, 1)) @ Split(c))(call.args[0])
+
+    def _shrink(self, call) -> int:
+        shrink = ratio(call.args[0].t.length, self.head(call).m)
+        expect(shrink is not None and shrink > 1, self, "needs a constant reduction ratio above 1")
+        return shrink
+
+
+def _root(x: int, k: int):
+    """The integer `c >= 2` with `c**k == x`, else None."""
+    c = round(x ** (1 / k))
+    return next((d for d in (c - 1, c, c + 1) if d >= 2 and d ** k == x), None)
+
+
+RULES = (ReduceToPartialReduce(), PartialReduceToReduce(), ReduceToPartialReduceOfOne(), PartialReduceReorder(),
+         PartialReduceSplitJoin(), PartialReduceIterate())

@@ -1,0 +1,26 @@
+"""Every rewrite rule, in the order of the paper's figures (3(a) to 4(e), then the rules of Figures 5 and 9)."""
+
+from __future__ import annotations
+
+from lift.rules import (fusion, iterate, map_lowering, memory, reduce_lowering, reduction, reorder, simplification,
+                        split_join, transposition, vectorization)
+
+_MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
+            vectorization, transposition)
+RULES = tuple(sorted((r for m in _MODULES for r in m.RULES), key=lambda r: r.figure))
+
+BY_NAME = {r.name: r for r in RULES}
+
+
+def catalogue() -> list:
+    """Every rule as a dict of `name`, `figure`, `description` and `equation` (for `lift rules`)."""
+    return [{"name": r.name, "figure": r.figure, "description": r.description, "equation": r.equation}
+            for r in RULES]
+
+
+def rule_named(name: str):
+    """The rule called `name`; KeyError listing the names otherwise."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no rule named {name!r}; the rules are: {', '.join(BY_NAME)}") from None

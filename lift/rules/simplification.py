@@ -1,0 +1,82 @@
+"""Simplification (Figure 3(e)): a split undone by a join, a vectorisation undone by a scalarisation.
+
+    split-n ∘ join      → id     (when the joined rows have n elements)
+    join ∘ split-n      → id
+    asVector-n ∘ asScalar → id   (when the scalarised vectors have n lanes)
+    asScalar ∘ asVector-n → id
+    transpose ∘ transpose → id
+    id                  → (nothing): `id(x)` is `x`
+
+The paper writes `split^n ∘ join^n`: the join must have joined rows of `n`, or the split regroups the
+elements differently (`split-2 ∘ join` of rows of 4 is not the identity). A transposition undone by
+another is removed too (after `lift.rules.transposition`'s interchange). The identity itself is
+removed, since `f ∘ id = f` (rule 4(c) leaves one where a `reorder` was).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from lift.ir.patterns import AsScalar, AsVector, Id, Join, Split, Transpose
+from lift.rules.rule import Equation, arg_call, expect
+from lift.types.types import ArrayType, VectorType
+
+
+class CancellingPair(Equation):
+    """`outer ∘ inner → id`, where `condition(outer call, inner call)` holds."""
+
+    figure = "3(e)"
+    on_functions = False
+
+    def __init__(self, outer: type, inner: type, equation: str, description: str,
+                 condition: Optional[Callable] = None, why: str = "", sized: bool = False):
+        self.heads, self.inner = (outer,), inner
+        self.name = f"{outer.paper}-{inner.paper}-id"
+        self.equation, self.description = equation, description
+        self.condition, self.why, self.sized = condition, why, sized
+
+    def match(self, call):
+        self.head(call)
+        inner = arg_call(call, self, self.inner, self.inner.paper)
+        expect(self.condition is None or self.condition(call, inner), self, self.why)
+        return (inner.args[0],)
+
+    def rewrite(self, call, x):
+        return x
+
+
+def _rows_of_split_length(split, join) -> bool:
+    return join.args[0].t.elem.length == split.f.n
+
+
+def _lanes_of_vector_width(as_vector, as_scalar) -> bool:
+    t = as_scalar.args[0].t
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return isinstance(t, VectorType) and t.width == as_vector.f.n
+
+
+class RemoveId(Equation):
+    name = "remove-id"
+    figure = "3(e)"
+    description = "the identity function does nothing"
+    equation = "f ∘ id → f"
+    heads = (Id,)
+    on_functions = False
+
+    def rewrite(self, call):
+        return call.args[0]
+
+
+RULES = (
+    CancellingPair(Split, Join, "split-n ∘ join → id", "splitting joined rows of n elements into n is the identity",
+                   _rows_of_split_length, "the joined rows do not have the split's length", sized=True),
+    CancellingPair(Join, Split, "join ∘ split-n → id", "joining the chunks of a split is the identity"),
+    CancellingPair(AsVector, AsScalar, "asVector-n ∘ asScalar → id",
+                   "re-vectorising scalarised n-vectors by n is the identity",
+                   _lanes_of_vector_width, "the scalarised vectors do not have the vector width"),
+    CancellingPair(AsScalar, AsVector, "asScalar ∘ asVector-n → id",
+                   "scalarising a vectorised array is the identity"),
+    CancellingPair(Transpose, Transpose, "transpose ∘ transpose → id", "transposing twice is the identity"),
+    RemoveId(),
+)

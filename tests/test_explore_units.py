@@ -1,0 +1,174 @@
+"""The explorer's parts that need no device: budgets, keys, the output check, timing, the log, the cost model."""
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lift import ArrayType, Float, Join, MapGlb, MapSeq, SizeVar, Split, UserFun, fun, python_source
+from lift.explore.candidate import Candidate, program_key
+from lift.explore.cost_model import DeviceModel, KernelProfile, predict, profile, spearman
+from lift.explore.driver import ExploreError, explore, parse_budget
+from lift.explore.evaluation import TimingPolicy, check_output, measure
+from lift.explore.log import Record, ResultLog
+from lift.opencl_gen.kernels import generate
+
+N = SizeVar("N")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.parametrize("text, seconds", [("90s", 90), ("10m", 600), ("1h", 3600), ("1.5h", 5400), (" 45 ", 45),
+                                           ("0.5m", 30), ("2M", 120)])
+def test_budgets_parse_as_seconds(text, seconds):
+    assert parse_budget(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "m", "10x", "ten minutes", "-5m", "0s", "1h30m"])
+def test_bad_budgets_are_rejected_clearly(text):
+    with pytest.raises(ExploreError, match="budget"):
+        parse_budget(text)
+
+
+@pytest.mark.parametrize("settings, message", [(dict(budget_s=0), "budget must be positive"),
+                                               (dict(jobs=0), "jobs must be at least 1"),
+                                               (dict(max_candidates=0), "max_candidates must be at least 1")])
+def test_bad_explore_settings_are_rejected_before_anything_runs(tmp_path, settings, message):
+    with pytest.raises(ExploreError, match=message):
+        explore(EXAMPLES / "asum.py", "asum", None, [], out_dir=tmp_path, **{"budget_s": 60, **settings})
+    assert not any(tmp_path.iterdir())
+
+
+def test_spearman_ranks_with_ties():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 1, 2, 3], [5, 6, 7, 8]) == pytest.approx(0.9486832980505138)
+    assert spearman([1, 1, 1], [1, 2, 3]) == 0.0
+    with pytest.raises(ValueError):
+        spearman([1, 2], [1])
+
+
+def _twice(f, chunk=64):
+    """`join ∘ map-global(map-seq(f) ∘ map-seq(f)) ∘ split-chunk`: the composition binds a fresh parameter."""
+    return fun([ArrayType(Float, N)], lambda x: (Join() @ MapGlb(MapSeq(f) @ MapSeq(f)) @ Split(chunk))(x))
+
+
+def test_keys_ignore_binder_names_but_not_structure_or_user_code():
+    ident = UserFun("ident", ("v",), "return v;", (Float,), Float, python=lambda v: v)
+    negate = UserFun("ident", ("v",), "return -v;", (Float,), Float, python=lambda v: -v)
+    a, b = _twice(ident), _twice(ident)
+    assert python_source(a) != python_source(b), "built twice, the composition's parameter has two names"
+    assert program_key(a) == program_key(b)
+    assert program_key(a) != program_key(_twice(negate)), "a user function's body is part of the key"
+    assert program_key(a) != program_key(_twice(ident, 32))
+    assert Candidate(a, [{"rule": "r"}]).key == program_key(a)
+
+
+def test_keys_are_stable_across_processes():
+    script = ("import itertools, sys; sys.path.insert(0, sys.argv[1])\n"
+              "from lift.ir.program_file import load_program_file\n"
+              "from lift.explore.candidate import program_key\n"
+              "pf = load_program_file(sys.argv[2])\n"
+              "print(program_key(pf.kernels['asum_amd']))\n")
+    from lift.ir.program_file import load_program_file
+
+    here = program_key(load_program_file(EXAMPLES / "asum.py").kernels["asum_amd"])
+    there = subprocess.run([sys.executable, "-c", script, str(EXAMPLES), str(EXAMPLES / "asum.py")],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert here == there
+
+
+def test_output_check_tolerates_reassociation_and_catches_wrong_results():
+    rng = np.random.default_rng(0)
+    want = rng.uniform(-1, 1, 1000).astype(np.float32) * 1000
+    assert check_output(want * np.float32(1 + 1e-5), want) is None
+    assert check_output(want + np.float32(0.5), want) is None, "errors are measured against the output's magnitude"
+    wrong = want.copy()
+    wrong[17] += 10
+    reason = check_output(wrong, want)
+    assert "1 of 1000 elements differ" in reason and "[17]" in reason
+    assert "shape" in check_output(want[:10], want)
+    with_nan = want.copy()
+    with_nan[3] = np.nan
+    assert check_output(with_nan, with_nan) is None
+    assert check_output(with_nan, want) is not None
+    pairs = np.zeros(4, dtype=[("_0", np.float32), ("_1", np.float32)])
+    pairs["_1"] = [1, 2, 3, 4]
+    bad = pairs.copy()
+    bad["_1"][2] = 9
+    assert check_output(pairs, pairs) is None
+    assert check_output(bad, pairs).startswith("component _1")
+
+
+def test_adaptive_timing_stops_when_stable_or_at_the_cap():
+    steady = measure(lambda: (1.0, 0.5), TimingPolicy(min_runs=5, max_runs=50))
+    assert (steady.runs, steady.median_ms, steady.per_kernel_ms, steady.stable) == (5, 1.5, (1.0, 0.5), True)
+    noisy = itertools.cycle([(1.0,), (2.0,)])
+    capped = measure(lambda: next(noisy), TimingPolicy(min_runs=4, max_runs=12))
+    assert capped.runs == 12 and not capped.stable
+    assert capped.q1_ms <= capped.median_ms <= capped.q3_ms
+
+
+def _record(key, status="ok", time_ms=1.0, **kw):
+    return Record(key, "dev (driver 1)", "asum", {"N": 1024}, status, time_ms=time_ms, **kw)
+
+
+def test_the_log_resumes_and_drops_a_line_cut_short(tmp_path):
+    path = tmp_path / "log.jsonl"
+    with ResultLog(path) as log:
+        log.append(_record("a", derivation=({"rule": "split-join", "at": "body"},)))
+        log.append(_record("b", status="crash", time_ms=None, reason="the worker died"))
+    with open(path, "a") as f:
+        f.write('{"key": "c", "dev')
+    with ResultLog(path) as log:
+        assert log.find("a", "dev (driver 1)", "asum", {"N": 1024}).derivation == ({"rule": "split-join", "at": "body"},)
+        assert log.find("b", "dev (driver 1)", "asum", {"N": 1024}).status == "crash"
+        assert log.find("a", "dev (driver 2)", "asum", {"N": 1024}) is None, "another driver is another device"
+        assert log.find("a", "dev (driver 1)", "asum", {"N": 2048}) is None
+        assert log.find("a", "dev (driver 1)", "asum", {"N": 1024}, role="baseline") is None
+        log.append(_record("c"))
+    lines = path.read_text().splitlines()
+    assert [json.loads(l)["key"] for l in lines] == ["a", "b", "c"]
+    with ResultLog(path) as log:
+        assert len(log.matching("dev (driver 1)", "asum", {"N": 1024})) == 3
+
+
+LOWERED = [("scal", "scal_vectorised", {"N": 1 << 16}), ("scal", "scal_global", {"N": 4096}),
+           ("asum", "asum_nvidia", {"N": 1 << 18}), ("asum", "asum_amd", {"N": 1 << 14}),
+           ("asum", "asum_intel", {"N": 1 << 16}), ("dot", "dot_cpu", {"N": 1 << 16}),
+           ("gemv", "gemv_workgroup", {"M": 64, "N": 1024}), ("gemv", "gemv_coalesced", {"M": 64, "N": 4096}),
+           ("blackscholes", "blackscholes_global", {"N": 4096}), ("md", "md_global", {"P": 1024, "K": 32})]
+CPU = DeviceModel.for_device("cpu", 2, 20.0, 0.002, 32768, 4096, 8)
+GPU = DeviceModel.for_device("gpu", 80, 800.0, 0.005, 49152, 1024, 1)
+
+
+@pytest.mark.parametrize("stem, kernel, sizes", LOWERED)
+def test_cost_model_profiles_every_kernel_the_generator_emits(examples, stem, kernel, sizes):
+    g = generate(examples[stem].kernels[kernel], kernel, sizes)
+    profiles = profile(g)
+    assert [p.name for p in profiles] == [k.name for k in g.kernels]
+    assert sum(p.global_bytes for p in profiles) > 0
+    assert all(0 < predict(profiles, m) < math.inf for m in (CPU, GPU))
+
+
+def test_cost_model_counts_traffic_work_and_barriers(examples):
+    n = 1 << 18
+    nvidia, amd = (profile(generate(examples["asum"].kernels[k], k, {"N": n})) for k in ("asum_nvidia", "asum_amd"))
+    assert nvidia[0].global_bytes >= 4 * n and nvidia[1].global_bytes == 2 * 4
+    assert nvidia[0].barriers == 1 + 7 + 1, "the local reduction, seven tree steps, the copy out"
+    assert (nvidia[0].work_items, nvidia[0].group_size) == (128, 128)
+    assert amd[0].calls[4] > 0 and amd[0].local_bytes > 0
+    assert predict(nvidia, CPU) > predict(profile(generate(examples["asum"].kernels["asum_intel"], "i", {"N": n})), CPU)
+
+
+def test_cost_model_rules_out_what_the_device_cannot_run():
+    k = KernelProfile("k", global_bytes=1e6, work_items=256, group_size=64, local_mem_bytes=1 << 20)
+    assert predict([k], CPU) == math.inf
+    k.local_mem_bytes, k.group_size = 0, 2048
+    assert predict([k], GPU) == math.inf
+    k.group_size = 256
+    assert predict([k], GPU) < math.inf
