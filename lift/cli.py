@@ -180,7 +180,7 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     search = RewriteSearch(expr, bound, seed)
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
-                         timeout_s=timeout, seed=seed)
+                         timeout_s=timeout, seed=seed, progress=sys.stderr.isatty())
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(result.table())
     for line in result.summary():

@@ -114,7 +114,7 @@ def test_faults_are_recorded_and_the_search_goes_on_then_a_rerun_resumes(asum_fi
     assert winner["cl"].read_text().startswith("/*\n * lift kernel asum")
     assert json.loads(winner["manifest"].read_text())["kernels"][0]["name"] == "asum_k0"
     derivation = json.loads(winner["derivation"].read_text())
-    assert derivation["key"] == result.winner.key and derivation["derivation"] == list(result.winner.derivation)
+    assert derivation["key"] == result.winner.key and derivation["steps"] == list(result.winner.derivation)
     assert result.winner.expression in winner["notation"].read_text()
     assert winner["plot"].read_bytes().startswith(b"\x89PNG")
 

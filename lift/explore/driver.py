@@ -359,7 +359,7 @@ class _Search:
             self.failed += not record.ok
             if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
                 self.best = record
-                report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record)
+                report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record, self.problem.program)
         self._show()
 
     def _tell(self, candidate: Candidate, record: Record) -> None:

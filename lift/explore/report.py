@@ -16,11 +16,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional, Sequence
 
+from lift.errors import LiftError
 from lift.explore.candidate import Candidate
 from lift.explore.log import Record
+from lift.ir.nodes import Lambda
 from lift.ir.printer import paper, python_source
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.manifest import write_cl
+from lift.rules.derivation import Derivation
 
 EXPRESSION_WIDTH = 72
 
@@ -32,16 +35,27 @@ def winner_paths(out_dir: Path, kernel: str) -> dict:
 
 
 def write_winner(out_dir: Path, kernel: str, candidate: Candidate, generated: GeneratedProgram,
-                 record: Record) -> dict:
-    """Write the winner's files (each replaced whole, never left half-written); return their paths."""
+                 record: Record, source: Lambda) -> dict:
+    """Write the winner's files (each replaced whole, never left half-written); return their paths.
+
+    The derivation's JSON is what `lift derive --steps` replays (its `steps` and `sizes`, with the
+    measurements beside them); its text is the derivation from `source` printed as the paper's Figure 8
+    when its steps are rules, else the steps as given.
+    """
     paths = winner_paths(out_dir, kernel)
     expression = paper(candidate.program)
     derivation = {"kernel": kernel, "key": record.key, "device": record.device, "sizes": dict(record.sizes),
                   "time_ms": record.time_ms, "gbps": record.gbps, "expression": expression,
                   "python_source": python_source(candidate.program), "params": dict(candidate.params),
-                  "derivation": list(candidate.derivation)}
-    steps = [f"{i + 1}. {json.dumps(step, ensure_ascii=False, default=str)}" for i, step in enumerate(candidate.derivation)]
-    notation = "\n".join([f"{kernel}: {len(steps)} rewrite steps", *steps, "", "result:", f"  {expression}", ""])
+                  "steps": list(candidate.derivation)}
+    try:
+        if not candidate.derivation:
+            raise ValueError("no steps")
+        notation = Derivation.from_json(json.dumps(derivation, default=str)).format_figure8(source) + "\n"
+    except (LiftError, KeyError, TypeError, ValueError):
+        steps = [f"{i + 1}. {json.dumps(step, ensure_ascii=False, default=str)}"
+                 for i, step in enumerate(candidate.derivation)]
+        notation = "\n".join([f"{kernel}: {len(steps)} steps", *steps, "", "result:", f"  {expression}", ""])
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".winner-") as tmp:
         staged = {role: Path(tmp) / path.name for role, path in paths.items()}
         write_cl(generated, staged["cl"])

@@ -108,7 +108,12 @@ def map_moves(at: str, length: int, vectorisable: bool) -> list:
 
 @dataclass
 class Bandit:
-    """UCB1 over the options of each decision: untried options first, then mean reward plus exploration."""
+    """UCB1 over the options of each decision.
+
+    Options never chosen come first, in a seeded random order, so that the first proposals do not depend
+    on when results come back (a resumed search proposes the same candidates again); then the mean
+    reward plus an exploration term, a choice whose result is pending counting as promising.
+    """
 
     rng: random.Random
     stats: dict = field(default_factory=dict)
@@ -116,19 +121,24 @@ class Bandit:
     def choose(self, decision: str, options: list) -> int:
         untried = [i for i, o in enumerate(options) if (decision, o) not in self.stats]
         if untried:
-            return self.rng.choice(untried)
-        total = sum(self.stats[(decision, o)][0] for o in options)
+            pick = self.rng.choice(untried)
+        else:
+            total = sum(self.stats[(decision, o)][0] for o in options)
 
-        def score(i):
-            n, reward = self.stats[(decision, options[i])]
-            return reward / n + math.sqrt(2 * math.log(total) / n)
+            def score(i):
+                chosen, observed, reward = self.stats[(decision, options[i])]
+                mean = reward / observed if observed else 1.0
+                return mean + math.sqrt(2 * math.log(total) / chosen)
 
-        return max(range(len(options)), key=score)
+            pick = max(range(len(options)), key=score)
+        chosen, observed, reward = self.stats.get((decision, options[pick]), (0, 0, 0.0))
+        self.stats[(decision, options[pick])] = (chosen + 1, observed, reward)
+        return pick
 
     def reward(self, choices: tuple, value: float) -> None:
         for decision, option in choices:
-            n, r = self.stats.get((decision, option), (0, 0.0))
-            self.stats[(decision, option)] = (n + 1, r + value)
+            chosen, observed, reward = self.stats.get((decision, option), (1, 0, 0.0))
+            self.stats[(decision, option)] = (chosen, observed + 1, reward + value)
 
 
 # --- the search -------------------------------------------------------------------------------------------
