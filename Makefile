@@ -16,9 +16,7 @@ $(VENV)/.installed: pyproject.toml
 
 demo: setup
 	$(BIN)/lift devices
-	$(BIN)/lift eval examples/asum.py
-	mkdir -p lift-out
-	$(BIN)/lift compile examples/asum.py --kernel asum_intel -o lift-out/asum_intel.cl
+	$(BIN)/lift explore examples/asum.py --device cpu --budget 3m --plot
 
 test: setup
 	scripts/install-system-packages.sh --test

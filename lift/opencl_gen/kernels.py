@@ -75,6 +75,8 @@ class GeneratedProgram:
 def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, int]] = None,
              launch: Optional[Mapping[int, Launch]] = None) -> GeneratedProgram:
     """Generate the kernels of a lowered program; `sizes` become constants, `launch` overrides kernel launches."""
+    if not name.isidentifier():
+        raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
     typed = specialise(program, sizes or {})
     return _Generator(name, typed, dict(sizes or {}), dict(launch or {})).run()
 
