@@ -30,6 +30,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Derivation, Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
+from lift.types.types import ScalarType
 from lift.rules.paper_derivations import chunked, copied_to_global, fused_sequential, lanes, local_tree, \
     local_tree_lowered, step
 
@@ -44,11 +45,17 @@ def _pow2_divisors(n: int, lo: int, hi: int) -> list:
 # --- moves -------------------------------------------------------------------------------------------------
 
 
-def reduction_moves(at: str, length: int, in_map: bool) -> list:
-    """The moves at a reduction `reduce(f, z) ∘ map(g)` at `at` over `length` elements: `(name, params, steps)`."""
+def reduction_moves(at: str, length: int, in_map: bool, scalars: bool, zipped: bool) -> list:
+    """The moves at a reduction `reduce(f, z) ∘ map(g)` at `at` over `length` elements: `(name, params, steps)`.
+
+    `scalars`: the map's elements are scalars (so it may be vectorised); `zipped`: it maps over a zip.
+    """
     groups, group, moves = f"{at}.args0.args0", f"{at}.args0.args0.f.f.body", []
     moves.append(("sequential", {}, step("map-to-seq", f"{at}.args0") + step("reduce-to-seq", at)
                   + step("reduce-seq-map-seq-fusion", at)))
+    if scalars and length % 4 == 0:
+        moves.append(("vectorize", {"width": 4}, step("vectorize-zip-map" if zipped else "vectorize-map",
+                                                        f"{at}.args0", n=4) + step("reduce-lanes", at)))
     if in_map:
         return moves
     finish = step("reduce-to-seq", at)
@@ -236,9 +243,12 @@ class RewriteSearch:
                 continue
             inside = _enclosing_pattern(ctx)
             if isinstance(node.f, P.Reduce) and _is_call_of(node.args[0], P.Map):
-                length = self.length(node.args[0].t)
+                mapped = node.args[0]
+                length = self.length(mapped.t)
                 if length is not None:
-                    return f"reduce@{ctx.path}", reduction_moves(ctx.path, length, inside)
+                    zipped = _is_call_of(mapped.args[0], P.Zip)
+                    scalars = _scalar_elements(mapped) or (zipped and _scalar_result(mapped))
+                    return f"reduce@{ctx.path}", reduction_moves(ctx.path, length, inside, scalars, zipped)
             if maps is None and isinstance(node.f, P.Map) and not inside:
                 length = self.length(node.args[0].t)
                 if length is not None:
@@ -305,7 +315,8 @@ def _is_call_of(e, cls) -> bool:
 
 
 def _scalar_elements(call: FunCall) -> bool:
-    from lift.types.types import ScalarType
+    return isinstance(call.args[0].t.elem, ScalarType) and _scalar_result(call)
 
-    t = call.args[0].t
-    return isinstance(t.elem, ScalarType) and isinstance(call.t.elem, ScalarType)
+
+def _scalar_result(call: FunCall) -> bool:
+    return isinstance(call.t.elem, ScalarType)

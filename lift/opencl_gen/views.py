@@ -60,6 +60,8 @@ class MemAccess(Access):
 
     def read(self) -> str:
         m, idx = self.mem, self.index
+        if m.scalar_variable and isinstance(m.elem, VectorType) and self.width == 1:
+            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{idx.to_c()}]"
         if m.scalar_variable:
             return m.name + self.field
         if isinstance(m.elem, VectorType):
@@ -159,7 +161,7 @@ class MemView(View):
             t = t.elem
         if isinstance(t, ArrayType):
             raise LiftCodegenError(f"{self.type} needs {len(idx) + 1} or more indices")
-        if isinstance(t, VectorType) and not self.mem.scalar_variable:
+        if isinstance(t, VectorType):
             return MemAccess(mem=self.mem, index=flat * t.width, width=t.width, field=self.field)
         return MemAccess(mem=self.mem, index=flat, width=1, field=self.field)
 

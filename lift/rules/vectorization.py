@@ -1,7 +1,9 @@
 """Vectorisation (Figure 4(e)): maps and reductions over `n`-lane vectors.
 
     map(f)                          → asScalar ∘ map(vect-n(f)) ∘ asVector-n
+    map(f) ∘ zip(a, b)              → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))
     part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n
+    reduce(f, z) ∘ asScalar         → reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z))
     map(asScalar)                   → asScalar
     map(asVector-n)                 → asVector-n
 
@@ -23,6 +25,12 @@ lane `j` of every group of `n` into result `j`; and an `n`-vector is an array of
 (`asVector-n` is `split-n`, `vect-n(f)` is `f` on every lane), so reducing the groups lane-wise is
 `reduce(vect-n(f), vect-n(z)) ∘ asVector-n`, with `asScalar` giving back the lanes as an array.
 
+The zipped form is the map rule for a function of several arrays (dot's `map(mult) ∘ zip(x, y)`):
+lane `j` of vector `i` of each `asVector-n(a)` is `a[n*i + j]`, so `vect-n(f)` on the zipped vectors
+computes `f` on the zipped elements in order. A reduction of scalarised vectors may first add the
+vectors lane-wise (`reduce(vect-n(f), vect-n(z))`, one vector) and then reduce its `n` lanes: for an
+associative and commutative `f` with neutral `z`, as `reduce` requires, the order does not matter.
+
 `asVector-n` and `asScalar` act on the innermost dimension of any array (Table 2), so mapping them
 over the outer dimension changes nothing: the last two rules take them out of a map after fission
 (Figure 9(b)'s `join ∘ asScalar ∘ map-workgroup(...) ∘ asVector-4 ∘ split-2048`).
@@ -32,12 +40,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import Literal
-from lift.ir.patterns import AbstractMap, AsScalar, AsVector, PartRed, Reduce, ReorderStride, vector_literal
+from lift.ir.nodes import FunCall, Literal
+from lift.ir.patterns import AbstractMap, AsScalar, AsVector, PartRed, Reduce, ReorderStride, Zip, vector_literal
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, SizedRule, arg_call, expect
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize
-from lift.types.types import VECTOR_WIDTHS, ScalarType
+from lift.types.types import VECTOR_WIDTHS, ArrayType, ScalarType, VectorType
 
 
 def _vectorised(rule: Rule, n: int, f):
@@ -65,6 +73,60 @@ class MapVectorization(SizedRule):
     def rewrite(self, call, n):
         n = integer(n)
         return AsScalar()(replace(call.f, f=_vectorised(self, n, call.f.f))(AsVector(n)(call.args[0])))
+
+
+class ZipMapVectorization(SizedRule):
+    name = "vectorize-zip-map"
+    figure = "4(e)"
+    description = "a map over zipped scalar arrays becomes a map of its n-lane version over zipped vector arrays"
+    equation = "map(f) ∘ zip(a, b) → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))"
+    heads = (AbstractMap,)
+    on_functions = False
+
+    def allowed(self, call, ctx):
+        zipped = arg_call_n(call, self)
+        for a in zipped.args:
+            expect(isinstance(a.t.elem, ScalarType), self, f"zips {a.t}, not arrays of scalars")
+        expect(isinstance(call.t.elem, ScalarType), self, f"the map gives {call.t.elem}, not scalars")
+        _vectorised(self, VECTOR_WIDTHS[0], self.head(call).f)
+
+    def fits(self, call, n):
+        return n in VECTOR_WIDTHS
+
+    def rewrite(self, call, n):
+        n = integer(n)
+        zipped = arg_call_n(call, self)
+        vectors = Zip(*(AsVector(n)(a) for a in zipped.args))
+        return AsScalar()(replace(call.f, f=_vectorised(self, n, call.f.f))(vectors))
+
+
+def arg_call_n(call, rule: Rule):
+    """The zip call `call` maps over."""
+    inner = call.args[0] if len(call.args) == 1 else None
+    expect(isinstance(inner, FunCall) and isinstance(inner.f, Zip), rule, "expects a map over zip(...)")
+    return inner
+
+
+class ReduceLanes(Equation):
+    name = "reduce-lanes"
+    figure = "9(b)"
+    description = "reduce n-vectors lane-wise first, then the n lanes"
+    equation = "reduce(f, z) ∘ asScalar → reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z))"
+    heads = (Reduce,)
+    reassociates = True
+
+    def match(self, call):
+        r, scalars = self.head(call), arg_call(call, self, AsScalar, "asScalar")
+        x = scalars.args[0]
+        expect(isinstance(x.t, ArrayType) and isinstance(x.t.elem, VectorType), self,
+               f"needs a 1-D array of vectors under asScalar, got {x.t}")
+        expect(call.args[0].t.elem == r.init.t and isinstance(r.init, Literal), self,
+               "needs a (T, T) -> T operator with a constant neutral element")
+        n = x.t.elem.width
+        return n, _vectorised(self, n, r.f), r.init, x
+
+    def rewrite(self, call, n, f, z, x):
+        return self.head(call)(AsScalar()(Reduce(f, vector_literal(n, z))(x)))
 
 
 class ReductionVectorization(Equation):
@@ -108,5 +170,5 @@ class OutOfMap(Equation):
         return g(*call.args)
 
 
-RULES = (MapVectorization(), ReductionVectorization(), OutOfMap(AsScalar, "map(asScalar) → asScalar"),
+RULES = (MapVectorization(), ZipMapVectorization(), ReductionVectorization(), ReduceLanes(), OutOfMap(AsScalar, "map(asScalar) → asScalar"),
          OutOfMap(AsVector, "map(asVector-n) → asVector-n"))
