@@ -36,13 +36,13 @@ HAND_LOWERED = {"asum": ("asum_nvidia", "asum_amd", "asum_intel", "asum_cpu"), "
                 "gemv": ("gemv_workgroup", "gemv_coalesced")}
 
 HAND_WRITTEN = """
-kernel void asum(global const float4* x, global float4* partial, const int chunk) {
+kernel void hand_asum(global const float4* x, global float4* partial, const int chunk) {
     int g = get_global_id(0);
     float4 acc = (float4)(0.0f);
     for (int i = 0; i < chunk; i++) acc += fabs(x[g * chunk + i]);
     partial[g] = acc;
 }
-kernel void dot(global const float4* x, global const float4* y, global float4* partial, const int chunk) {
+kernel void hand_dot(global const float4* x, global const float4* y, global float4* partial, const int chunk) {
     int g = get_global_id(0);
     float4 acc = (float4)(0.0f);
     for (int i = 0; i < chunk; i++) acc += x[g * chunk + i] * y[g * chunk + i];
@@ -53,11 +53,11 @@ kernel void sum4(global const float* partial, global float* out, const int n) {
     for (int i = 0; i < n; i++) acc += partial[i];
     out[0] = acc;
 }
-kernel void scal(const float a, global const float4* x, global float4* out) {
+kernel void hand_scal(const float a, global const float4* x, global float4* out) {
     int g = get_global_id(0);
     out[g] = a * x[g];
 }
-kernel void gemv(global const float4* A, global const float4* x, global const float* y, global float* out,
+kernel void hand_gemv(global const float4* A, global const float4* x, global const float* y, global float* out,
                  const int n4, const float alpha, const float beta) {
     int row = get_global_id(0);
     float4 acc = (float4)(0.0f);
@@ -89,15 +89,15 @@ class HandWritten:
             n = sizes["N"]
             chunk, items = 8192, n // (4 * 8192)
             partial = cl.Buffer(ctx, mf.READ_WRITE, 16 * items)
-            first = kernel("asum", buf[0], partial, np.int32(chunk)) if stem == "asum" else \
-                kernel("dot", buf[0], buf[1], partial, np.int32(chunk))
+            first = kernel("hand_asum", buf[0], partial, np.int32(chunk)) if stem == "asum" else \
+                kernel("hand_dot", buf[0], buf[1], partial, np.int32(chunk))
             self.launches = [(first, (items,), None), (kernel("sum4", partial, out, np.int32(4 * items)), (1,), (1,))]
             self.buffers = buf + [partial, out]
         elif stem == "scal":
-            self.launches = [(kernel("scal", np.float32(inputs[0]), buf[0], out), (sizes["N"] // 4,), None)]
+            self.launches = [(kernel("hand_scal", np.float32(inputs[0]), buf[0], out), (sizes["N"] // 4,), None)]
             self.buffers = buf + [out]
         else:
-            self.launches = [(kernel("gemv", buf[0], buf[1], buf[2], out, np.int32(sizes["N"] // 4),
+            self.launches = [(kernel("hand_gemv", buf[0], buf[1], buf[2], out, np.int32(sizes["N"] // 4),
                                      np.float32(inputs[3]), np.float32(inputs[4])), (sizes["M"],), None)]
             self.buffers = buf + [out]
 
