@@ -89,5 +89,7 @@ def test_a_search_rewards_the_choices_of_a_measured_candidate(examples):
     search = RewriteSearch(program, {"N": 4096}, seed=0)
     candidate = next(iter(search))
     search.observe(candidate, 1.0)
-    (decision, option), = search.choices_of[candidate.key]
-    assert search.bandit.stats[(decision, option)] == (1, 1, 1.0)
+    choices = search.choices_of[candidate.key]
+    assert [d for d, _ in choices] == ["map@body", f"map@body/{choices[0][1]}"], "the kind of move, then its variant"
+    for decision, option in choices:
+        assert search.bandit.stats[(decision, option)] == (1, 1, 1.0)

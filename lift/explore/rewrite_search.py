@@ -9,9 +9,9 @@ program means. The search builds one in three stages, as the issue describes:
 (b) lowering what is left (a map outside every map runs on global work-items, any other map and every
     reduction sequentially, reorders keep their order), then cleaning up with the fusion and identity
     rules until none applies;
-(c) parameters (chunk sizes, work-items per group, vector width) and the choice of move at each place,
-    drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so far
-    (`observe`); untried options come first.
+(c) at each place, the kind of move and then its parameters (chunk sizes, work-items per group, vector
+    width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
+    far (`observe`); untried options come first.
 
 Each distinct program (up to parameter names) is proposed once.
 """
@@ -179,7 +179,8 @@ class RewriteSearch:
                 continue
             misses = 0
             self.seen.add(key)
-            params = {decision: f"{name}({', '.join(f'{k}={v}' for k, v in ps)})" for decision, (name, ps) in choices}
+            params = {decision.split("/")[0]: f"{option[0]}({', '.join(f'{k}={v}' for k, v in option[1])})"
+                      for decision, option in choices if "/" in decision}
             candidate = Candidate(program, tuple(_step_json(s) for s in derivation.steps), params)
             self.choices_of[candidate.key] = choices
             yield candidate
@@ -205,7 +206,11 @@ class RewriteSearch:
             decision, moves = point
             options = [(name, tuple(sorted(params.items()))) for name, params, _ in moves]
             live = [i for i, o in enumerate(options) if (decision, o) not in self.failed_moves] or [0]
-            pick = live[self.bandit.choose(decision, [options[i] for i in live])]
+            families = list(dict.fromkeys(options[i][0] for i in live))
+            family = families[self.bandit.choose(decision, families)]
+            variants = [i for i in live if options[i][0] == family]
+            pick = variants[self.bandit.choose(f"{decision}/{family}", [options[i] for i in variants])]
+            choices.append((decision, family))
             applied = self.apply(program, moves[pick][2])
             if applied is None:
                 self.failed_moves.add((decision, options[pick]))
@@ -215,9 +220,10 @@ class RewriteSearch:
                 if applied is None:
                     return None
                 pick = 0
+                choices[-1] = (decision, options[0][0])
             program, steps = applied
             derivation = derivation + steps
-            choices.append((decision, options[pick]))
+            choices.append((f"{decision}/{options[pick][0]}", options[pick]))
         try:
             program, derivation = self.lower_rest(program, derivation)
             program, derivation = self.clean_up(program, derivation)
