@@ -235,6 +235,7 @@ class _Search:
         self.end = EXHAUSTED
         self.observe = None
         self.kept: dict = {}
+        self.offered: dict = {}
         logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
         self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
 
@@ -275,10 +276,19 @@ class _Search:
 
         Candidates measured minutes apart on a shared machine see different loads; measured side by
         side, the winner is the one that is fastest, not the one that was measured in a quiet moment.
+        The fastest of every run so far take part (a resumed run generates the earlier ones again); a run
+        that measured nothing new measures nothing again.
         """
-        if len(self.kept) < 2 or self.remaining() <= 0:
+        logged = [r for r in self.log.matching(self.device, self.problem.kernel, self.problem.sizes)
+                  if r.role == CANDIDATE and r.ok and r.key in self.offered]
+        best = []
+        for record in sorted(logged, key=lambda r: r.time_ms)[:top]:
+            item = self.kept[record.key][0] if record.key in self.kept else \
+                self._prepare(self.offered[record.key], CANDIDATE)
+            if item is not None:
+                best.append((item, record))
+        if len(best) < 2 or self.evaluated == 0 or self.remaining() <= 0:
             return
-        best = sorted(self.kept.values(), key=lambda kept: kept[1].time_ms)[:top]
         samples = {item.candidate.key: [] for item, _ in best}
         for _ in range(rounds):
             for item, _ in best:
@@ -324,6 +334,7 @@ class _Search:
             self.seen.add(candidate.key)
             taken += 1
             logged = self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
+            self.offered[candidate.key] = candidate
             if logged is not None:
                 self.skipped += 1
                 self._tell(candidate, logged)
@@ -384,6 +395,7 @@ class _Search:
             self.failed += not record.ok
             if record.ok:
                 self.kept[c.key] = (item, record)
+                self.offered[c.key] = c
             if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
                 self.best = record
                 report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record, self.problem.program)
