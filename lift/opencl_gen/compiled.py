@@ -125,7 +125,8 @@ class CompiledProgram:
                 scalars[mem.name] = np.asarray(data, host_dtype(mem.elem)).reshape(())[()]
             else:
                 data = np.ascontiguousarray(data)
-                buffers[mem.name] = cl.Buffer(ctx, mf.READ_ONLY, size=max(data.nbytes, 1))
+                buffers[mem.name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data) if data.nbytes \
+                    else cl.Buffer(ctx, mf.READ_ONLY, size=1)
                 uploads.append((buffers[mem.name], data))
         out_host = np.empty(host_shape(g.typed.type, sizes), dtype=host_dtype(g.typed.type))
         buffers[g.output.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(out_host.nbytes, 1))
