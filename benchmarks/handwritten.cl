@@ -1,0 +1,116 @@
+// Hand-written OpenCL twins of the paper's applications, the yardsticks of `python -m benchmarks`.
+//
+// Each is written the way a programmer would write it without lift: the BLAS kernels as float4
+// chunked reductions (one work-item per contiguous chunk, then one work-item sums the partials);
+// gemv as a row per work-item and as a work-group per row with a local-memory tree; BlackScholes as
+// NVIDIA's OpenCL SDK writes it (a polynomial cumulative normal, a grid-stride loop over options);
+// MD as SHOC writes it (one work-item per atom, the neighbour list stored neighbour-major).
+
+kernel void scal4(const float a, global const float4* restrict x, global float4* restrict out) {
+    size_t i = get_global_id(0);
+    out[i] = a * x[i];
+}
+
+// Partial sums of |x| over chunks of `chunk` float4s (the last chunk may be short).
+kernel void asum_chunks(global const float4* restrict x, global float4* restrict partial, const int n4,
+                        const int chunk) {
+    int g = get_global_id(0);
+    int end = min(n4, (g + 1) * chunk);
+    float4 acc = (float4)(0.0f);
+    for (int i = g * chunk; i < end; i++) acc += fabs(x[i]);
+    partial[g] = acc;
+}
+
+// Partial sums of x*y over chunks of `chunk` float4s.
+kernel void dot_chunks(global const float4* restrict x, global const float4* restrict y,
+                       global float4* restrict partial, const int n4, const int chunk) {
+    int g = get_global_id(0);
+    int end = min(n4, (g + 1) * chunk);
+    float4 acc = (float4)(0.0f);
+    for (int i = g * chunk; i < end; i++) acc += x[i] * y[i];
+    partial[g] = acc;
+}
+
+// The second stage of both reductions: one work-item sums `n` partials.
+kernel void sum_partials(global const float* restrict partial, global float* restrict out, const int n) {
+    float acc = 0.0f;
+    for (int i = 0; i < n; i++) acc += partial[i];
+    out[0] = acc;
+}
+
+// gemv, a row per work-item: out[r] = a * dot(A[r], x) + b * y[r], the row read as float4s.
+kernel void gemv_rows(global const float4* restrict A, global const float4* restrict x,
+                      global const float* restrict y, global float* restrict out, const float a, const float b,
+                      const int n4) {
+    int r = get_global_id(0);
+    global const float4* row = A + (size_t)r * n4;
+    float4 acc = (float4)(0.0f);
+    for (int i = 0; i < n4; i++) acc += row[i] * x[i];
+    out[r] = a * (acc.x + acc.y + acc.z + acc.w) + b * y[r];
+}
+
+// gemv, a work-group per row: each work-item sums a strided share of the row's float4s, then a tree
+// in local memory (the work-group size a power of two).
+kernel void gemv_groups(global const float4* restrict A, global const float4* restrict x,
+                        global const float* restrict y, global float* restrict out, const float a, const float b,
+                        const int n4, local float* scratch) {
+    int r = get_group_id(0), l = get_local_id(0), size = get_local_size(0);
+    global const float4* row = A + (size_t)r * n4;
+    float4 acc = (float4)(0.0f);
+    for (int i = l; i < n4; i += size) acc += row[i] * x[i];
+    scratch[l] = acc.x + acc.y + acc.z + acc.w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int active = size / 2; active > 0; active /= 2) {
+        if (l < active) scratch[l] += scratch[l + active];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) out[r] = a * scratch[0] + b * y[r];
+}
+
+// The cumulative normal distribution by the polynomial of Abramowitz and Stegun (26.2.17), as NVIDIA's SDK.
+float cnd(float d) {
+    const float A1 = 0.31938153f, A2 = -0.356563782f, A3 = 1.781477937f, A4 = -1.821255978f, A5 = 1.330274429f;
+    const float RSQRT2PI = 0.39894228040143267793994605993438f;
+    float k = 1.0f / (1.0f + 0.2316419f * fabs(d));
+    float c = RSQRT2PI * exp(-0.5f * d * d) * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))));
+    return d > 0.0f ? 1.0f - c : c;
+}
+
+// NVIDIA's SDK BlackScholes: a grid-stride loop over options, calls and puts in separate arrays.
+kernel void black_scholes(global float* restrict call, global float* restrict put, global const float* restrict s,
+                          const float strike, const float years, const float rate, const float volatility,
+                          const int n) {
+    float sqrt_t = sqrt(years);
+    float discounted = strike * exp(-rate * years);
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        float d1 = (log(s[i] / strike) + (rate + 0.5f * volatility * volatility) * years) / (volatility * sqrt_t);
+        float d2 = d1 - volatility * sqrt_t;
+        float cnd_d1 = cnd(d1), cnd_d2 = cnd(d2);
+        call[i] = s[i] * cnd_d1 - discounted * cnd_d2;
+        put[i] = discounted * (1.0f - cnd_d2) - s[i] * (1.0f - cnd_d1);
+    }
+}
+
+// SHOC's MD: the Lennard-Jones force on each atom from its neighbours within the cutoff; neighbour j of
+// atom i is at neighbours[j * atoms + i], so that on a GPU neighbouring work-items read neighbouring indices.
+kernel void md_lj_force(global float4* restrict force, global const float4* restrict position,
+                        global const int* restrict neighbours, const int neighbour_count, const int atoms,
+                        const float cutoff_sq, const float lj1, const float lj2) {
+    int i = get_global_id(0);
+    float4 p = position[i];
+    float4 f = (float4)(0.0f);
+    for (int j = 0; j < neighbour_count; j++) {
+        float4 q = position[neighbours[j * atoms + i]];
+        float dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
+        float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 < cutoff_sq) {
+            float r2inv = 1.0f / r2;
+            float r6inv = r2inv * r2inv * r2inv;
+            float c = r2inv * r6inv * (lj1 * r6inv - lj2);
+            f.x += dx * c;
+            f.y += dy * c;
+            f.z += dz * c;
+        }
+    }
+    force[i] = f;
+}

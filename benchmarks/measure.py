@@ -1,0 +1,278 @@
+"""Checking and timing contenders: lift's programs, hand-written and library kernels, and numpy.
+
+A contender is prepared into a *run*: `upload()` (ms), `launch()` (the kernels' ms, one per kernel) and
+`download()` (the output in the reference's layout, and ms). lift's `PreparedRun` is one; `DeviceRun`
+here holds hand-written or library kernels on device arrays; `HostRun` holds a numpy call.
+
+`measure_all` runs each contender once and compares its output with the reference
+(`lift.explore.evaluation.check_output`: every element within 1e-3 of the output's magnitude, since
+re-associated float sums round differently); a wrong one is reported as wrong and never timed. The
+correct ones are then timed: the kernel time is the median of launches back to back (transfers
+excluded and the caches warm, as in the paper's 7.2, whose medians are of repeated runs), the total
+the median of runs each uploading the inputs, launching and downloading the output. Where memory
+allows, the contenders are timed in `ROUNDS` interleaved rounds, each starting with warm-up launches,
+so that the machine's drift hits all of them alike and the ratios of one run hold; the yardsticks
+(the streaming kernels) take part in the rounds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from lift.errors import LiftDeviceError, LiftError, LiftSizeError
+from lift.explore.evaluation import check_output
+from lift.opencl_gen import runtime
+
+OK, WRONG, FAILED, SKIPPED = "ok", "wrong", "failed", "skipped"
+ROUNDS = 5
+WARMUP_S = 0.1
+
+
+class Unavailable(Exception):
+    """A contender that cannot run here: a missing library, or sizes its kernels do not take.
+
+    It is reported as skipped, as are lift's size and device errors (a program whose splits do not divide
+    the sizes, or whose launch the device cannot take); any other error while preparing or running a
+    contender is reported as failed."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """How a contender fared: `ok` with its median times (ms), or wrong, failed or skipped with the reason."""
+
+    status: str
+    kernel_ms: Optional[float] = None
+    total_ms: Optional[float] = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A named implementation of one benchmark: `prepare()` gives its run (or raises `Unavailable`)."""
+
+    name: str
+    kind: str
+    prepare: Callable[[], object]
+
+
+def elapsed_ms(event) -> float:
+    return (event.profile.end - event.profile.start) * 1e-6
+
+
+def launcher(queue, launches: list) -> Callable[[], list]:
+    """A function launching `(kernel, global size, local size)` in order and giving their times in ms."""
+    def launch() -> list:
+        events = [cl.enqueue_nd_range_kernel(queue, k, g, l) for k, g, l in launches]
+        cl.wait_for_events(events)
+        return [elapsed_ms(e) for e in events]
+    return launch
+
+
+class DeviceRun:
+    """Hand-written or library kernels on device arrays: the inputs are uploaded before each run and the
+    outputs downloaded after it, then `collect`ed into the reference's layout.
+
+    Declare the arrays with `input`, `output` and `scratch` (the run holds them all while its kernels
+    may use them), then say how to launch with `kernels` or `library`.
+    """
+
+    def __init__(self, device):
+        self.context, self.queue = runtime.context_and_queue(device)
+        self.uploads: list = []
+        self.downloads: list = []
+        self.restores: list = []
+        self.arrays: list = []
+        self.steps: Callable[[], list] = lambda: []
+        self.collect: Callable[[list], np.ndarray] = lambda outputs: outputs[0]
+
+    def _array(self, shape, dtype) -> cla.Array:
+        array = cla.empty(self.queue, shape, dtype)
+        self.arrays.append(array)
+        return array
+
+    def input(self, host: np.ndarray, in_place: bool = False) -> cla.Array:
+        """A device copy of `host`, uploaded before each run. `in_place`: the kernels overwrite it with the
+        output (as BLAS routines do), so it is downloaded after each run and, before each launch,
+        restored from a device copy (untimed), so that every launch computes the benchmark."""
+        host = np.ascontiguousarray(host)
+        array = self._array(host.shape, host.dtype)
+        self.uploads.append((array, host))
+        if in_place:
+            pristine = self._array(host.shape, host.dtype)
+            pristine.set(host)
+            self.restores.append((array, pristine))
+            self.downloads.append(array)
+        return array
+
+    def output(self, shape, dtype=np.float32) -> cla.Array:
+        array = self._array(shape, dtype)
+        self.downloads.append(array)
+        return array
+
+    def scratch(self, shape, dtype=np.float32) -> cla.Array:
+        return self._array(shape, dtype)
+
+    def kernels(self, launches: list, collect: Optional[Callable] = None) -> "DeviceRun":
+        """Launch `(kernel, global size, local size)` in order, timed by their profiling events."""
+        return self._finish(launcher(self.queue, launches), collect)
+
+    def library(self, call: Callable[[], object], collect: Optional[Callable] = None) -> "DeviceRun":
+        """Launch a library routine, timed from a marker before it to a marker after it (a library such as
+        CLBlast returns only its last kernel's event, so that the span is the nearest to its kernel time)."""
+        def steps() -> list:
+            before = cl.enqueue_marker(self.queue)
+            call()
+            after = cl.enqueue_marker(self.queue)
+            after.wait()
+            return [(after.profile.end - before.profile.end) * 1e-6]
+        return self._finish(steps, collect)
+
+    def _finish(self, steps: Callable[[], list], collect: Optional[Callable]) -> "DeviceRun":
+        self.steps = steps
+        if collect is not None:
+            self.collect = collect
+        return self
+
+    def upload(self) -> float:
+        events = [cl.enqueue_copy(self.queue, array.data, host, is_blocking=False) for array, host in self.uploads]
+        cl.wait_for_events(events)
+        return sum(elapsed_ms(e) for e in events)
+
+    def launch(self) -> list:
+        if self.restores:
+            cl.wait_for_events([cl.enqueue_copy(self.queue, a.data, p.data) for a, p in self.restores])
+        return self.steps()
+
+    def download(self) -> tuple:
+        hosts = [np.empty(a.shape, a.dtype) for a in self.downloads]
+        events = [cl.enqueue_copy(self.queue, h, a.data, is_blocking=False) for h, a in zip(hosts, self.downloads)]
+        cl.wait_for_events(events)
+        return self.collect(hosts), sum(elapsed_ms(e) for e in events)
+
+
+@dataclass
+class HostRun:
+    """A host implementation as a run: nothing to transfer; each launch calls `fn()`, timed by the wall clock,
+    and the download `collect`s its last result into the reference's layout."""
+
+    fn: Callable[[], object]
+    collect: Callable[[object], np.ndarray] = np.asarray
+    result: object = field(default=None, init=False)
+
+    def upload(self) -> float:
+        return 0.0
+
+    def launch(self) -> list:
+        start = time.perf_counter()
+        self.result = self.fn()
+        return [(time.perf_counter() - start) * 1e3]
+
+    def download(self) -> tuple:
+        return self.collect(self.result), 0.0
+
+
+def kernel(program, name: str, *args):
+    """The kernel `name` of a built program with its arguments set (device arrays by their buffers)."""
+    k = cl.Kernel(program, name)
+    k.set_args(*(a.data if isinstance(a, cla.Array) else a for a in args))
+    return k
+
+
+def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: Optional[dict] = None,
+                interleave: bool = True, log: Callable[[str], None] = print) -> tuple:
+    """Check then time every contender (see the module docstring), and time the `yardsticks` (name: a
+    function launching kernels and giving their times, as `launcher` makes). Returns
+    `({contender name: Measurement}, {yardstick name: median kernel ms})`.
+
+    Without `interleave`, each contender is timed in one round as soon as it is checked and then let go,
+    so that only one holds device memory at a time."""
+    rounds, per_round = (ROUNDS, -(-runs // ROUNDS)) if interleave else (1, runs)
+    results, timings = {}, {}
+    for c in contenders:
+        run, failure = _prepare_and_check(c, reference)
+        log(f"  {c.name}: " + ("verified" if failure is None else f"{failure.status}: {failure.reason}"))
+        if failure is not None:
+            results[c.name] = failure
+        elif interleave:
+            timings[c.name] = _Timing(run.launch, run)
+        else:
+            results[c.name] = _alone(run, runs)
+        del run
+    gauges = {name: _Timing(launch) for name, launch in (yardsticks or {}).items()}
+    for _ in range(rounds):
+        for timing in [*timings.values(), *gauges.values()]:
+            timing.round(per_round)
+    results.update({name: timing.measurement() for name, timing in timings.items()})
+    return ({c.name: results[c.name] for c in contenders},
+            {name: statistics.median(timing.kernel) for name, timing in gauges.items()})
+
+
+class _Timing:
+    """The samples of one contender (or, without a run, a yardstick), gathered round by round."""
+
+    def __init__(self, launch: Callable[[], list], run=None):
+        self.launch, self.run = launch, run
+        self.kernel: list = []
+        self.total: list = []
+
+    def round(self, k: int) -> None:
+        """Warm-up launches for `WARMUP_S` (at least one), `k` launches back to back, then `k` runs each with
+        its transfers (a host run has none). After another contender's round the caches hold its data, and
+        on a CPU the first launches run slow for some 20 ms besides, as if the cores had to wake up."""
+        deadline = time.perf_counter() + WARMUP_S
+        self.launch()
+        while time.perf_counter() < deadline:
+            self.launch()
+        self.kernel += [sum(self.launch()) for _ in range(k)]
+        if self.run is not None and not isinstance(self.run, HostRun):
+            self.total += [_with_transfers(self.run) for _ in range(k)]
+
+    def measurement(self) -> Measurement:
+        return Measurement(OK, statistics.median(self.kernel), statistics.median(self.total or self.kernel))
+
+
+def _alone(run, runs: int) -> Measurement:
+    timing = _Timing(run.launch, run)
+    timing.round(runs)
+    return timing.measurement()
+
+
+def _prepare_and_check(c: Contender, reference: np.ndarray) -> tuple:
+    """`(run, None)` for a contender whose first run's output is right, else `(None, Measurement)` saying why not."""
+    try:
+        run = c.prepare()
+        run.upload()
+        run.launch()
+        output, _ = run.download()
+    except (Unavailable, LiftSizeError, LiftDeviceError) as e:
+        return None, Measurement(SKIPPED, reason=_one_line(e))
+    except (LiftError, cl.Error, RuntimeError) as e:
+        return None, Measurement(FAILED, reason=_one_line(e))
+    reason = check_output(np.asarray(output), reference)
+    if reason is not None:
+        return None, Measurement(WRONG, reason=reason)
+    return run, None
+
+
+def _with_transfers(run) -> float:
+    """One upload, launch and download: their summed ms."""
+    up = run.upload()
+    kernels = sum(run.launch())
+    _, down = run.download()
+    return up + kernels + down
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= 300 else text[:299] + "…"

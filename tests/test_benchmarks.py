@@ -1,0 +1,68 @@
+"""The benchmark suite's machinery (`python -m benchmarks`), at tiny sizes: what it checks and what it writes.
+
+No timing is asserted: the suite's numbers are reported by a run, never tested.
+"""
+
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyopencl")
+# `benchmarks` is a folder of the repository, not an installed package: importable from its root only.
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from benchmarks.__main__ import main  # noqa: E402
+from benchmarks.measure import OK, SKIPPED, WRONG, Contender, HostRun, Unavailable, measure_all  # noqa: E402
+from benchmarks.reporting import COLUMNS  # noqa: E402
+from lift.errors import LiftDeviceError  # noqa: E402
+from lift.opencl_gen import runtime  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def device():
+    try:
+        return runtime.select_device()
+    except LiftDeviceError as e:
+        pytest.skip(str(e))
+
+
+def test_only_a_correct_contender_is_timed():
+    reference = np.arange(8, dtype=np.float32)
+
+    def missing():
+        raise Unavailable("not here")
+
+    contenders = [Contender("right", "numpy", lambda: HostRun(lambda: reference.copy())),
+                  Contender("wrong", "numpy", lambda: HostRun(lambda: reference + 1)),
+                  Contender("missing", "numpy", missing)]
+    results, _ = measure_all(contenders, reference, runs=3, log=lambda line: None)
+    assert results["right"].status == OK and results["right"].kernel_ms is not None
+    assert results["wrong"].status == WRONG and results["wrong"].kernel_ms is None
+    assert "differ" in results["wrong"].reason
+    assert results["missing"].status == SKIPPED and results["missing"].reason == "not here"
+
+
+def test_smoke_run_writes_a_verified_table(device, tmp_path, capsys):
+    out, explored = tmp_path / "results", tmp_path / "lift-out"
+    assert main(["--smoke", "--runs", "10", "--out", str(out), "--explore-dir", str(explored),
+                 "--budget", "60s", "--max-candidates", "2"]) == 0
+    with (out / "results.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == COLUMNS
+    contenders = [r for r in rows if r["kind"] != "streaming bound"]
+    assert {r["benchmark"].split()[0] for r in contenders} == {"scal", "asum", "dot", "gemv", "blackscholes", "md"}
+    for r in contenders:
+        assert r["status"] in ("ok", "skipped"), (r["contender"], r["status"], r["reason"])
+        assert (r["verified"] == "True") == (r["status"] == "ok") == (r["kernel_ms"] != "")
+    verified = {r["kind"] for r in contenders if r["verified"] == "True"}
+    assert {"lift explored", "lift hand-derived", "hand-written", "numpy"} <= verified
+    page = (out / "results.md").read_text()
+    assert "| benchmark | contender |" in page and "Floors (the explored kernel):" in page
+    assert (out / "speedups.png").stat().st_size > 0
+    assert (explored / "asum-N262144" / "asum.derivation.json").is_file()
+    assert str(out / "results.md") in capsys.readouterr().out
