@@ -13,6 +13,7 @@ enumerate the factors of a length (`SizedRule`).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Iterable, Iterator, Mapping
 
 from lift.errors import LiftError
@@ -24,7 +25,7 @@ class RuleNotApplicable(LiftError):
     """A rule was asked to rewrite where it does not apply; the message says why."""
 
 
-class Rule:
+class Rule(ABC):
     """A rewrite rule. Subclasses set the attributes and implement `choices` and `apply`.
 
     - `heads`: the classes of the called function that the rule rewrites (indexes the engine);
@@ -45,17 +46,17 @@ class Rule:
     reassociates: bool = False
     sized: bool = False
 
+    @abstractmethod
     def choices(self, call: FunCall, ctx) -> Iterable[dict]:
         """The parameter choices at `call`; raises `RuleNotApplicable` where the rule does not match."""
-        raise NotImplementedError
 
     def accepts(self, call: FunCall, ctx, params: Mapping) -> bool:
         """Whether `params`, not necessarily enumerated by `choices`, are valid at `call`."""
         return dict(params) in list(self.choices(call, ctx))
 
+    @abstractmethod
     def apply(self, call: FunCall, params: Mapping) -> Expr:
         """The rewritten call (an expression over the same arguments)."""
-        raise NotImplementedError
 
     def head(self, call: FunCall) -> FunDecl:
         """The called function, checked to be one this rule rewrites."""
@@ -95,8 +96,9 @@ class Equation(Rule):
     def allowed(self, call: FunCall, ctx) -> None:
         """Raise `RuleNotApplicable` where the context forbids the rewrite."""
 
+    @abstractmethod
     def rewrite(self, call: FunCall, *parts) -> Expr:
-        raise NotImplementedError
+        """The rewritten call, from the parts `match` returned."""
 
     def choices(self, call, ctx):
         self.match(call)
@@ -127,8 +129,9 @@ class SizedRule(Rule):
         """Whether a size that divides the length suits the rule."""
         return True
 
+    @abstractmethod
     def rewrite(self, call: FunCall, size) -> Expr:
-        raise NotImplementedError
+        """The rewritten call for the size parameter `size` (an expression)."""
 
     def choices(self, call, ctx):
         self.allowed(call, ctx)

@@ -193,7 +193,7 @@ class ArithExpr:
         Raises `UnboundSize` for a variable missing from `env` and `NotDivisible` where an exact
         division is not integral. Ranges are assumptions for simplification and are not checked.
         """
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} does not define eval")
 
     def free_vars(self) -> frozenset:
         """The variables the expression reads (not those only in the ranges of its variables)."""
@@ -256,7 +256,7 @@ class ArithExpr:
         """An OpenCL C integer expression with the value of `eval`, for non-negative operands of
         `//` and `%`. Exact divisions are printed over a common denominator, so that C's
         truncating `/` is exact wherever `eval` is integral."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} does not define to_c")
 
 
 class Poly(ArithExpr):
