@@ -9,10 +9,12 @@ here holds hand-written or library kernels on device arrays; `HostRun` holds a n
 re-associated float sums round differently); a wrong one is reported as wrong and never timed. The
 correct ones are then timed: the kernel time is the median of launches back to back (transfers
 excluded and the caches warm, as in the paper's 7.2, whose medians are of repeated runs), the total
-the median of runs each uploading the inputs, launching and downloading the output. Where memory
-allows, the contenders are timed in `ROUNDS` interleaved rounds, each starting with warm-up launches,
-so that the machine's drift hits all of them alike and the ratios of one run hold; the yardsticks
-(the streaming kernels) take part in the rounds.
+the median of runs each uploading the inputs, launching and downloading the output. The contenders
+are timed in `ROUNDS` interleaved rounds, so that the machine's drift hits all of them alike and the
+ratios of one run hold; the yardsticks (the streaming kernels) take part in the rounds. Each round
+prepares a fresh run, so that only one contender holds device memory at a time, and so that the
+median spans several placements of the buffers in memory: on a CPU (PoCL in a VM) a buffer's
+placement alone can halve its streaming rate.
 """
 
 from __future__ import annotations
@@ -70,15 +72,6 @@ def elapsed_ms(event) -> float:
     return (event.profile.end - event.profile.start) * 1e-6
 
 
-def launcher(queue, launches: list) -> Callable[[], list]:
-    """A function launching `(kernel, global size, local size)` in order and giving their times in ms."""
-    def launch() -> list:
-        events = [cl.enqueue_nd_range_kernel(queue, k, g, l) for k, g, l in launches]
-        cl.wait_for_events(events)
-        return [elapsed_ms(e) for e in events]
-    return launch
-
-
 class DeviceRun:
     """Hand-written or library kernels on device arrays: the inputs are uploaded before each run and the
     outputs downloaded after it, then `collect`ed into the reference's layout.
@@ -96,8 +89,14 @@ class DeviceRun:
         self.steps: Callable[[], list] = lambda: []
         self.collect: Callable[[list], np.ndarray] = lambda outputs: outputs[0]
 
-    def _array(self, shape, dtype) -> cla.Array:
-        array = cla.empty(self.queue, shape, dtype)
+    def _array(self, shape, dtype, host: Optional[np.ndarray] = None) -> cla.Array:
+        """A device array, created with the data of `host` where given: as lift's prepared runs create their
+        inputs, since PoCL places such buffers better (and placement can halve a CPU's streaming rate)."""
+        if host is None:
+            array = cla.empty(self.queue, shape, dtype)
+        else:
+            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+            array = cla.Array(self.queue, shape, dtype, data=cl.Buffer(self.context, flags, hostbuf=host))
         self.arrays.append(array)
         return array
 
@@ -106,12 +105,10 @@ class DeviceRun:
         output (as BLAS routines do), so it is downloaded after each run and, before each launch,
         restored from a device copy (untimed), so that every launch computes the benchmark."""
         host = np.ascontiguousarray(host)
-        array = self._array(host.shape, host.dtype)
+        array = self._array(host.shape, host.dtype, host)
         self.uploads.append((array, host))
         if in_place:
-            pristine = self._array(host.shape, host.dtype)
-            pristine.set(host)
-            self.restores.append((array, pristine))
+            self.restores.append((array, self._array(host.shape, host.dtype, host)))
             self.downloads.append(array)
         return array
 
@@ -125,7 +122,11 @@ class DeviceRun:
 
     def kernels(self, launches: list, collect: Optional[Callable] = None) -> "DeviceRun":
         """Launch `(kernel, global size, local size)` in order, timed by their profiling events."""
-        return self._finish(launcher(self.queue, launches), collect)
+        def steps() -> list:
+            events = [cl.enqueue_nd_range_kernel(self.queue, k, g, l) for k, g, l in launches]
+            cl.wait_for_events(events)
+            return [elapsed_ms(e) for e in events]
+        return self._finish(steps, collect)
 
     def library(self, call: Callable[[], object], collect: Optional[Callable] = None) -> "DeviceRun":
         """Launch a library routine, timed from a marker before it to a marker after it (a library such as
@@ -190,79 +191,69 @@ def kernel(program, name: str, *args):
 
 
 def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: Optional[dict] = None,
-                interleave: bool = True, log: Callable[[str], None] = print) -> tuple:
+                log: Callable[[str], None] = print) -> tuple:
     """Check then time every contender (see the module docstring), and time the `yardsticks` (name: a
-    function launching kernels and giving their times, as `launcher` makes). Returns
-    `({contender name: Measurement}, {yardstick name: median kernel ms})`.
-
-    Without `interleave`, each contender is timed in one round as soon as it is checked and then let go,
-    so that only one holds device memory at a time."""
-    rounds, per_round = (ROUNDS, -(-runs // ROUNDS)) if interleave else (1, runs)
+    function giving a run whose kernels are timed, its output unchecked). Returns
+    `({contender name: Measurement}, {yardstick name: kernel ms})`, a yardstick's time being its best
+    round's median: a streaming rate is what the device can do."""
     results, timings = {}, {}
     for c in contenders:
-        run, failure = _prepare_and_check(c, reference)
+        failure = _check(c, reference)
         log(f"  {c.name}: " + ("verified" if failure is None else f"{failure.status}: {failure.reason}"))
         if failure is not None:
             results[c.name] = failure
-        elif interleave:
-            timings[c.name] = _Timing(run.launch, run)
         else:
-            results[c.name] = _alone(run, runs)
-        del run
-    gauges = {name: _Timing(launch) for name, launch in (yardsticks or {}).items()}
-    for _ in range(rounds):
+            timings[c.name] = _Timing(c.prepare)
+    gauges = {name: _Timing(prepare, transfers=False) for name, prepare in (yardsticks or {}).items()}
+    for _ in range(ROUNDS):
         for timing in [*timings.values(), *gauges.values()]:
-            timing.round(per_round)
+            timing.round(-(-runs // ROUNDS))
     results.update({name: timing.measurement() for name, timing in timings.items()})
     return ({c.name: results[c.name] for c in contenders},
-            {name: statistics.median(timing.kernel) for name, timing in gauges.items()})
+            {name: min(statistics.median(r) for r in timing.rounds) for name, timing in gauges.items()})
 
 
 class _Timing:
-    """The samples of one contender (or, without a run, a yardstick), gathered round by round."""
+    """The samples of one contender or yardstick, gathered round by round, each round on a fresh run."""
 
-    def __init__(self, launch: Callable[[], list], run=None):
-        self.launch, self.run = launch, run
-        self.kernel: list = []
+    def __init__(self, prepare: Callable[[], object], transfers: bool = True):
+        self.prepare, self.transfers = prepare, transfers
+        self.rounds: list = []
         self.total: list = []
 
     def round(self, k: int) -> None:
-        """Warm-up launches for `WARMUP_S` (at least one), `k` launches back to back, then `k` runs each with
-        its transfers (a host run has none). After another contender's round the caches hold its data, and
-        on a CPU the first launches run slow for some 20 ms besides, as if the cores had to wake up."""
+        """Prepare and upload a fresh run; launch it for `WARMUP_S` (at least once), then `k` times back to
+        back, then `k` times with its transfers (a host run has none). After another contender's round the
+        caches hold its data, and on a CPU the first launches run slow for some 20 ms besides, as if the
+        cores had to wake up (and spinning BLAS threads left by numpy take the cores for a while)."""
+        run = self.prepare()
+        run.upload()
         deadline = time.perf_counter() + WARMUP_S
-        self.launch()
+        run.launch()
         while time.perf_counter() < deadline:
-            self.launch()
-        self.kernel += [sum(self.launch()) for _ in range(k)]
-        if self.run is not None and not isinstance(self.run, HostRun):
-            self.total += [_with_transfers(self.run) for _ in range(k)]
+            run.launch()
+        self.rounds.append([sum(run.launch()) for _ in range(k)])
+        if self.transfers and not isinstance(run, HostRun):
+            self.total += [_with_transfers(run) for _ in range(k)]
 
     def measurement(self) -> Measurement:
-        return Measurement(OK, statistics.median(self.kernel), statistics.median(self.total or self.kernel))
+        kernel = [ms for r in self.rounds for ms in r]
+        return Measurement(OK, statistics.median(kernel), statistics.median(self.total or kernel))
 
 
-def _alone(run, runs: int) -> Measurement:
-    timing = _Timing(run.launch, run)
-    timing.round(runs)
-    return timing.measurement()
-
-
-def _prepare_and_check(c: Contender, reference: np.ndarray) -> tuple:
-    """`(run, None)` for a contender whose first run's output is right, else `(None, Measurement)` saying why not."""
+def _check(c: Contender, reference: np.ndarray) -> Optional[Measurement]:
+    """None when the contender's first run gives the reference's output, else a `Measurement` saying why not."""
     try:
         run = c.prepare()
         run.upload()
         run.launch()
         output, _ = run.download()
     except (Unavailable, LiftSizeError, LiftDeviceError) as e:
-        return None, Measurement(SKIPPED, reason=_one_line(e))
+        return Measurement(SKIPPED, reason=_one_line(e))
     except (LiftError, cl.Error, RuntimeError) as e:
-        return None, Measurement(FAILED, reason=_one_line(e))
+        return Measurement(FAILED, reason=_one_line(e))
     reason = check_output(np.asarray(output), reference)
-    if reason is not None:
-        return None, Measurement(WRONG, reason=reason)
-    return run, None
+    return None if reason is None else Measurement(WRONG, reason=reason)
 
 
 def _with_transfers(run) -> float:

@@ -11,13 +11,13 @@ the problem reads; the read rate is the best reader's.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Optional
 
 import numpy as np
-import pyopencl as cl
 
 from lift.errors import LiftError
 from lift.explore.bandwidth import SOURCE as STREAMING_SOURCE
@@ -26,7 +26,7 @@ from lift.opencl_gen.compiled import compile
 
 from benchmarks.applications import CHUNK, COPY, Application, Problem, handwritten_program
 from benchmarks.explored import ExploreSettings, Winner, explored
-from benchmarks.measure import Contender, Measurement, Unavailable, kernel, launcher, measure_all
+from benchmarks.measure import Contender, DeviceRun, Measurement, Unavailable, kernel, measure_all
 
 # The kinds of contender (the explored one is also named so).
 EXPLORED, DERIVED, HANDWRITTEN, LIBRARY, NUMPY = ("lift explored", "lift hand-derived", "hand-written", "CLBlast",
@@ -118,11 +118,8 @@ def run_problem(app: Application, sizes: dict, device, settings: Settings, log: 
                    for name, build in app.handwritten.items()]
     contenders += [Contender(name, LIBRARY, partial(build, problem, device)) for name, build in app.clblast.items()]
     contenders.append(Contender("numpy", NUMPY, partial(app.numpy, problem)))
-    yardsticks, nbytes, holder = _streaming(device, problem.read_bytes)
-    on_device = sum(c.kind != NUMPY for c in contenders) * problem.useful_bytes + 2 * nbytes
-    measured, ticks = measure_all(contenders, problem.reference, settings.runs, yardsticks,
-                                  interleave=on_device <= device.global_mem_size // 2, log=log)
-    del holder
+    yardsticks, nbytes = _streaming(device, problem.read_bytes)
+    measured, ticks = measure_all(contenders, problem.reference, settings.runs, yardsticks, log)
     result = ProblemResult(app, problem.label, dict(sizes), problem.useful_bytes,
                            app.flops(problem) if app.flops else None,
                            2 * nbytes / (ticks[COPY_KERNEL] * 1e6),
@@ -138,27 +135,29 @@ def _size(nbytes: int) -> str:
 
 
 def _lift(name: str, kind: str, program, problem: Problem, device) -> Contender:
-    def prepare():
-        compiled = compile(program, device, sizes=problem.sizes, name=name.split()[-1])
-        return compiled.prepare(*problem.inputs)
-    return Contender(name, kind, prepare)
+    compiled = compile(program, device, sizes=problem.sizes, name=name.split()[-1])
+    return Contender(name, kind, partial(compiled.prepare, *problem.inputs))
 
 
 def _streaming(device, nbytes: int) -> tuple:
     """The streaming kernels over a float4 buffer of about `nbytes` (at most an eighth of the device's
     memory): lift's copy and its two read-reduce layouts, and the hand-written chunked reduction, which
-    on PoCL reads some sizes faster than those. Returns `({kernel name: launch}, bytes, the buffers to
-    hold while they run)`."""
+    on PoCL reads some sizes faster than those. Returns `({kernel name: function giving its run}, bytes)`."""
     items = device.max_compute_units * 1024
+    whole = math.lcm(items, CHUNK)  # float4s: every reader's work-items get equal, whole chunks
     limit = min(nbytes, device.global_mem_size // 8, device.max_mem_alloc_size // 2)
-    n = max(limit // (16 * items), 1) * items
-    context, queue = runtime.context_and_queue(device)
+    n = max(limit // (16 * whole), 1) * whole
+    ones = np.ones((n, 4), np.float32)
     lift_kernels = runtime.build(STREAMING_SOURCE, device)
-    src, dst = (cl.Buffer(context, cl.mem_flags.READ_WRITE, 16 * n) for _ in range(2))
-    cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n).wait()
-    launches = {COPY_KERNEL: (kernel(lift_kernels, COPY_KERNEL, src, dst), (n,)),
-                HANDWRITTEN_READ: (kernel(handwritten_program(device), HANDWRITTEN_READ, src, dst, np.int32(n),
-                                          np.int32(CHUNK)), (-(-n // CHUNK),)),
-                **{name: (kernel(lift_kernels, name, src, dst, np.int32(n)), (items,)) for name in LIFT_READS}}
-    yardsticks = {name: launcher(queue, [(k, size, None)]) for name, (k, size) in launches.items()}
-    return yardsticks, 16 * n, (src, dst)
+
+    def yardstick(program, name: str, size: int, *scalars):
+        def prepare() -> DeviceRun:
+            run = DeviceRun(device)
+            src, dst = run.input(ones), run.scratch((n, 4))
+            return run.kernels([(kernel(program, name, src, dst, *scalars), (size,), None)])
+        return prepare
+
+    return {COPY_KERNEL: yardstick(lift_kernels, COPY_KERNEL, n),
+            HANDWRITTEN_READ: yardstick(handwritten_program(device), HANDWRITTEN_READ, -(-n // CHUNK), np.int32(n),
+                                        np.int32(CHUNK)),
+            **{name: yardstick(lift_kernels, name, items, np.int32(n)) for name in LIFT_READS}}, 16 * n
