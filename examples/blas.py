@@ -26,3 +26,8 @@ def abs_and_add(acc: Float, x: Float) -> Float:
 @userfun
 def idf(x: Float) -> Float:
     return x
+
+
+@userfun
+def neg(x: Float) -> Float:
+    return -x

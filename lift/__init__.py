@@ -11,8 +11,11 @@ from lift.ir.interpreter import interpret
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapGlb, MapLcl, MapSeq,
                               MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split,
-                              ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Vectorize, Zip)
+                              ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize,
+                              Zip)
 from lift.ir.printer import paper, python_source
+from lift.ir.routine import Routine, inline_routines, routine
+from lift.ir.call_graph import CallGraph
 from lift.ir.typecheck import TypedProgram, infer
 from lift.ir.userfun import UserFun, userfun
 from lift.types.arith import ArithExpr, Cst, SizeVar, Var
@@ -22,11 +25,12 @@ from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, T
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "Bool", "Cst", "Double", "Expr", "Float", "FunCall",
-    "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError", "LiftDeviceError",
-    "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map", "MapGlb", "MapLcl",
-    "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder", "ReorderStride",
-    "ScalarType", "SizeVar", "Slide", "Split", "ToGlobal", "ToLocal", "ToPrivate", "Transpose", "Tuple",
-    "TupleType", "Type", "TypedProgram", "UserFun", "Var", "VectorType", "Vectorize", "Zip", "fun", "infer",
-    "interpret", "paper", "python_source", "userfun",
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
+    "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
+    "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
+    "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder",
+    "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "ToGlobal", "ToLocal", "ToPrivate",
+    "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
+    "Vectorize", "Zip", "fun", "infer", "interpret", "inline_routines", "paper", "python_source", "routine",
+    "userfun",
 ]

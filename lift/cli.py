@@ -106,9 +106,12 @@ def eval_command(program, kernel, sizes, seed):
     elapsed = time.perf_counter() - start
     click.echo(f"{name} = {lift.paper(expr)}")
     click.echo(f"type: {lift.infer(expr).type}    sizes: {', '.join(f'{k}={v}' for k, v in bound.items())}")
-    summary = np.array2string(np.asarray(result).ravel()[:8], precision=6) if result.dtype.fields is None else \
-        str(result.ravel()[:4])
-    click.echo(f"result shape {result.shape}: {summary}{' ...' if result.size > 8 else ''}")
+    several = isinstance(result, tuple)
+    for i, part in enumerate(result if several else (result,)):
+        summary = np.array2string(np.asarray(part).ravel()[:8], precision=6) if part.dtype.fields is None else \
+            str(part.ravel()[:4])
+        label = f"result {i}" if several else "result"
+        click.echo(f"{label} shape {part.shape}: {summary}{' ...' if part.size > 8 else ''}")
     click.echo(f"interpreted in {elapsed * 1e3:.1f} ms")
 
 

@@ -61,13 +61,16 @@ def parse_budget(text: str) -> float:
 
 @dataclass(frozen=True)
 class Problem:
-    """The program explored: its high-level kernel, bound sizes, host inputs and reference output."""
+    """The program explored: its high-level kernel, bound sizes, host inputs and reference output.
+
+    `reference` is what `lift.interpret` returns: one array, or a tuple of them for several outputs.
+    """
 
     kernel: str
     program: Lambda
     sizes: Mapping[str, int]
     inputs: tuple
-    reference: np.ndarray
+    reference: np.ndarray | tuple
 
     @classmethod
     def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
@@ -77,7 +80,8 @@ class Problem:
         typed = infer(program)
         inputs = pf.inputs(name, bound, seed)
         host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
-        return cls(name, program, bound, host, np.asarray(interpret(program, *inputs, sizes=bound)))
+        reference = interpret(program, *inputs, sizes=bound)
+        return cls(name, program, bound, host, reference if isinstance(reference, tuple) else np.asarray(reference))
 
     @property
     def param_types(self) -> tuple:
@@ -86,10 +90,14 @@ class Problem:
     @property
     def useful_bytes(self) -> int:
         """The bytes any implementation must move: the inputs read once and the output written once."""
-        return sum(a.nbytes for a in self.inputs) + self.reference.nbytes
+        outputs = self.reference if isinstance(self.reference, tuple) else (self.reference,)
+        return sum(a.nbytes for a in self.inputs) + sum(a.nbytes for a in outputs)
 
     def save(self, path: Path) -> Path:
-        np.savez(path, reference=self.reference, **{f"input_{i}": a for i, a in enumerate(self.inputs)})
+        """`input_i` and `reference` (or `reference_k` per output) in one `.npz` file (`worker._session` reads it)."""
+        references = {"reference": self.reference} if not isinstance(self.reference, tuple) else \
+            {f"reference_{k}": r for k, r in enumerate(self.reference)}
+        np.savez(path, **references, **{f"input_{i}": a for i, a in enumerate(self.inputs)})
         return path
 
 

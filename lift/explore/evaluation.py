@@ -143,14 +143,16 @@ class DeviceSession:
             return Outcome(LAUNCH, str(e))
         cl = self.cl
         try:
-            launches, output, buffers = self._bind(program, plan)
+            launches, outputs, buffers = self._bind(program, plan)
             try:
                 self._run(launches)
-                result = np.empty(plan.output_shape, plan.output_dtype)
-                cl.enqueue_copy(self.queue, result, output, is_blocking=True)
-                reason = check_output(result, self.reference)
-                if reason is not None:
-                    return Outcome(WRONG, reason)
+                references = self.reference if isinstance(self.reference, tuple) else (self.reference,)
+                for k, ((name, shape, dtype), want) in enumerate(zip(plan.outputs, references)):
+                    result = np.empty(shape, dtype)
+                    cl.enqueue_copy(self.queue, result, outputs[name], is_blocking=True)
+                    reason = check_output(result, want)
+                    if reason is not None:
+                        return Outcome(WRONG, reason if len(plan.outputs) == 1 else f"output {k}: {reason}")
                 return Outcome(OK, timing=measure(lambda: self._run(launches), self.policy))
             finally:
                 for b in buffers:
@@ -168,24 +170,24 @@ class DeviceSession:
                                       f"{d.local_mem_size}")
 
     def _bind(self, program, plan: RunPlan) -> tuple:
-        """The kernels with their arguments set, the output buffer, and every buffer allocated here."""
+        """The kernels with their arguments set, the output buffers by name, and every buffer allocated here."""
         cl = self.cl
-        output = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
-                           max(int(np.prod(plan.output_shape)) * plan.output_dtype.itemsize, 1))
+        outputs = {name: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(int(np.prod(shape)) * dtype.itemsize, 1))
+                   for name, shape, dtype in plan.outputs}
         buffers = {name: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
                    for name, nbytes in plan.temporaries}
         launches = []
         for k in plan.kernels:
             kernel = cl.Kernel(program, k.name)
-            kernel.set_args(*[self._argument(kind, value, output, buffers) for kind, value in k.args])
+            kernel.set_args(*[self._argument(kind, value, outputs, buffers) for kind, value in k.args])
             launches.append((kernel, k.global_size, k.local_size))
-        return launches, output, [output, *buffers.values()]
+        return launches, outputs, [*outputs.values(), *buffers.values()]
 
-    def _argument(self, kind: str, value, output, buffers: dict):
+    def _argument(self, kind: str, value, outputs: dict, buffers: dict):
         if kind == INPUT_ARG:
             return self.inputs[value]
         if kind == OUTPUT_ARG:
-            return output
+            return outputs[value]
         if kind == BUFFER_ARG:
             return buffers[value]
         assert kind == INT_ARG

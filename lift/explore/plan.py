@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-import numpy as np
-
 from lift.ir.binding import host_dtype, host_shape
 from lift.opencl_gen.kernels import GeneratedProgram
-from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes
+from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes, output_types
 
 INPUT_ARG, OUTPUT_ARG, BUFFER_ARG, INT_ARG = "input", "output", "buffer", "int"
 
@@ -33,13 +31,15 @@ class KernelRun:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A generated program ready to run: source, temporary buffers (name, bytes), kernels in order, result."""
+    """A generated program ready to run: source, temporary buffers (name, bytes), kernels in order, results.
+
+    `outputs` are `(name, shape, dtype)`, one per output memory in order (several for a tuple of arrays).
+    """
 
     source: str
     kernels: tuple
     temporaries: tuple
-    output_shape: tuple
-    output_dtype: np.dtype
+    outputs: tuple
 
 
 def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
@@ -59,5 +59,6 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
         glb, loc = k.launch.evaluate(sizes)
         kernels.append(KernelRun(k.name, tuple(args), glb, loc, sum(memory_bytes(m, sizes) for m in k.locals)))
     temporaries = tuple((m.name, memory_bytes(m, sizes)) for m in g.temporaries)
-    return RunPlan(g.source, tuple(kernels), temporaries, host_shape(g.typed.type, sizes),
-                   host_dtype(g.typed.type))
+    outputs = tuple((m.name, host_shape(t, sizes), host_dtype(t))
+                    for m, t in zip(g.outputs, output_types(g.typed.type)))
+    return RunPlan(g.source, tuple(kernels), temporaries, outputs)

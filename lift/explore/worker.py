@@ -247,8 +247,9 @@ def _answer(kind: str, payload: list, device, session: Optional[DeviceSession]):
 
 def _session(device, data: Path, policy: TimingPolicy) -> DeviceSession:
     with np.load(data) as stored:
-        inputs = [stored[f"input_{i}"] for i in range(len(stored.files) - 1)]
-        reference = stored["reference"]
+        inputs = [stored[f"input_{i}"] for i in range(sum(f.startswith("input_") for f in stored.files))]
+        outputs = sum(f.startswith("reference_") for f in stored.files)
+        reference = tuple(stored[f"reference_{k}"] for k in range(outputs)) if outputs else stored["reference"]
     return DeviceSession(device, inputs, reference, policy)
 
 

@@ -24,6 +24,7 @@ from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.binding import bind_sizes, host_dtype, to_host
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import NotDivisible, UnboundSize
@@ -32,6 +33,9 @@ from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None):
     """Evaluate `program` on numpy inputs; return numpy (a structured array for arrays of tuples).
+
+    A program whose result is a tuple with array components (several outputs) returns a Python tuple
+    of its components, each as a single-output program would return it.
 
     Sizes are bound from the input shapes (and `sizes`), then checked against the program's constraints.
     """
@@ -58,6 +62,8 @@ def _from_host(a, t: Type):
 
 
 def _to_host(v, t: Type):
+    if isinstance(t, TupleType) and any(isinstance(e, ArrayType) for e in t.elems):
+        return tuple(_to_host(c, e) for c, e in zip(v, t.elems))
     elem = _innermost(t)
     if isinstance(elem, TupleType):
         parts = [_to_host(c, e) for c, e in zip(v, elem.elems)]
@@ -93,6 +99,8 @@ class _Evaluator:
         self.sizes = dict(sizes)
         self.batch: tuple = ()
         self.env: dict = {}
+        self.depth = 0
+        self.shared: dict = {}
 
     def size(self, n) -> int:
         try:
@@ -113,8 +121,14 @@ class _Evaluator:
         if isinstance(e, Literal):
             return self.literal(e)
         if isinstance(e, FunCall):
+            top = self.depth == 0 and not self.batch
+            if top and e in self.shared:
+                return self.shared[e]
             args = [self.expr(a) for a in e.args]
-            return self.call(e.f, args, e.args)
+            value = self.call(e.f, args, e.args)
+            if top:
+                self.shared[e] = value
+            return value
         raise LiftEvalError(f"cannot evaluate {e!r}")
 
     def literal(self, lit: Literal):
@@ -150,10 +164,20 @@ class _Evaluator:
     def call_Lambda(self, f: Lambda, args: list, arg_exprs):
         saved = self.env
         self.env = dict(saved)
+        self.depth += 1
         for p, v in zip(f.params, args):
             self.env[p.name] = (v, self.batch)
         try:
             return self.expr(f.body)
+        finally:
+            self.env = saved
+            self.depth -= 1
+
+    def call_Routine(self, f: Routine, args: list, arg_exprs):
+        """A routine means its lambda; its body sees only its own parameters."""
+        saved, self.env = self.env, {}
+        try:
+            return self.call_Lambda(f.lam, args, arg_exprs)
         finally:
             self.env = saved
 
@@ -292,6 +316,10 @@ class _Evaluator:
 
     def call_Tuple(self, f: P.Tuple, args: list, arg_exprs):
         return tuple(args)
+
+    def call_Unzip(self, f: P.Unzip, args: list, arg_exprs):
+        """An array of tuples is already a tuple of component arrays here (structure of arrays)."""
+        return tuple(args[0])
 
     def call_Get(self, f: P.Get, args: list, arg_exprs):
         return args[0][f.i]

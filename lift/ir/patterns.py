@@ -190,6 +190,17 @@ class Tuple(_NaryValues):
 
 
 @dataclass(frozen=True, eq=False)
+class Unzip(Pattern):
+    """`unzip`: an array of `n` tuples to a tuple of arrays of length `n`, the inverse of zip (Lift's unzip).
+
+    It lets one computation produce several arrays: `unzip ∘ map(λx. tuple(f(x), g(x)))` is the pair of
+    `map(f)` and `map(g)`, computed by one map.
+    """
+
+    paper = "unzip"
+
+
+@dataclass(frozen=True, eq=False)
 class Get(Pattern):
     """`get-i`: the `i`-th component of a tuple. `Get(t, i)` applies it to the tuple value `t`."""
 
@@ -398,6 +409,7 @@ def vector_literal(n: int, value) -> Literal:
     return Literal(v, VectorType(t, n))
 
 
-HIGH_LEVEL = (Map, Reduce, PartRed, Zip, Tuple, Get, Split, Join, Iterate, Reorder, Transpose, Id, Slide, Pad)
+HIGH_LEVEL = (Map, Reduce, PartRed, Zip, Unzip, Tuple, Get, Split, Join, Iterate, Reorder, Transpose, Id, Slide,
+              Pad)
 OPENCL = (MapGlb, MapWrg, MapLcl, MapSeq, ReduceSeq, ReorderStride, ToGlobal, ToLocal, ToPrivate,
           AsVector, AsScalar, Vectorize)

@@ -12,6 +12,7 @@ import re
 
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun
 from lift.types.arith import ArithExpr
 from lift.types.types import ScalarType, VectorType
@@ -50,9 +51,13 @@ def paper(node: Node) -> str:
 
 
 def _paper_call(call: FunCall) -> str:
-    """A chain of calls `f(g(h(x, y)))` prints as `f ∘ g ∘ h(x, y)`, as the paper writes `map(abs, x)`."""
+    """A chain of calls `f(g(h(x, y)))` prints as `f ∘ g ∘ h(x, y)`, as the paper writes `map(abs, x)`.
+
+    A routine call ends the chain: it prints as the library call it stands for, `gemv(A, x)`.
+    """
     funs, e = [], call
-    while isinstance(e, FunCall) and len(e.args) == 1 and isinstance(e.args[0], FunCall):
+    while isinstance(e, FunCall) and len(e.args) == 1 and isinstance(e.args[0], FunCall) \
+            and not isinstance(e.f, Routine):
         funs.append(e.f)
         e = e.args[0]
     last = f"{_paper_fun(e.f)}({', '.join(paper(a) for a in e.args)})"
@@ -62,7 +67,7 @@ def _paper_call(call: FunCall) -> str:
 def _paper_fun(f: FunDecl) -> str:
     if isinstance(f, Lambda):
         return f"({paper(f)})"
-    if isinstance(f, UserFun):
+    if isinstance(f, (UserFun, Routine)):
         return f.name
     if isinstance(f, P.Pattern):
         return _paper_pattern(f)
@@ -123,7 +128,7 @@ def _py_fun(f: FunDecl) -> str:
         if all(t is not None for t in types) and types:
             return f"fun([{', '.join(_py_type(t) for t in types)}], lambda {params}: {python_source(f.body)})"
         return f"fun(lambda {params}: {python_source(f.body)})"
-    if isinstance(f, UserFun):
+    if isinstance(f, (UserFun, Routine)):
         return f.name
     cls = type(f).__name__
     if isinstance(f, _DIM_MAPS):

@@ -16,7 +16,8 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftSizeError, LiftTypeError
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
+from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
@@ -168,6 +169,17 @@ class _Context:
             self.env = saved
         return Lambda(params, body), body.t
 
+    def fun_Routine(self, f: Routine, arg_types: list, path: str):
+        """A routine is typed through its lambda at the arguments' types, its sizes instantiated first."""
+        sizes = f.instantiate(arg_types, path or "the root")
+        lam = bind_sizes_in(f.lam, sizes) if sizes else f.lam
+        saved, self.env = self.env, {}
+        try:
+            annotated, out = self.fun_Lambda(lam, arg_types, _join(path, "lam"))
+        finally:
+            self.env = saved
+        return replace(f, lam=annotated), out
+
     def fun_UserFun(self, f: UserFun, arg_types: list, path: str, in_types=None, out_type=None):
         in_types = f.in_types if in_types is None else in_types
         for i, (want, got) in enumerate(zip(in_types, arg_types)):
@@ -227,6 +239,12 @@ class _Context:
             if a.length != arrays[0].length:
                 self.fail(f, path, "arrays of one length", ", ".join(str(t) for t in arrays))
         return f, ArrayType(TupleType(*(a.elem for a in arrays)), arrays[0].length)
+
+    def fun_Unzip(self, f: P.Unzip, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path, "an array of tuples")
+        if not isinstance(a.elem, TupleType):
+            self.fail(f, path, "an array of tuples", a)
+        return f, TupleType(*(ArrayType(e, a.length) for e in a.elem.elems))
 
     def fun_Tuple(self, f: P.Tuple, arg_types: list, path: str):
         return f, TupleType(*arg_types)

@@ -2,8 +2,9 @@
 
 Calling the program on numpy arrays binds the sizes from their shapes, checks them against the
 expression's constraints and the launch against the device, runs the kernels in order and returns the
-result as numpy. `time` measures the kernels alone with profiling events (median of `k` runs) and the
-transfers separately.
+result as numpy, as `lift.interpret` does (a tuple of arrays for a program with several outputs).
+`time` measures the kernels alone with profiling events (median of `k` runs) and the transfers
+separately.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from lift.opencl_gen import runtime
 from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch, check_launch
 from lift.opencl_gen.manifest import manifest
-from lift.opencl_gen.memory import memory_bytes, share_buffers
+from lift.opencl_gen.memory import is_storable, memory_bytes, output_types, share_buffers
+from lift.types.types import TupleType, Type
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,9 @@ class CompiledProgram:
                 buffers[mem.name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data) if data.nbytes \
                     else cl.Buffer(ctx, mf.READ_ONLY, size=1)
                 uploads.append((buffers[mem.name], data))
-        out_host = np.empty(host_shape(g.typed.type, sizes), dtype=host_dtype(g.typed.type))
-        buffers[g.output.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(out_host.nbytes, 1))
+        out_hosts = [np.empty(host_shape(t, sizes), dtype=host_dtype(t)) for t in output_types(g.typed.type)]
+        for mem, host in zip(g.outputs, out_hosts):
+            buffers[mem.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(host.nbytes, 1))
         pool = {}
         for name, (slot, nbytes) in share_buffers(g.kernels, g.temporaries, sizes).items():
             if slot not in pool:
@@ -141,7 +144,8 @@ class CompiledProgram:
             args = [scalars[m.name] if m.scalar_variable else buffers[m.name] for m in k.params]
             kernel.set_args(*args, *(np.int32(sizes[s]) for s in k.size_params))
             kernels.append((kernel, *k.launch.evaluate(sizes)))
-        return PreparedRun(self.device, kernels, uploads, out_host, buffers[g.output.name], buffers)
+        return PreparedRun(self.device, kernels, uploads, out_hosts, [buffers[m.name] for m in g.outputs], buffers,
+                           g.typed.type)
 
 
 @dataclass
@@ -149,14 +153,16 @@ class PreparedRun:
     """A program bound to its inputs on the device: upload, launch the kernels, download; each timed.
 
     It holds every buffer its kernels' arguments name, so that none is released while it may run.
+    `out_hosts` and `out_buffers` are one per output memory; `result_type` shapes what `download` returns.
     """
 
     device: object
     kernels: list
     uploads: list
-    out_host: np.ndarray
-    out_buffer: object
+    out_hosts: list
+    out_buffers: list
     buffers: dict
+    result_type: Type
 
     def upload(self) -> float:
         cl = runtime._cl()
@@ -175,10 +181,20 @@ class PreparedRun:
         return [_elapsed(e) for e in events]
 
     def download(self) -> tuple:
+        """The result (one array, or a tuple of them as `lift.interpret` gives) and the transfers' ms."""
         cl = runtime._cl()
         _, queue = runtime.context_and_queue(self.device)
-        event = cl.enqueue_copy(queue, self.out_host, self.out_buffer, is_blocking=True)
-        return self.out_host.copy(), _elapsed(event)
+        events = [cl.enqueue_copy(queue, host, buf, is_blocking=False)
+                  for host, buf in zip(self.out_hosts, self.out_buffers)]
+        cl.wait_for_events(events)
+        return _result(self.result_type, iter([h.copy() for h in self.out_hosts])), sum(_elapsed(e) for e in events)
+
+
+def _result(t: Type, outputs):
+    """The outputs, in order, arranged as the result type's tuples of arrays (see `output_types`)."""
+    if is_storable(t) or not isinstance(t, TupleType):
+        return next(outputs)
+    return tuple(_result(e, outputs) for e in t.elems)
 
 
 def _elapsed(event) -> float:

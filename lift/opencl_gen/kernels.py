@@ -10,6 +10,14 @@ expression once. Data-layout patterns become views (`lift.opencl_gen.views`); `m
 A computation at the program's top level, outside every map, needs all of its input before it starts:
 each one becomes its own kernel, with a temporary buffer between it and the next (Brook's multi-pass
 reductions: asum's final `reduce-seq ∘ join ∘ map-workgroup(...)` is two kernels).
+
+A program may have several outputs: a result that is a tuple of arrays has one output memory per
+component. A tuple of arrays is computed component by component, each into its part of the destination;
+`unzip` lets one map write several arrays (its inverse view is the tuple of the component destinations).
+A top-level computation is computed once however often it occurs (structurally equal subterms, or a
+parameter of a top-level lambda used several times), into the destinations the outputs push down to it
+through `get`, `join` and the other layout patterns: the fused kernel of AXPYDOT writes `z` straight into
+its output and the partial sums into a temporary.
 """
 
 from __future__ import annotations
@@ -21,19 +29,20 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in, count_uses, substitute
 from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.opencl_gen import views as V
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type,
-                                    is_storable)
+                                    is_storable, output_types)
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
 
-LAYOUT = (P.Split, P.Join, P.Transpose, P.ReorderStride, P.AsVector, P.AsScalar, P.Zip, P.Get, P.Slide, P.Pad)
+LAYOUT = (P.Split, P.Join, P.Transpose, P.ReorderStride, P.AsVector, P.AsScalar, P.Zip, P.Unzip, P.Get, P.Slide,
+          P.Pad)
 HIGH_LEVEL_ONLY = (P.Map, P.Reduce, P.PartRed, P.Reorder)
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
@@ -59,13 +68,17 @@ class Kernel:
 
 @dataclass
 class GeneratedProgram:
-    """The OpenCL C of a program, its kernels in launch order and the buffers between them."""
+    """The OpenCL C of a program, its kernels in launch order and the buffers between them.
+
+    `outputs` has one memory per component of a result that is a tuple of arrays (in order, depth
+    first), else the result's one memory (`lift.opencl_gen.memory.output_types`).
+    """
 
     name: str
     source: str
     kernels: list
     inputs: list
-    output: Memory
+    outputs: list
     temporaries: list
     typed: TypedProgram
     sizes: dict
@@ -111,6 +124,8 @@ class _Generator:
         self.names = itertools.count()
         self.lines: list = []
         self.depth = 1
+        self.planned: dict = {}
+        self.computed: dict = {}
 
     # --- driver ----------------------------------------------------------------------------------------
 
@@ -125,16 +140,37 @@ class _Generator:
                 mem = Memory(p.name, PRIVATE, p.t, Cst(1), INPUT, scalar_variable=True, readonly=True)
             inputs.append(mem)
             self.env[p.name] = V.MemView(mem, p.t)
-        out_type = self.typed.type
-        self.check_storable(out_type, "the result")
-        output = Memory("out", "global", element_type(out_type), element_count(out_type), OUTPUT)
-        self.emit(lam.body, V.MemView(output, out_type), "body")
+        outputs = []
+        out = self.output_view(self.typed.type, outputs)
+        body = _inline_top_level_lets(lam.body)
+        if body is not lam.body:
+            body = infer(Lambda(lam.params, body)).expr.body
+        self.plan(body, out, "body")
+        self.emit(body, out, "body")
         free = tuple(sorted({v.name for p in lam.params for v in _type_vars(p.t)} - set(self.sizes)))
         for k in self.kernels:
             k.size_params = free
         source = self.render(free)
-        return GeneratedProgram(self.name, source, self.kernels, inputs, output, self.temporaries, self.typed,
+        return GeneratedProgram(self.name, source, self.kernels, inputs, outputs, self.temporaries, self.typed,
                                 self.sizes, free)
+
+    def output_view(self, t: Type, outputs: list) -> V.View:
+        """The destination of the result: one output memory, or one per component of a tuple of arrays."""
+        if len(output_types(t)) == 1:
+            self.check_storable(t, "the result")
+            mem = Memory("out", "global", element_type(t), element_count(t), OUTPUT)
+            outputs.append(mem)
+            return V.MemView(mem, t)
+
+        def component(u: Type) -> V.View:
+            if isinstance(u, TupleType) and len(output_types(u)) > 1:
+                return V.TupleView(tuple(component(e) for e in u.elems), u)
+            self.check_storable(u, f"component {len(outputs)} of the result")
+            mem = Memory(f"out{len(outputs)}", "global", element_type(u), element_count(u), OUTPUT)
+            outputs.append(mem)
+            return V.MemView(mem, u)
+
+        return component(t)
 
     def check_storable(self, t: Type, what: str) -> None:
         if not is_storable(t):
@@ -176,6 +212,13 @@ class _Generator:
                 self._record_view(view.get(k))
 
     def store(self, out: V.View, value: str) -> None:
+        """Store a value; a tuple whose components go to different memories (`unzip`) is stored by parts."""
+        if isinstance(out.type, TupleType) and not _is_whole(out):
+            name = self.fresh("v")
+            self.line(f"{c_type_name(out.type)} {name} = {value};")
+            for k in range(len(out.type.elems)):
+                self.store(out.get(k), f"{name}.{tuple_field(k)}")
+            return
         statement, lets = V.write(out, value)
         self.lets(lets)
         self.record(out.access(()))
@@ -191,11 +234,17 @@ class _Generator:
             return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
         if isinstance(e, FunCall):
             f = e.f
+            if _is_tuple_of_arrays(e):
+                parts = tuple(self.emit(a, None if out is None else out.get(k), f"{path}.args{k}")
+                              for k, a in enumerate(e.args))
+                return out if out is not None else V.TupleView(parts, e.t)
             if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
                 return self.layout(e, out, path)
             if self.kernel is None and not isinstance(f, Lambda):
                 return self.kernel_call(e, out, path)
             args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+            if out is not None and _has_holes(out):
+                out = self.complete(out, self.default_space(), path)
             return self.call(f, args, e.t, out, f"{path}.f")
         raise LiftCodegenError(f"cannot generate code for {e!r} (at {path})")
 
@@ -211,21 +260,8 @@ class _Generator:
 
     def layout(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
         """A data-layout pattern: a view of its input; an output view is passed down through its inverse."""
-        f, arg_type = e.f, e.args[0].t
-        inverse = None
-        if out is not None and len(e.args) == 1:
-            if isinstance(f, P.Split):
-                inverse = V.JoinView(out, f.n, arg_type)
-            elif isinstance(f, P.Join):
-                inverse = V.SplitView(out, arg_type.elem.length, arg_type)
-            elif isinstance(f, P.AsVector):
-                inverse = V.AsScalarView(out, f.n, arg_type)
-            elif isinstance(f, P.AsScalar):
-                inverse = V.AsVectorView(out, element_type(arg_type).width, arg_type)
-            elif isinstance(f, P.Transpose):
-                inverse = V.TransposeView(out, arg_type)
-            elif isinstance(f, P.Id):
-                inverse = out
+        f = e.f
+        inverse = self.inverse(e, out)
         args = [self.emit(a, inverse, f"{path}.args{i}") for i, a in enumerate(e.args)]
         view = self.view_of(f, args, e)
         if out is not None and inverse is None:
@@ -233,6 +269,33 @@ class _Generator:
                 f"the result of {paper(f)} at {path} cannot be written in place: "
                 "compute it with a map into memory first (for example map(id))")
         return out if out is not None else view
+
+    def inverse(self, e: FunCall, out: Optional[V.View]) -> Optional[V.View]:
+        """Where the argument of the layout call `e` goes so that `e` lands in `out` (None: nowhere in place).
+
+        `get-i` pushes `out` into component `i` of its tuple at the top level, leaving the others open
+        (`None` parts, filled with temporaries where the tuple is computed).
+        """
+        if out is None or len(e.args) != 1:
+            return None
+        f, arg_type = e.f, e.args[0].t
+        if isinstance(f, P.Split):
+            return V.JoinView(out, f.n, arg_type)
+        if isinstance(f, P.Join):
+            return V.SplitView(out, arg_type.elem.length, arg_type)
+        if isinstance(f, P.AsVector):
+            return V.AsScalarView(out, f.n, arg_type)
+        if isinstance(f, P.AsScalar):
+            return V.AsVectorView(out, element_type(arg_type).width, arg_type)
+        if isinstance(f, P.Transpose):
+            return V.TransposeView(out, arg_type)
+        if isinstance(f, P.Id):
+            return out
+        if isinstance(f, P.Unzip):
+            return V.TupleView(tuple(out.get(k) for k in range(len(arg_type.elem.elems))), arg_type)
+        if isinstance(f, P.Get) and self.kernel is None and isinstance(arg_type, TupleType):
+            return V.TupleView(tuple(out if k == f.i else None for k in range(len(arg_type.elems))), arg_type)
+        return None
 
     def view_of(self, f: FunDecl, args: list, e: FunCall) -> V.View:
         t = e.t
@@ -251,6 +314,8 @@ class _Generator:
             return V.AsScalarView(a, element_type(a.type).width, t)
         if isinstance(f, (P.Zip, P.Tuple)):
             return V.TupleView(tuple(args), t)
+        if isinstance(f, P.Unzip):
+            return V.TupleView(tuple(a.get(k) for k in range(len(t.elems))), t)
         if isinstance(f, P.Get):
             return a.get(f.i)
         if isinstance(f, P.Slide):
@@ -264,14 +329,46 @@ class _Generator:
 
     # --- kernels ---------------------------------------------------------------------------------------------
 
+    def plan(self, e: Expr, out: Optional[V.View], path: str) -> None:
+        """Before any code: record the destinations the outputs reach top-level computations at.
+
+        It follows what `emit` does outside every kernel (tuples of arrays, layout patterns and their
+        inverses), so that a computation occurring several times is computed once, into every
+        destination pushed to it, whichever occurrence comes first.
+        """
+        if out is None or not isinstance(e, FunCall):
+            return
+        f = e.f
+        if _is_tuple_of_arrays(e):
+            for k, a in enumerate(e.args):
+                self.plan(a, out.get(k), f"{path}.args{k}")
+        elif isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+            self.plan(e.args[0], self.inverse(e, out), f"{path}.args0")
+        elif isinstance(f, Lambda):
+            self.plan(f.body, out, f"{path}.f.body")
+        else:
+            self.planned[e] = _merge(self.planned.get(e), out, f"{paper(f)} at {path}")
+
+    def complete(self, out: Optional[V.View], space: str, path: str) -> V.View:
+        """`out` with its open tuple components (`None`) given new memory in `space`."""
+        if not isinstance(out, V.TupleView):
+            return out
+        parts = tuple(self.allocate(V.component_type(out.type, k), space, path) if p is None
+                      else self.complete(p, space, path) for k, p in enumerate(out.parts))
+        return V.TupleView(parts, out.type)
+
     def kernel_call(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
-        """A computation outside every map: one kernel of its own, after the kernels of its inputs."""
+        """A computation outside every map: one kernel of its own, after the kernels of its inputs.
+
+        It runs once however often it occurs, into the destinations `plan` found for it.
+        """
+        if e in self.computed:
+            return self.computed[e]
         args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        out = self.planned.get(e, out)
         if out is None:
-            self.check_storable(e.t, f"the intermediate result at {path}")
-            mem = Memory(self.fresh("tmp"), "global", element_type(e.t), element_count(e.t), TEMPORARY)
-            self.temporaries.append(mem)
-            out = V.MemView(mem, e.t)
+            out = self.allocate(e.t, "global", path)
+        out = self.complete(out, "global", path)
         index = len(self.kernels)
         launch = self.launches.get(index) or derive_launch(e)
         self.kernel = Kernel(f"{self.name}_k{index}", launch)
@@ -284,6 +381,7 @@ class _Generator:
             self.scope = []
         self.kernels.append(self.kernel)
         self.kernel = None
+        self.computed[e] = result
         return result
 
     # --- functions -------------------------------------------------------------------------------------------
@@ -471,7 +569,13 @@ class _Generator:
         return PRIVATE if threaded else "global"
 
     def allocate(self, t: Type, space: str, path: str) -> V.View:
-        """New memory for a value of `t` in `space`, one slice per concurrent work-item or work-group."""
+        """New memory for a value of `t` in `space`, one slice per concurrent work-item or work-group.
+
+        A value with no flat layout (a tuple of arrays, or an array of them) gets one memory per component.
+        """
+        if not is_storable(t) and isinstance(element_type(t), TupleType):
+            return V.TupleView(tuple(self.allocate(V.component_type(t, k), space, path)
+                                     for k in range(len(element_type(t).elems))), t)
         self.check_storable(t, f"the result at {path}")
         replicate = {"global": ("wrg", "lcl", "glb"), "local": ("lcl",), PRIVATE: ()}[space]
         prefix = tuple((i, n) for k, _, i, n in self.scope if k in replicate)
@@ -588,11 +692,72 @@ def _const_size(m: Memory, k: Kernel) -> int:
 
 
 def _space_of(view: V.View) -> str:
+    if isinstance(view, V.TupleView):
+        spaces = {_space_of(p) for p in view.parts if p is not None}
+        return spaces.pop() if len(spaces) == 1 else "private"
     while not isinstance(view, V.MemView):
         view = getattr(view, "inner", None) or getattr(view, "parent", None)
         if view is None:
             return "private"
     return view.mem.space
+
+
+def _is_tuple_of_arrays(e: FunCall) -> bool:
+    """A `tuple` call with an array component: computed component by component, never as one value."""
+    return isinstance(e.f, P.Tuple) and isinstance(e.t, TupleType) and not is_storable(e.t)
+
+
+def _has_holes(view: V.View) -> bool:
+    return isinstance(view, V.TupleView) and any(p is None or _has_holes(p) for p in view.parts)
+
+
+def _is_whole(view: V.View) -> bool:
+    """Whether a tuple-typed view is one memory element (else its components are stored apart)."""
+    try:
+        view.access(())
+    except LiftCodegenError:
+        return False
+    return True
+
+
+def _merge(a: Optional[V.View], b: V.View, where: str) -> V.View:
+    """Two destinations of one computation: the components of open tuples combine; anything else clashes."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, V.TupleView) and isinstance(b, V.TupleView):
+        return V.TupleView(tuple(_merge(p, q, where) for p, q in zip(a.parts, b.parts)), a.type)
+    raise LiftCodegenError(f"the result of {where} is needed in two places of the output: copy it to the "
+                           "second with a map (map(id))")
+
+
+def _inline_top_level_lets(e: Expr) -> Expr:
+    """`e` with each lambda applied outside every map replaced by its body on the arguments (β-reduction).
+
+    A top-level `(λt. ... t ... t ...)(x)` then means what writing `x` twice means: the generator
+    computes `x` once either way. A lambda whose parameters are also used inside some function (inside
+    a kernel) stays: its arguments are computed first and passed in memory.
+    """
+    if not isinstance(e, FunCall):
+        return e
+    args = tuple(_inline_top_level_lets(a) for a in e.args)
+    f = e.f
+    if (isinstance(f, Lambda) and len(args) == len(f.params)
+            and all(count_uses(f.body, p) == _top_level_uses(f.body, p) for p in f.params)):
+        return _inline_top_level_lets(substitute(f.body, dict(zip(f.params, args))))
+    if all(a is b for a, b in zip(args, e.args)):
+        return e
+    return FunCall(f, args)
+
+
+def _top_level_uses(e: Expr, p: Param) -> int:
+    """How often `p` occurs in `e` outside every function (as an argument of calls only)."""
+    if isinstance(e, Param):
+        return int(e == p)
+    if isinstance(e, FunCall):
+        return sum(_top_level_uses(a, p) for a in e.args)
+    return 0
 
 
 def _unwrap_cast(f: FunDecl) -> FunDecl:

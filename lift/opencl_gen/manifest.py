@@ -3,7 +3,8 @@
 The `.cl` file compiles with no part of lift: bound sizes are constants, unbound ones kernel
 arguments. Its header comment gives the expression in the paper's notation, each kernel's arguments in
 order with types and sizes, the launch configuration, and the kernels' order and temporary buffers.
-The manifest says the same as data (the shapes and sizes are size expressions in the size variables).
+The manifest says the same as data (the shapes and sizes are size expressions in the size variables);
+it lists every output in order (one per component of a result that is a tuple of arrays).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from lift.ir.binding import host_dtype
 from lift.ir.printer import paper
 from lift.opencl_gen.kernels import GeneratedProgram
-from lift.opencl_gen.memory import Memory
+from lift.opencl_gen.memory import Memory, output_types
 from lift.types.types import ArrayType, Type, VectorType, c_type_name
 
 
@@ -45,7 +46,8 @@ def manifest(g: GeneratedProgram) -> dict:
     sizes = {name: "symbolic" for name in g.free_sizes}
     sizes.update({k: v for k, v in g.sizes.items()})
     inputs = [{"name": p.name, "dtype": _dtype(p.t), "shape": _shape(p.t)} for p in lam.params]
-    outputs = [{"name": g.output.name, "dtype": _dtype(g.typed.type), "shape": _shape(g.typed.type)}]
+    outputs = [{"name": m.name, "dtype": _dtype(t), "shape": _shape(t)}
+               for m, t in zip(g.outputs, output_types(g.typed.type))]
     temporaries = [{"name": m.name, "dtype": _mem_dtype(m), "shape": [str(m.size)] + _lanes(m)}
                    for m in g.temporaries if any(m in k.params for k in g.kernels)]
     kernels = [{"name": k.name,

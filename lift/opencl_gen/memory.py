@@ -64,6 +64,17 @@ def is_storable(t: Type) -> bool:
     return isinstance(e, TupleType) and all(isinstance(c, (ScalarType, VectorType, TupleType)) for c in e.elems)
 
 
+def output_types(t: Type) -> list:
+    """The types of a program's output memories, in order.
+
+    The result's own type when it has a flat layout (or is not a tuple); else, for a tuple with array
+    components (a program with several outputs), its components' output types, depth first.
+    """
+    if is_storable(t) or not isinstance(t, TupleType):
+        return [t]
+    return [u for e in t.elems for u in output_types(e)]
+
+
 def element_bytes(elem: Type) -> int:
     """The size in bytes of one element in OpenCL (a `float3` takes the room of a `float4`)."""
     from lift.ir.binding import host_dtype

@@ -1,6 +1,6 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
-`split`, `join`, `zip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`
+`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`
 emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
 access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
 `Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
@@ -209,7 +209,11 @@ class ValueView(View):
 
 @dataclass(eq=False)
 class TupleView(View):
-    """A tuple of values or arrays: `zip(a, b)` (an array of tuples) or `tuple(a, b)` (one tuple)."""
+    """A tuple of values or arrays: `zip(a, b)` (an array of tuples) or `tuple(a, b)` (one tuple).
+
+    An array of tuples whose components live in memories of their own (the inverse of `unzip`, a
+    program's several outputs) is one too: indexing it indexes every part.
+    """
 
     parts: tuple
     type: Type
@@ -231,7 +235,7 @@ class _IndexMap(View, ABC):
         return self.inner.access(self.remap(tuple(idx)))
 
     def get(self, k: int) -> View:
-        return replace(self, inner=self.inner.get(k), type=_component_type(self.type, k))
+        return replace(self, inner=self.inner.get(k), type=component_type(self.type, k))
 
 
 @dataclass(eq=False)
@@ -331,7 +335,7 @@ class PadView(View):
         return _with_lets(inner, ((var, clamped),))
 
     def get(self, k: int) -> View:
-        return PadView(self.inner.get(k), self.left, self.length, self.boundary, _component_type(self.type, k))
+        return PadView(self.inner.get(k), self.left, self.length, self.boundary, component_type(self.type, k))
 
 
 @dataclass(eq=False)
@@ -388,7 +392,8 @@ def _replace_element(t: Type, new: Type) -> Type:
     return new
 
 
-def _component_type(t: Type, k: int) -> Type:
+def component_type(t: Type, k: int) -> Type:
+    """The type of component `k` of a tuple, or of an array of tuples (the array of the components)."""
     elem = _element(t)
     if not isinstance(elem, TupleType):
         raise LiftCodegenError(f"{t} has no tuple component {k}")

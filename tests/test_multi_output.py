@@ -1,0 +1,332 @@
+"""Programs with several outputs: tuples of arrays, `unzip`, fused kernels writing several buffers, sharing.
+
+Each generated program runs on the OpenCL CPU device and is compared with `lift.interpret` of the same
+program and with numpy.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lift
+from lift import (ArrayType, Float, Get, Join, MapGlb, MapSeq, ReduceSeq, SizeVar, Split, Tuple, TupleType,
+                  Unzip, Zip, fun, infer, interpret, paper, python_source, userfun)
+from lift.opencl_gen import runtime
+from lift.opencl_gen.compiled import compile
+from lift.opencl_gen.kernels import generate
+
+try:
+    runtime.select_device()
+    HAVE_DEVICE = True
+except lift.LiftError:
+    HAVE_DEVICE = False
+
+needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+N = SizeVar("N")
+V = ArrayType(Float, N)
+
+
+@userfun
+def absf(x: Float) -> Float:
+    return x if x >= 0.0 else -x
+
+
+@userfun
+def neg(x: Float) -> Float:
+    return -x
+
+
+@userfun
+def add(x: Float, y: Float) -> Float:
+    return x + y
+
+
+@userfun
+def abs_and_square(x: Float) -> TupleType(Float, Float):
+    return (x if x >= 0.0 else -x, x * x)
+
+
+def _chunk_sums(t):
+    """`unzip ∘ map-global(λc. tuple(map-seq(abs)(c), reduce-seq(add, 0)(c))) ∘ split-4`: two arrays, one map."""
+    return Unzip()(MapGlb(lambda c: Tuple(MapSeq(absf)(c), ReduceSeq(add, 0.0)(c)))(Split(4)(t)))
+
+
+two_kernels = fun([V], lambda x: Tuple(MapGlb(absf)(x), ReduceSeq(add, 0.0)(MapGlb(neg)(x))))
+one_kernel = fun([V], lambda x: fun(lambda t: Tuple(Join()(Get(t, 0)), Join()(Get(t, 1))))(_chunk_sums(x)))
+struct_split = fun([V], lambda x: Unzip()(MapGlb(abs_and_square)(x)))
+shared_twice = fun([V], lambda x: Tuple(MapGlb(neg)(MapGlb(absf)(x)), ReduceSeq(add, 0.0)(MapGlb(absf)(x))))
+
+
+def _axpydot_written_out(a, w, v, u, reverse=False):
+    """The fused AXPYDOT with the shared tuple written out twice in the tree, in either output order."""
+    ex = _example("axpydot").namespace
+
+    def t():
+        return (Unzip() @ MapGlb(lambda c: Tuple(
+            MapSeq(lambda p: ex["w_minus_av"](a, Get(p, 0), Get(p, 1)))(c),
+            ReduceSeq(lambda acc, p: ex["axpy_dot_step"](acc, a, Get(p, 0), Get(p, 1), Get(p, 2)), 0.0)(c)
+        )) @ Split(8))(Zip(w, v, u))
+
+    z, r = Join()(Get(t(), 0)), (ReduceSeq(add, 0.0) @ Join())(Get(t(), 1))
+    return Tuple(r, z) if reverse else Tuple(z, r)
+
+
+_loaded = {}
+
+
+def _example(stem):
+    from lift.ir.program_file import load_program_file
+
+    if stem not in _loaded:
+        _loaded[stem] = load_program_file(EXAMPLES / f"{stem}.py")
+    return _loaded[stem]
+
+
+def _as_tuple(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _check(program, inputs, numpy_result, sizes=None, kernels=None):
+    """Run on the device; compare with the interpreter and numpy; return the generated program."""
+    want = interpret(program, *inputs)
+    got = compile(program, sizes=sizes)(*inputs)
+    assert type(got) is type(want)
+    for g, w, n in zip(_as_tuple(got), _as_tuple(want), _as_tuple(numpy_result)):
+        assert g.shape == w.shape == np.shape(n)
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(g, n, rtol=2e-4, atol=2e-3)
+    generated = generate(program, sizes=sizes)
+    if kernels is not None:
+        assert len(generated.kernels) == kernels
+    return generated
+
+
+def _x(n, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
+
+
+def _axpydot_inputs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    a = np.float32(1.5)
+    w, v, u = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(3))
+    z = w - a * v
+    return (a, w, v, u), (z, np.array([np.dot(z.astype(np.float64), u)], np.float32))
+
+
+# --- the pattern -------------------------------------------------------------------------------------------
+
+
+def test_unzip_types_interprets_and_prints():
+    program = fun([V, ArrayType(Float, N)], lambda x, y: Unzip()(Zip(x, y)))
+    assert str(infer(program).type) == "<Float[N], Float[N]>"
+    x, y = _x(10), _x(10, 1)
+    got = interpret(program, x, y)
+    assert isinstance(got, tuple) and len(got) == 2
+    np.testing.assert_array_equal(got[0], x)
+    np.testing.assert_array_equal(got[1], y)
+    assert paper(program) == "λ x, y. unzip ∘ zip(x, y)"
+    assert eval(python_source(program), vars(lift)) == program
+
+
+def test_unzip_of_a_non_tuple_array_is_a_one_line_type_error():
+    with pytest.raises(lift.LiftTypeError) as e:
+        fun([V], lambda x: Unzip()(MapGlb(absf)(x)))
+    assert str(e.value) == "unzip expects an array of tuples, got Float[N] (at body.f)"
+
+
+def test_interpreter_returns_a_tuple_of_arrays_for_several_outputs():
+    x = _x(12)
+    got = interpret(one_kernel, x)
+    np.testing.assert_allclose(got[0], np.abs(x))
+    np.testing.assert_allclose(got[1], x.reshape(3, 4).sum(axis=1), rtol=1e-6)
+
+
+# --- generated programs ----------------------------------------------------------------------------------------
+
+
+@needs_device
+@pytest.mark.parametrize("n", [1000, 4099])
+def test_two_independent_outputs(n):
+    x = _x(n)
+    g = _check(two_kernels, (x,), (np.abs(x), np.array([-x.sum()], np.float32)), kernels=3)
+    assert [m.name for m in g.outputs] == ["out0", "out1"]
+
+
+@needs_device
+@pytest.mark.parametrize("n", [1000, 4 * 1031])
+def test_one_kernel_writes_two_outputs(n):
+    x = _x(n)
+    g = _check(one_kernel, (x,), (np.abs(x), x.reshape(-1, 4).sum(axis=1)), sizes={"N": n}, kernels=1)
+    assert g.temporaries == [] and [m.name for m in g.outputs] == ["out0", "out1"]
+    assert "out0[" in g.source and "out1[" in g.source
+
+
+@needs_device
+def test_unzip_stores_a_tuple_result_into_two_outputs():
+    x = _x(1000)
+    g = _check(struct_split, (x,), (np.abs(x), x * x), kernels=1)
+    assert "out0[g_" in g.source and "out1[g_" in g.source
+
+
+@needs_device
+@pytest.mark.parametrize("n", [1000, 8 * 4099])
+@pytest.mark.parametrize("form", ["let", "written-out", "written-out-reversed"])
+def test_axpydot_fused_is_two_kernels_writing_z_in_place(n, form):
+    inputs, (z, r) = _axpydot_inputs(n)
+    if form == "let":
+        program = _example("axpydot").kernels["axpydot_fused"]
+    else:
+        program = fun([Float, V, V, V], lambda a, w, v, u: _axpydot_written_out(a, w, v, u, form.endswith("reversed")))
+    expected = (r, z) if form.endswith("reversed") else (z, r)
+    g = _check(program, inputs, expected, sizes={"N": n}, kernels=2)
+    z_out = g.outputs[1 if form.endswith("reversed") else 0].name
+    fused = g.kernels[0]
+    assert [m.name for m in fused.params if m.kind == "output"] == [z_out], "z goes straight to its output"
+    assert [m.name for m in g.temporaries] == [m.name for m in fused.params if m.kind == "temporary"]
+    assert z_out not in [m.name for m in g.kernels[1].params], "z is never read back"
+
+
+@needs_device
+@pytest.mark.parametrize("n", [1000, 8 * 1031])
+def test_axpydot_shared_computes_z_once(n):
+    inputs, expected = _axpydot_inputs(n, seed=2)
+    program = _example("axpydot").kernels["axpydot_shared"]
+    g = _check(program, inputs, expected, kernels=3)
+    assert sum("w_minus_av(a" in l for k in g.kernels for l in k.lines) == 1
+    assert "out0" in [m.name for m in g.kernels[1].params], "the dot product reads z from its output"
+
+
+@needs_device
+def test_a_computation_written_twice_runs_once():
+    x = _x(1000)
+    g = _check(shared_twice, (x,), (-np.abs(x), np.array([np.abs(x).sum()], np.float32)), kernels=3)
+    assert sum("absf(" in l for k in g.kernels for l in k.lines) == 1
+
+
+def test_high_level_axpydot_interprets():
+    inputs, (z, r) = _axpydot_inputs(100)
+    got = interpret(_example("axpydot").kernels["axpydot"], *inputs)
+    np.testing.assert_allclose(got[0], z, rtol=1e-6)
+    np.testing.assert_allclose(got[1], r, rtol=1e-4)
+
+
+def test_one_result_in_two_outputs_is_a_one_line_error():
+    program = fun([V], lambda x: Tuple(MapGlb(absf)(x), MapGlb(absf)(x)))
+    with pytest.raises(lift.LiftCodegenError) as e:
+        generate(program)
+    message = str(e.value)
+    assert "\n" not in message and "map-global(absf) at body.args1" in message and "two places" in message
+
+
+def test_an_input_as_an_output_is_a_one_line_error():
+    with pytest.raises(lift.LiftCodegenError, match=r"^the array at body.args0 must be written by a map"):
+        generate(fun([V], lambda x: Tuple(x, MapGlb(absf)(x))))
+
+
+# --- oclgrind, the manifest and the command line ------------------------------------------------------------------
+
+
+OCLGRIND = shutil.which("oclgrind")
+
+OCLGRIND_RUNNER = '''
+import json, sys
+import numpy as np
+from lift.ir.program_file import load_program_file
+from lift.opencl_gen.compiled import compile
+path, kernel, sizes, inputs, out = sys.argv[1:6]
+pf = load_program_file(path)
+stored = np.load(inputs)
+inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
+result = compile(pf.kernels[kernel], device="oclgrind", sizes=json.loads(sizes), name=kernel)(*inputs)
+np.savez(out, *result)
+'''
+
+
+@pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed (apt-get install oclgrind)")
+def test_fused_axpydot_is_race_free_and_in_bounds_under_oclgrind(tmp_path):
+    inputs, expected = _axpydot_inputs(1000, seed=4)
+    script = tmp_path / "run.py"
+    script.write_text(OCLGRIND_RUNNER)
+    np.savez(tmp_path / "inputs.npz", *inputs)
+    result = subprocess.run(
+        [OCLGRIND, "--data-races", "--uninitialized", sys.executable, str(script), str(EXAMPLES / "axpydot.py"),
+         "axpydot_fused", json.dumps({"N": 1000}), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    errors = [l for l in result.stderr.splitlines()
+              if any(k in l for k in ("Invalid read", "Invalid write", "data race", "Uninitialized", "error detected"))]
+    assert not errors, result.stderr[-3000:]
+    with np.load(tmp_path / "out.npz") as out:
+        got = [out["arr_0"], out["arr_1"]]
+    want = interpret(_example("axpydot").kernels["axpydot_fused"], *inputs)
+    for g, w, n in zip(got, want, expected):
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(g, n, rtol=2e-4, atol=2e-3)
+
+
+HOST_PROGRAM = '''
+import json, sys
+import numpy as np
+import pyopencl as cl
+
+source = open(sys.argv[1]).read()
+manifest = json.load(open(sys.argv[2]))
+stored = np.load(sys.argv[3])
+device = [d for p in cl.get_platforms() for d in p.get_devices()][0]
+ctx = cl.Context([device])
+queue = cl.CommandQueue(ctx)
+program = cl.Program(ctx, source).build()
+sizes = {k: int(v) for k, v in manifest["sizes"].items() if v != "symbolic"}
+def shape(dims):
+    return tuple(int(eval(s, {}, dict(sizes))) for s in dims)
+flags = cl.mem_flags
+arguments = {}
+for i in manifest["inputs"]:
+    data = stored[i["name"]].astype(i["dtype"])
+    arguments[i["name"]] = data[()] if not i["shape"] else cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                                                                      hostbuf=data)
+outputs = {o["name"]: np.empty(shape(o["shape"]), o["dtype"]) for o in manifest["outputs"]}
+for name, host in outputs.items():
+    arguments[name] = cl.Buffer(ctx, flags.READ_WRITE, host.nbytes)
+for t in manifest["temporaries"]:
+    nbytes = np.dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
+    arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
+for k in manifest["kernels"]:
+    kernel = cl.Kernel(program, k["name"])
+    kernel.set_args(*[arguments[a] for a in k["args"]])
+    glb = list(shape(k["global_size"]))
+    loc = None if k["local_size"] is None else list(shape(k["local_size"]))
+    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
+for name, host in outputs.items():
+    cl.enqueue_copy(queue, host, arguments[name])
+np.savez(sys.argv[4], **outputs)
+'''
+
+
+@needs_device
+def test_lift_compile_writes_every_output_and_runs_from_the_manifest_alone(tmp_path):
+    n = 8 * 1031
+    result = subprocess.run([sys.executable, "-m", "lift.cli", "compile", str(EXAMPLES / "axpydot.py"),
+                             "--kernel", "axpydot_fused", "--size", f"N={n}", "-o", str(tmp_path / "axpydot.cl")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "axpydot.json").read_text())
+    assert manifest["outputs"] == [{"name": "out0", "dtype": "float32", "shape": [str(n)]},
+                                   {"name": "out1", "dtype": "float32", "shape": ["1"]}]
+    assert [k["name"] for k in manifest["kernels"]] == ["axpydot_fused_k0", "axpydot_fused_k1"]
+    assert "outputs: out0: float32[8248], out1: float32[1]" in (tmp_path / "axpydot.cl").read_text()
+    (a, w, v, u), (z, r) = _axpydot_inputs(n, seed=5)
+    np.savez(tmp_path / "inputs.npz", a=a, w=w, v=v, u=u)
+    (tmp_path / "host.py").write_text(HOST_PROGRAM)
+    subprocess.run([sys.executable, str(tmp_path / "host.py"), str(tmp_path / "axpydot.cl"),
+                    str(tmp_path / "axpydot.json"), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
+                   capture_output=True, text=True, check=True)
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_allclose(out["out0"], z, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out["out1"], r, rtol=2e-4, atol=2e-3)
