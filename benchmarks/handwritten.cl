@@ -6,7 +6,7 @@
 // NVIDIA's OpenCL SDK writes it (a polynomial cumulative normal, a grid-stride loop over options);
 // MD as SHOC writes it (one work-item per atom, the neighbour list stored neighbour-major).
 
-kernel void scal4(const float a, global const float4* restrict x, global float4* restrict out) {
+kernel void scal4(const float a, global const float4* x, global float4* out) {  // out may be x (in place)
     size_t i = get_global_id(0);
     out[i] = a * x[i];
 }

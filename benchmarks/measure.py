@@ -162,6 +162,29 @@ class DeviceRun:
         return self.collect(hosts), sum(elapsed_ms(e) for e in events)
 
 
+class InPlaceRun:
+    """A lift run whose result overwrites its input `name` (`compile(..., in_place=name)`), restored before
+    each launch from a pristine device copy (untimed), as `DeviceRun` restores a BLAS routine's in-place
+    argument: every launch computes the benchmark on the same data."""
+
+    def __init__(self, run, name: str, host: np.ndarray):
+        self.run = run
+        self.target = run.buffers[name]
+        self.queue = cl.CommandQueue(run.buffers[name].context, run.device)
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+        self.pristine = cl.Buffer(self.target.context, flags, hostbuf=np.ascontiguousarray(host))
+
+    def upload(self) -> float:
+        return self.run.upload()
+
+    def launch(self) -> list:
+        cl.enqueue_copy(self.queue, self.target, self.pristine).wait()
+        return self.run.launch()
+
+    def download(self) -> tuple:
+        return self.run.download()
+
+
 @dataclass
 class HostRun:
     """A host implementation as a run: nothing to transfer; each launch calls `fn()`, timed by the wall clock,

@@ -26,7 +26,7 @@ from lift.opencl_gen.compiled import compile
 
 from benchmarks.applications import CHUNK, COPY, Application, Problem, handwritten_program
 from benchmarks.explored import ExploreSettings, Winner, explored
-from benchmarks.measure import Contender, DeviceRun, Measurement, Unavailable, kernel, measure_all
+from benchmarks.measure import Contender, DeviceRun, InPlaceRun, Measurement, Unavailable, kernel, measure_all
 
 # The kinds of contender (the explored one is also named so).
 EXPLORED, DERIVED, HANDWRITTEN, LIBRARY, NUMPY = ("lift explored", "lift hand-derived", "hand-written", "CLBlast",
@@ -135,8 +135,13 @@ def _size(nbytes: int) -> str:
 
 
 def _lift(name: str, kind: str, program, problem: Problem, device) -> Contender:
-    compiled = compile(program, device, sizes=problem.sizes, name=name.split()[-1])
-    return Contender(name, kind, partial(compiled.prepare, *problem.inputs))
+    """A lift program compiled for the problem; in place where the application's routine works in place."""
+    target = problem.app.in_place
+    compiled = compile(program, device, sizes=problem.sizes, name=name.split()[-1], in_place=target)
+    if target is None:
+        return Contender(name, kind, partial(compiled.prepare, *problem.inputs))
+    host = problem.inputs[[p.name for p in program.params].index(target)]
+    return Contender(name, kind, lambda: InPlaceRun(compiled.prepare(*problem.inputs), target, host))
 
 
 def _streaming(device, nbytes: int) -> tuple:

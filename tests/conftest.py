@@ -13,3 +13,14 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def examples():
     """Program files of `examples/`, by stem: `examples["asum"].kernels["asum_intel"]`."""
     return {p.stem: load_program_file(p) for p in sorted(EXAMPLES.glob("*.py")) if p.stem not in ("blas", "blas_routines")}
+
+
+@pytest.fixture(scope="session")
+def device():
+    """The default OpenCL device; tests that need one are skipped where there is none."""
+    from lift.errors import LiftError
+    from lift.opencl_gen import runtime
+    try:
+        return runtime.select_device()
+    except LiftError as e:
+        pytest.skip(f"no OpenCL device (install pocl-opencl-icd): {e}")

@@ -6,7 +6,7 @@ and some OpenCL maps, over user functions with numpy bodies), then walks a few r
 each. At every program of the walk every rewrite the engine enumerates is applied, type-checked and
 interpreted on the same input: results are equal, exactly, or to a relative 1e-4 for the rules that
 re-associate a reduction. The test prints how many cases each rule got (`pytest -s`) and fails if a
-rule got none.
+rule got none (but those of shapes it does not build, `BUILT_ELSEWHERE`).
 """
 
 from collections import Counter
@@ -29,6 +29,9 @@ add = UserFun("add", ("x", "y"), "return x + y;", (F, F), F, python=lambda x, y:
 mult = UserFun("mult", ("x", "y"), "return x * y;", (F, F), F, python=lambda x, y: x * y)
 maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.maximum)
 
+# Rules of shapes these programs do not build (tuples of outputs, unzips, zips of zips, transposed gemvs):
+# tests/test_call_fusion.py checks them.
+BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
@@ -151,4 +154,4 @@ def test_every_rule_preserves_meaning():
     print("\nrewrites checked per rule:")
     for rule in RULES:
         print(f"  {rule.figure:5} {rule.name:28} {cases[rule.name]}")
-    assert not [r.name for r in RULES if cases[r.name] == 0]
+    assert not [r.name for r in RULES if cases[r.name] == 0 and r.name not in BUILT_ELSEWHERE]

@@ -46,8 +46,9 @@ class CompiledProgram:
     """A program generated for one device; sizes left unbound are specialised per input shape."""
 
     def __init__(self, program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None,
-                 name: str = "lift", launch: Optional[Mapping[int, Launch]] = None):
+                 name: str = "lift", launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None):
         self.program = program
+        self.in_place = in_place
         self.device = device if device is not None and not isinstance(device, str) else runtime.select_device(device)
         self.name = name
         self.sizes = dict(sizes or {})
@@ -59,7 +60,7 @@ class CompiledProgram:
         """The generated program for a size binding (the compile-time sizes by default)."""
         key = tuple(sorted((sizes or self.sizes).items()))
         if key not in self._generated:
-            self._generated[key] = generate(self.program, self.name, dict(key), self.launch)
+            self._generated[key] = generate(self.program, self.name, dict(key), self.launch, self.in_place)
         return self._generated[key]
 
     @property
@@ -127,11 +128,14 @@ class CompiledProgram:
                 scalars[mem.name] = np.asarray(data, host_dtype(mem.elem)).reshape(())[()]
             else:
                 data = np.ascontiguousarray(data)
-                buffers[mem.name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data) if data.nbytes \
-                    else cl.Buffer(ctx, mf.READ_ONLY, size=1)
+                access = mf.READ_ONLY if mem.readonly else mf.READ_WRITE
+                buffers[mem.name] = cl.Buffer(ctx, access | mf.COPY_HOST_PTR, hostbuf=data) if data.nbytes \
+                    else cl.Buffer(ctx, access, size=1)
                 uploads.append((buffers[mem.name], data))
         out_hosts = [np.empty(host_shape(t, sizes), dtype=host_dtype(t)) for t in output_types(g.typed.type)]
         for mem, host in zip(g.outputs, out_hosts):
+            if mem.name in buffers:
+                continue
             buffers[mem.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(host.nbytes, 1))
         pool = {}
         for name, (slot, nbytes) in share_buffers(g.kernels, g.temporaries, sizes).items():
@@ -202,6 +206,7 @@ def _elapsed(event) -> float:
 
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
-            launch: Optional[Mapping[int, Launch]] = None) -> CompiledProgram:
-    """Compile a lowered program for an OpenCL device (see `CompiledProgram`)."""
-    return CompiledProgram(program, device, sizes, name, launch)
+            launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None) -> CompiledProgram:
+    """Compile a lowered program for an OpenCL device (see `CompiledProgram`); with `in_place`, the result
+    overwrites that input array on the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`)."""
+    return CompiledProgram(program, device, sizes, name, launch, in_place)

@@ -34,6 +34,7 @@ from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.opencl_gen import views as V
+from lift.opencl_gen.in_place import Site, check_in_place
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type,
                                     is_storable, output_types)
@@ -86,12 +87,13 @@ class GeneratedProgram:
 
 
 def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, int]] = None,
-             launch: Optional[Mapping[int, Launch]] = None) -> GeneratedProgram:
-    """Generate the kernels of a lowered program; `sizes` become constants, `launch` overrides kernel launches."""
+             launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None) -> GeneratedProgram:
+    """Generate the kernels of a lowered program; `sizes` become constants, `launch` overrides kernel launches,
+    `in_place` names an input array that the result overwrites (`lift.opencl_gen.in_place`)."""
     if not name.isidentifier():
         raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
     typed = specialise(program, sizes or {})
-    return _Generator(name, typed, dict(sizes or {}), dict(launch or {})).run()
+    return _Generator(name, typed, dict(sizes or {}), dict(launch or {}), in_place).run()
 
 
 def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
@@ -110,8 +112,11 @@ def _bind_type(t: Type, sizes: Mapping[str, int]) -> Type:
 
 
 class _Generator:
-    def __init__(self, name: str, typed: TypedProgram, sizes: dict, launches: dict):
+    def __init__(self, name: str, typed: TypedProgram, sizes: dict, launches: dict, in_place: Optional[str] = None):
         self.name = name
+        self.in_place = in_place
+        self.in_place_mem: Optional[Memory] = None
+        self.sites: list = []
         self.typed = typed
         self.sizes = sizes
         self.launches = launches
@@ -134,19 +139,22 @@ class _Generator:
         inputs = []
         for p in lam.params:
             if isinstance(p.t, ArrayType):
-                mem = Memory(p.name, "global", element_type(p.t), element_count(p.t), INPUT, readonly=True)
+                mem = Memory(p.name, "global", element_type(p.t), element_count(p.t), INPUT,
+                             readonly=p.name != self.in_place)
                 self.check_storable(p.t, f"input {p.name}")
             else:
                 mem = Memory(p.name, PRIVATE, p.t, Cst(1), INPUT, scalar_variable=True, readonly=True)
             inputs.append(mem)
             self.env[p.name] = V.MemView(mem, p.t)
         outputs = []
-        out = self.output_view(self.typed.type, outputs)
+        out = self.output_view(self.typed.type, outputs, inputs)
         body = _inline_top_level_lets(lam.body)
         if body is not lam.body:
             body = infer(Lambda(lam.params, body)).expr.body
         self.plan(body, out, "body")
         self.emit(body, out, "body")
+        if self.in_place_mem is not None:
+            check_in_place(self.in_place, self.sites)
         free = tuple(sorted({v.name for p in lam.params for v in _type_vars(p.t)} - set(self.sizes)))
         for k in self.kernels:
             k.size_params = free
@@ -154,8 +162,11 @@ class _Generator:
         return GeneratedProgram(self.name, source, self.kernels, inputs, outputs, self.temporaries, self.typed,
                                 self.sizes, free)
 
-    def output_view(self, t: Type, outputs: list) -> V.View:
-        """The destination of the result: one output memory, or one per component of a tuple of arrays."""
+    def output_view(self, t: Type, outputs: list, inputs: list) -> V.View:
+        """The destination of the result: one output memory, or one per component of a tuple of arrays, or
+        the input the result overwrites."""
+        if self.in_place is not None:
+            return self.in_place_view(t, outputs, inputs)
         if len(output_types(t)) == 1:
             self.check_storable(t, "the result")
             mem = Memory("out", "global", element_type(t), element_count(t), OUTPUT)
@@ -172,6 +183,19 @@ class _Generator:
 
         return component(t)
 
+    def in_place_view(self, t: Type, outputs: list, inputs: list) -> V.View:
+        mem = next((m for m in inputs if m.name == self.in_place), None)
+        if mem is None or mem.scalar_variable:
+            arrays = [m.name for m in inputs if not m.scalar_variable]
+            raise LiftCodegenError(f"the result cannot overwrite {self.in_place!r}: it is not an input array of the "
+                                   f"program (those are {', '.join(arrays) or 'none'})")
+        if len(output_types(t)) != 1 or (element_type(t), element_count(t)) != (mem.elem, mem.size):
+            raise LiftCodegenError(f"the result cannot overwrite input {mem.name}: the result has type {t}, "
+                                   f"{mem.name} holds {mem.size} elements of {mem.elem}")
+        self.in_place_mem = mem
+        outputs.append(mem)
+        return V.MemView(mem, t)
+
     def check_storable(self, t: Type, what: str) -> None:
         if not is_storable(t):
             raise LiftCodegenError(f"{what} has type {t}, which has no flat memory layout")
@@ -184,15 +208,20 @@ class _Generator:
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
 
-    def record(self, access: V.Access) -> None:
+    def record(self, access: V.Access, write: bool = False) -> None:
         if self.kernel is None:
             return
         if isinstance(access, V.MemAccess) and access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
             self.kernel.memories[access.mem.name] = access.mem
+            if access.mem is self.in_place_mem:
+                self.site(write, access.index, access.width)
         for part in getattr(access, "parts", ()) or ():
-            self.record(part)
+            self.record(part, write)
         if isinstance(access, V.GuardedAccess):
-            self.record(access.inner)
+            self.record(access.inner, write)
+
+    def site(self, write: bool, index: Optional[ArithExpr], width: int = 1) -> None:
+        self.sites.append(Site(len(self.kernels), write, index, width, len(self.scope)))
 
     def lets(self, lets: tuple) -> None:
         for var, text in dict.fromkeys(lets):
@@ -221,7 +250,7 @@ class _Generator:
             return
         statement, lets = V.write(out, value)
         self.lets(lets)
-        self.record(out.access(()))
+        self.record(out.access(()), write=True)
         self.line(statement)
 
     # --- expressions ---------------------------------------------------------------------------------------
@@ -427,6 +456,8 @@ class _Generator:
                                            "global buffer (an input or a toGlobal result)")
                 if self.kernel is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.kernel.memories[mem.name] = mem
+                    if mem is self.in_place_mem:
+                        self.site(False, None)
                 values.append(mem.name)
             else:
                 text = self.read(a)

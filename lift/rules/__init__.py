@@ -8,6 +8,8 @@ one of the few further rules the paper's derivations need, justified in its modu
 - `map_lowering`, `reduce_lowering`, `memory`, `vectorization`: Figure 4 (a) to (e), with copies
   through `id` in `memory` and the vectorised reduction of Figure 9(b) in `vectorization`;
 - `transposition`: interchanging the maps over a matrix (coalesced gemv);
+- `call_fusion`: fusing the calls of a program of several outputs (the kernel-fusion paper's Section 3.2),
+  with `fused_derivations` deriving a group's fused, lowered expression (`fuse`, `lower_unfused`);
 - `hierarchy`, `order_flow`, `vectorize_function`, `sizes`: the conditions and helpers rules share.
 
 `RewriteEngine` (`engine`) enumerates every rule, location and parameter that applies to a program
