@@ -18,6 +18,7 @@ from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
 from lift.ir.typecheck import TypedProgram, infer
 from lift.ir.userfun import UserFun, userfun
+from lift.opencl_gen.compiled import compile
 from lift.types.arith import ArithExpr, Cst, SizeVar, Var
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
                               VectorType)
@@ -25,7 +26,7 @@ from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, T
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
     "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
     "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
     "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder",

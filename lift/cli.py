@@ -170,6 +170,7 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
 
     from lift.explore import explore as run_explore
     from lift.explore import parse_budget
+    from lift.explore.kernel_fusion import SequenceSearch, is_program_of_calls
     from lift.explore.rewrite_search import RewriteSearch
     from lift.ir.program_file import load_program_file
     from lift.opencl_gen import runtime
@@ -180,7 +181,7 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     name, expr = pf.kernel(kernel)
     bound = pf.bind(parse_sizes(sizes))
     lift.infer(expr).check_sizes(bound)
-    search = RewriteSearch(expr, bound, seed)
+    search = SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
                          timeout_s=timeout, seed=seed, progress=sys.stderr.isatty())
@@ -188,6 +189,9 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     console.print(result.table())
     for line in result.summary():
         console.print(line)
+    if result.winner is not None and "partition" in result.winner.params:
+        console.print(f"partition: {result.winner.params['partition']} (chunk {result.winner.params['chunk']}, "
+                      f"{result.winner.params['kernels']} kernel groups)")
 
 
 @main.command()

@@ -262,6 +262,9 @@ class _Walk:
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
                 self.traffic(s, c, times)
+        elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
+            for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
+                self.traffic(space, c, times)
         elif isinstance(space, str) and space != PRIVATE and not isinstance(t, ArrayType):
             nbytes = element_bytes(t) * times
             if space == GLOBAL:

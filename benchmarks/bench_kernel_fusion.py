@@ -1,0 +1,82 @@
+"""The kernel-fusion paper's Table 4 for the Table 1 sequences on the default OpenCL device.
+
+For each sequence: the implementations (legal partitions of its calls × chunk sizes), measured in the
+partition model's predicted order up to a budget (the DP's choice, fuse-all-legal and fuse-nothing always),
+each checked against `lift.interpret` of the high-level sequence before it is timed. Prints the number of
+implementations, the rank of the fastest measured, the first choice's quality (fastest / first choice),
+the worst (fastest / slowest), and the DP's, fuse-all-legal's and fuse-nothing's times.
+
+    python -m benchmarks.bench_kernel_fusion [--budget 6] [--size K=1048576 --size M=1024 --size N=1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from lift import CallGraph, interpret
+from lift.explore import kernel_fusion as kf
+from lift.ir.program_file import load_program_file
+from lift.opencl_gen.compiled import compile
+
+SEQUENCES = Path(__file__).resolve().parent.parent / "examples" / "sequences.py"
+NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
+
+
+def measurer(name: str, inputs: list, reference: tuple, sizes: dict):
+    """A lowered program to its median kernel time (ms), None when it fails or its outputs differ."""
+    def measure(lowered: kf.Lowered):
+        try:
+            compiled = compile(lowered.program, sizes=sizes, name=name)
+            got = compiled(*inputs)
+            got = got if isinstance(got, tuple) else (got,)
+            for g, w in zip(got, reference):
+                scale = max(float(np.max(np.abs(w))), 1.0)
+                if not np.allclose(np.reshape(g, np.shape(w)), w, rtol=1e-3, atol=1e-4 * scale):
+                    return None
+            return compiled.time(*inputs, repeat=10).kernels_ms
+        except Exception as e:  # a failing implementation is reported, not fatal
+            print(f"  {name}: {type(e).__name__}: {str(e)[:120]}")
+            return None
+    return measure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget", type=int, default=6, help="implementations measured per sequence")
+    parser.add_argument("--size", action="append", default=[], help="K=..., M=..., N=...")
+    parser.add_argument("--chunks", default="16,64,256")
+    parser.add_argument("--only", default=None, help="comma-separated sequences")
+    args = parser.parse_args()
+    pf = load_program_file(SEQUENCES)
+    sizes = {"K": 1 << 20, "M": 1024, "N": 1024}
+    sizes.update({k: int(v) for k, v in (s.split("=") for s in args.size)})
+    chunks = tuple(int(c) for c in args.chunks.split(","))
+    rows = []
+    for name in (args.only.split(",") if args.only else NAMES):
+        program = pf.kernels[name]
+        inputs = pf.inputs(name, sizes, 0)
+        reference = interpret(program, *inputs, sizes=sizes)
+        reference = reference if isinstance(reference, tuple) else (reference,)
+        row = kf.table4(name, CallGraph.of(program), sizes, measurer(name, inputs, reference, sizes), args.budget,
+                        chunks)
+        rows.append(row)
+        print(_line(row), flush=True)
+    print()
+    print("| sequence | impl. | measured | best rank | first choice | worst | DP ms | fuse-all ms | fuse-nothing ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(_line(r))
+
+
+def _line(r: kf.Table4Row) -> str:
+    def ms(t):
+        return "-" if t is None else f"{t:.4f}"
+    return (f"| {r.sequence} | {r.implementations} | {r.measured} | {r.best_rank} | {r.first_quality:.2f} | "
+            f"{r.worst:.2f} | {ms(r.dp_ms)} | {ms(r.fuse_all_ms)} | {ms(r.fuse_nothing_ms)} |")
+
+
+if __name__ == "__main__":
+    main()

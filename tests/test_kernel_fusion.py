@@ -1,0 +1,140 @@
+"""Kernel fusion of the Table 1 sequences: the fusion graph read off the routines, one lowered program per
+partition (the DP's choice and one kernel group per call) equal to numpy, fewer kernels where the rules
+fuse, and `lift explore` on a program of calls writing one `.cl` that runs from its manifest alone."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lift
+from lift import CallGraph
+from lift.explore import kernel_fusion as kf
+from lift.explore import partition as part
+from lift.ir.program_file import load_program_file
+from lift.opencl_gen import runtime
+from lift.opencl_gen.compiled import compile
+
+try:
+    runtime.select_device()
+    HAVE_DEVICE = True
+except lift.LiftError:
+    HAVE_DEVICE = False
+
+needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SEQUENCES = load_program_file(EXAMPLES / "sequences.py")
+NUMPY = SEQUENCES.namespace["NUMPY"]
+SIZES = {"K": 256, "M": 16, "N": 32}
+CHUNK = 4
+NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
+FUSED_KERNELS = {"axpydot": (2, 3), "vadd": (1, 2), "waxpby": (1, 2), "bicgk": (2, 3), "gemver": (5, 7),
+                 "gesummv": (2, 3)}
+
+
+def graph(name):
+    return CallGraph.of(SEQUENCES.kernels[name])
+
+
+def inputs(name, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in lift.infer(SEQUENCES.kernels[name]).expr.params:
+        t, shape = p.t, []
+        while isinstance(t, lift.ArrayType):
+            shape.append(t.length.substitute(SIZES).value)
+            t = t.elem
+        out.append(rng.standard_normal(shape).astype(np.float32) if shape else np.float32(rng.standard_normal()))
+    return out
+
+
+def spaces(name):
+    g = kf.fusion_graph(graph(name), SIZES)
+    return [(op.name, op.space, op.reduction) for op in g.ops]
+
+
+def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
+    assert spaces("axpydot") == [("axpy%0", ("vector", 256), False), ("dot%1", ("vector", 256), True)]
+    assert spaces("bicgk") == [("gemv%0", ("rows", 16, 32), False), ("gemvt%1", ("rows", 16, 32), True)]
+    rows, n, m = ("rows", 16, 32), ("vector", 32), ("vector", 16)
+    assert spaces("gemver") == [("ger%0", rows, False), ("ger%1", rows, False), ("gemvt%2", rows, True),
+                                ("axpy%3", n, False), ("gemv%4", rows, False), ("scal%5", m, False)]
+    g = kf.fusion_graph(graph("axpydot"), SIZES)
+    assert dict(g.ops[0].reads) == {"v": 1024, "w": 1024} and dict(g.ops[0].writes) == {"%0": 1024}
+    assert dict(g.ops[1].reads) == {"%0": 1024, "u": 1024} and dict(g.ops[1].writes) == {"%1": 4}
+    assert g.outputs == {"%0", "%1"}
+    assert g.ops[0].flops == 2 * 256 and g.ops[1].flops == 2 * 256
+
+
+def test_the_partitioner_fuses_what_one_space_allows():
+    best = part.optimal_partition(kf.fusion_graph(graph("gemver"), SIZES))
+    assert best.blocks == {frozenset({"ger%0", "ger%1", "gemvt%2"}), frozenset({"axpy%3"}), frozenset({"gemv%4"}),
+                           frozenset({"scal%5"})}
+    impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
+    assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1),), 4), (((0, 1),), 8)]
+    assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 4
+
+
+def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error():
+    with pytest.raises(kf.KernelFusionError, match="every call"):
+        kf.lower(graph("axpydot"), [(0,)], CHUNK, SIZES)
+    with pytest.raises(kf.KernelFusionError, match="at least 1"):
+        kf.lower(graph("axpydot"), [(0, 1)], 0, SIZES)
+
+
+def dp_blocks(name):
+    return next(i.blocks for i in kf.implementations(graph(name), SIZES, (CHUNK,)) if kf.DP in i.roles)
+
+
+@needs_device
+@pytest.mark.parametrize("name", NAMES)
+def test_every_sequence_fused_and_unfused_equals_numpy(name):
+    cg = graph(name)
+    xs = inputs(name)
+    want = NUMPY[name](*xs)
+    want = want if isinstance(want, tuple) else (want,)
+    counts = []
+    for blocks in (dp_blocks(name), kf.unfused_blocks(cg)):
+        lowered = kf.lower(cg, blocks, CHUNK, SIZES)
+        compiled = compile(lowered.program, sizes=SIZES, name=name)
+        got = compiled(*xs)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.reshape(g, np.shape(w)), w, rtol=1e-4, atol=1e-3)
+        counts.append(len(compiled.manifest["kernels"]))
+    if name in FUSED_KERNELS:
+        assert tuple(counts) == FUSED_KERNELS[name]
+        assert counts[0] < counts[1]
+    else:
+        assert counts[0] <= counts[1]
+
+
+@needs_device
+def test_explore_on_a_program_of_calls_writes_one_cl_that_runs_from_its_manifest(tmp_path):
+    from test_multi_output import HOST_PROGRAM
+
+    k = 4096
+    result = subprocess.run([sys.executable, "-m", "lift.cli", "explore", str(EXAMPLES / "sequences.py"), "--kernel",
+                             "axpydot", "--device", "cpu", "--budget", "2m", "--size", f"K={k}", "--max-candidates",
+                             "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr
+    assert "partition: {" in result.stdout
+    manifest = json.loads((tmp_path / "axpydot.json").read_text())
+    assert len(manifest["kernels"]) in (2, 3)
+    assert [o["shape"] for o in manifest["outputs"]] == [[str(k)], ["1"]]
+    derivation = json.loads((tmp_path / "axpydot.derivation.json").read_text())
+    assert "partition" in derivation["params"] and "partition" in derivation["steps"][0]
+    a, (w, v, u) = np.float32(0.5), np.random.default_rng(3).standard_normal((3, k)).astype(np.float32)
+    np.savez(tmp_path / "inputs.npz", a=a, w=w, v=v, u=u)
+    (tmp_path / "host.py").write_text(HOST_PROGRAM)
+    subprocess.run([sys.executable, str(tmp_path / "host.py"), str(tmp_path / "axpydot.cl"),
+                    str(tmp_path / "axpydot.json"), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
+                   capture_output=True, text=True, check=True)
+    z, r = NUMPY["axpydot"](a, w, v, u)
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_allclose(out["out0"], z, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out["out1"], r, rtol=2e-4, atol=2e-3)
