@@ -5,21 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 import lift
-from lift.opencl_gen import runtime
 from lift.rules import paper_derivations
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-try:
-    runtime.select_device()
-    HAVE_DEVICE = True
-except lift.LiftError:
-    HAVE_DEVICE = False
-
-needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+from opencl_device import needs_device
 
 
 def lift_cli(*args, cwd=None):

@@ -15,16 +15,9 @@ from lift import CallGraph
 from lift.explore import kernel_fusion as kf
 from lift.explore import partition as part
 from lift.ir.program_file import load_program_file
-from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 
-try:
-    runtime.select_device()
-    HAVE_DEVICE = True
-except lift.LiftError:
-    HAVE_DEVICE = False
-
-needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+from opencl_device import MANIFEST_HOST, needs_device
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEQUENCES = load_program_file(EXAMPLES / "sequences.py")
 NUMPY = SEQUENCES.namespace["NUMPY"]
@@ -115,7 +108,6 @@ def test_every_sequence_fused_and_unfused_equals_numpy(name):
 
 @needs_device
 def test_explore_on_a_program_of_calls_writes_one_cl_that_runs_from_its_manifest(tmp_path):
-    from test_multi_output import HOST_PROGRAM
 
     k = 4096
     result = subprocess.run([sys.executable, "-m", "lift.cli", "explore", str(EXAMPLES / "sequences.py"), "--kernel",
@@ -130,8 +122,7 @@ def test_explore_on_a_program_of_calls_writes_one_cl_that_runs_from_its_manifest
     assert "partition" in derivation["params"] and "partition" in derivation["steps"][0]
     a, (w, v, u) = np.float32(0.5), np.random.default_rng(3).standard_normal((3, k)).astype(np.float32)
     np.savez(tmp_path / "inputs.npz", a=a, w=w, v=v, u=u)
-    (tmp_path / "host.py").write_text(HOST_PROGRAM)
-    subprocess.run([sys.executable, str(tmp_path / "host.py"), str(tmp_path / "axpydot.cl"),
+    subprocess.run([sys.executable, str(MANIFEST_HOST), str(tmp_path / "axpydot.cl"),
                     str(tmp_path / "axpydot.json"), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
                    capture_output=True, text=True, check=True)
     z, r = NUMPY["axpydot"](a, w, v, u)

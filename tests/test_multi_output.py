@@ -16,17 +16,10 @@ import pytest
 import lift
 from lift import (ArrayType, Float, Get, Join, MapGlb, MapSeq, ReduceSeq, SizeVar, Split, Tuple, TupleType,
                   Unzip, Zip, fun, infer, interpret, paper, python_source, userfun)
-from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 
-try:
-    runtime.select_device()
-    HAVE_DEVICE = True
-except lift.LiftError:
-    HAVE_DEVICE = False
-
-needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+from opencl_device import MANIFEST_HOST, needs_device
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 N = SizeVar("N")
 V = ArrayType(Float, N)
@@ -270,43 +263,7 @@ def test_fused_axpydot_is_race_free_and_in_bounds_under_oclgrind(tmp_path):
         np.testing.assert_allclose(g, n, rtol=2e-4, atol=2e-3)
 
 
-HOST_PROGRAM = '''
-import json, sys
-import numpy as np
-import pyopencl as cl
 
-source = open(sys.argv[1]).read()
-manifest = json.load(open(sys.argv[2]))
-stored = np.load(sys.argv[3])
-device = [d for p in cl.get_platforms() for d in p.get_devices()][0]
-ctx = cl.Context([device])
-queue = cl.CommandQueue(ctx)
-program = cl.Program(ctx, source).build()
-sizes = {k: int(v) for k, v in manifest["sizes"].items() if v != "symbolic"}
-def shape(dims):
-    return tuple(int(eval(s, {}, dict(sizes))) for s in dims)
-flags = cl.mem_flags
-arguments = {}
-for i in manifest["inputs"]:
-    data = stored[i["name"]].astype(i["dtype"])
-    arguments[i["name"]] = data[()] if not i["shape"] else cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
-                                                                      hostbuf=data)
-outputs = {o["name"]: np.empty(shape(o["shape"]), o["dtype"]) for o in manifest["outputs"]}
-for name, host in outputs.items():
-    arguments[name] = cl.Buffer(ctx, flags.READ_WRITE, host.nbytes)
-for t in manifest["temporaries"]:
-    nbytes = np.dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
-    arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
-for k in manifest["kernels"]:
-    kernel = cl.Kernel(program, k["name"])
-    kernel.set_args(*[arguments[a] for a in k["args"]])
-    glb = list(shape(k["global_size"]))
-    loc = None if k["local_size"] is None else list(shape(k["local_size"]))
-    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
-for name, host in outputs.items():
-    cl.enqueue_copy(queue, host, arguments[name])
-np.savez(sys.argv[4], **outputs)
-'''
 
 
 @needs_device
@@ -323,8 +280,7 @@ def test_lift_compile_writes_every_output_and_runs_from_the_manifest_alone(tmp_p
     assert "outputs: out0: float32[8248], out1: float32[1]" in (tmp_path / "axpydot.cl").read_text()
     (a, w, v, u), (z, r) = _axpydot_inputs(n, seed=5)
     np.savez(tmp_path / "inputs.npz", a=a, w=w, v=v, u=u)
-    (tmp_path / "host.py").write_text(HOST_PROGRAM)
-    subprocess.run([sys.executable, str(tmp_path / "host.py"), str(tmp_path / "axpydot.cl"),
+    subprocess.run([sys.executable, str(MANIFEST_HOST), str(tmp_path / "axpydot.cl"),
                     str(tmp_path / "axpydot.json"), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
                    capture_output=True, text=True, check=True)
     with np.load(tmp_path / "out.npz") as out:

@@ -10,18 +10,11 @@ import pytest
 
 import lift
 from lift import ArrayType, Float, Join, MapGlb, MapLcl, MapSeq, MapWrg, SizeVar, Split, ToLocal, fun, interpret
-from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 from lift.opencl_gen.manifest import write_cl
 
-try:
-    runtime.select_device()
-    HAVE_DEVICE = True
-except lift.LiftError:
-    HAVE_DEVICE = False
-
-needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+from opencl_device import MANIFEST_HOST, needs_device
 
 # (program file, kernel, list of size bindings); sizes not a multiple of a launch size where the expression allows.
 LOWERED = [
@@ -122,50 +115,16 @@ def test_standalone_cl_file_runs_from_its_manifest_alone(examples, tmp_path):
     g = generate(program, "asum", sizes={"N": 524288})
     cl_path, manifest_path = write_cl(g, tmp_path / "asum.cl")
     x = np.random.default_rng(0).uniform(-1, 1, 524288).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    script = tmp_path / "host.py"
-    script.write_text(HOST_PROGRAM)
-    out = subprocess.run([sys.executable, str(script), str(cl_path), str(manifest_path), str(tmp_path / "x.npy")],
-                         capture_output=True, text=True, check=True)
-    assert abs(float(out.stdout) - float(np.abs(x).sum(dtype=np.float64))) < 1e-3 * np.abs(x).sum()
+    np.savez(tmp_path / "inputs.npz", x=x)
+    subprocess.run([sys.executable, str(MANIFEST_HOST), str(cl_path), str(manifest_path), str(tmp_path / "inputs.npz"),
+                    str(tmp_path / "out.npz")], capture_output=True, text=True, check=True)
+    with np.load(tmp_path / "out.npz") as out:
+        assert abs(float(out["out"][0]) - float(np.abs(x).sum(dtype=np.float64))) < 1e-3 * np.abs(x).sum()
     manifest = json.loads(manifest_path.read_text())
     assert manifest["inputs"] == [{"name": "x", "dtype": "float32", "shape": ["524288"]}]
     assert [k["name"] for k in manifest["kernels"]] == ["asum_k0", "asum_k1"]
     assert cl_path.read_text().startswith("/*\n * lift kernel asum")
 
-
-HOST_PROGRAM = '''
-import json, sys
-import numpy as np
-import pyopencl as cl
-
-source = open(sys.argv[1]).read()
-manifest = json.load(open(sys.argv[2]))
-x = np.load(sys.argv[3])
-device = [d for p in cl.get_platforms() for d in p.get_devices()][0]
-ctx = cl.Context([device])
-queue = cl.CommandQueue(ctx)
-program = cl.Program(ctx, source).build()
-sizes = {k: int(v) for k, v in manifest["sizes"].items() if v != "symbolic"}
-def count(shape):
-    n = 1
-    for s in shape:
-        n *= int(eval(s, {}, dict(sizes)))
-    return n
-buffers = {"x": cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)}
-out = np.empty(count(manifest["outputs"][0]["shape"]), np.float32)
-buffers["out"] = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
-for t in manifest["temporaries"]:
-    buffers[t["name"]] = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * count(t["shape"]))
-for k in manifest["kernels"]:
-    kernel = cl.Kernel(program, k["name"])
-    kernel.set_args(*[buffers[a] for a in k["args"]])
-    glb = [count([g]) for g in k["global_size"]]
-    loc = None if k["local_size"] is None else [count([l]) for l in k["local_size"]]
-    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
-cl.enqueue_copy(queue, out, buffers["out"])
-print(float(out[0]))
-'''
 
 
 OCLGRIND = shutil.which("oclgrind")

@@ -1,0 +1,42 @@
+"""A host program in bare PyOpenCL that runs a generated `.cl` file from its JSON manifest alone.
+
+    python manifest_host.py K.cl K.json inputs.npz outputs.npz
+
+The tests run it in a subprocess, so that nothing of lift is loaded: the manifest must say everything.
+"""
+
+import json, sys
+import numpy as np
+import pyopencl as cl
+
+source = open(sys.argv[1]).read()
+manifest = json.load(open(sys.argv[2]))
+stored = np.load(sys.argv[3])
+device = [d for p in cl.get_platforms() for d in p.get_devices()][0]
+ctx = cl.Context([device])
+queue = cl.CommandQueue(ctx)
+program = cl.Program(ctx, source).build()
+sizes = {k: int(v) for k, v in manifest["sizes"].items() if v != "symbolic"}
+def shape(dims):
+    return tuple(int(eval(s, {}, dict(sizes))) for s in dims)
+flags = cl.mem_flags
+arguments = {}
+for i in manifest["inputs"]:
+    data = stored[i["name"]].astype(i["dtype"])
+    arguments[i["name"]] = data[()] if not i["shape"] else cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                                                                      hostbuf=data)
+outputs = {o["name"]: np.empty(shape(o["shape"]), o["dtype"]) for o in manifest["outputs"]}
+for name, host in outputs.items():
+    arguments[name] = cl.Buffer(ctx, flags.READ_WRITE, host.nbytes)
+for t in manifest["temporaries"]:
+    nbytes = np.dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
+    arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
+for k in manifest["kernels"]:
+    kernel = cl.Kernel(program, k["name"])
+    kernel.set_args(*[arguments[a] for a in k["args"]])
+    glb = list(shape(k["global_size"]))
+    loc = None if k["local_size"] is None else list(shape(k["local_size"]))
+    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
+for name, host in outputs.items():
+    cl.enqueue_copy(queue, host, arguments[name])
+np.savez(sys.argv[4], **outputs)
