@@ -21,15 +21,9 @@ from lift.explore.driver import BUDGET, EXHAUSTED, MAX_CANDIDATES, ExploreError,
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.worker import DEVICE, Worker, measure_streaming
 from lift.ir.program_file import load_program_file
-from lift.opencl_gen import runtime
+from opencl_device import needs_device
 
-try:
-    runtime.select_device()
-    HAVE_DEVICE = True
-except lift.LiftError:
-    HAVE_DEVICE = False
-
-pytestmark = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+pytestmark = needs_device
 
 ASUM = Path(__file__).resolve().parent.parent / "examples" / "asum.py"
 SIZES = {"N": 1 << 18}
