@@ -1,6 +1,12 @@
 """Whether the tests have an OpenCL device, and the mark that skips a test without one."""
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 
@@ -17,3 +23,22 @@ needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (ins
 
 # A bare-PyOpenCL host that runs a generated `.cl` file from its manifest alone (run in a subprocess).
 MANIFEST_HOST = Path(__file__).resolve().parent / "manifest_host.py"
+
+OCLGRIND = shutil.which("oclgrind")
+needs_oclgrind = pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed (apt-get install oclgrind)")
+_OCLGRIND_ERRORS = ("Invalid read", "Invalid write", "data race", "Uninitialized", "error detected")
+
+
+def run_under_oclgrind(path, kernel: str, sizes: dict, inputs, tmp_path) -> list:
+    """Run `kernel` of the program file at `path` in oclgrind with its data-race and uninitialised-memory
+    checks; assert it reports nothing and give the outputs (one array per output)."""
+    np.savez(tmp_path / "inputs.npz", *inputs)
+    result = subprocess.run(
+        [OCLGRIND, "--data-races", "--uninitialized", sys.executable, str(Path(__file__).resolve().parent /
+         "oclgrind_run.py"), str(path), kernel, json.dumps(sizes), str(tmp_path / "inputs.npz"),
+         str(tmp_path / "out.npz")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if any(k in line for k in _OCLGRIND_ERRORS)]
+    assert not errors, result.stderr[-3000:]
+    with np.load(tmp_path / "out.npz") as out:
+        return [out[f"arr_{i}"] for i in range(len(out.files))]

@@ -5,7 +5,6 @@ program and with numpy.
 """
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from lift import (ArrayType, Float, Get, Join, MapGlb, MapSeq, ReduceSeq, SizeVa
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 
-from opencl_device import MANIFEST_HOST, needs_device
+from opencl_device import MANIFEST_HOST, needs_device, needs_oclgrind, run_under_oclgrind
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 N = SizeVar("N")
 V = ArrayType(Float, N)
@@ -225,38 +224,10 @@ def test_an_input_as_an_output_is_a_one_line_error():
 # --- oclgrind, the manifest and the command line ------------------------------------------------------------------
 
 
-OCLGRIND = shutil.which("oclgrind")
-
-OCLGRIND_RUNNER = '''
-import json, sys
-import numpy as np
-from lift.ir.program_file import load_program_file
-from lift.opencl_gen.compiled import compile
-path, kernel, sizes, inputs, out = sys.argv[1:6]
-pf = load_program_file(path)
-stored = np.load(inputs)
-inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
-result = compile(pf.kernels[kernel], device="oclgrind", sizes=json.loads(sizes), name=kernel)(*inputs)
-np.savez(out, *result)
-'''
-
-
-@pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed (apt-get install oclgrind)")
+@needs_oclgrind
 def test_fused_axpydot_is_race_free_and_in_bounds_under_oclgrind(tmp_path):
     inputs, expected = _axpydot_inputs(1000, seed=4)
-    script = tmp_path / "run.py"
-    script.write_text(OCLGRIND_RUNNER)
-    np.savez(tmp_path / "inputs.npz", *inputs)
-    result = subprocess.run(
-        [OCLGRIND, "--data-races", "--uninitialized", sys.executable, str(script), str(EXAMPLES / "axpydot.py"),
-         "axpydot_fused", json.dumps({"N": 1000}), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    errors = [l for l in result.stderr.splitlines()
-              if any(k in l for k in ("Invalid read", "Invalid write", "data race", "Uninitialized", "error detected"))]
-    assert not errors, result.stderr[-3000:]
-    with np.load(tmp_path / "out.npz") as out:
-        got = [out["arr_0"], out["arr_1"]]
+    got = run_under_oclgrind(EXAMPLES / "axpydot.py", "axpydot_fused", {"N": 1000}, inputs, tmp_path)
     want = interpret(_example("axpydot").kernels["axpydot_fused"], *inputs)
     for g, w, n in zip(got, want, expected):
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)

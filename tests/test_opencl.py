@@ -1,7 +1,6 @@
 """Generated kernels run on the OpenCL CPU device and agree with the reference interpreter."""
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 from lift.opencl_gen.manifest import write_cl
 
-from opencl_device import MANIFEST_HOST, needs_device
+from opencl_device import MANIFEST_HOST, needs_device, needs_oclgrind, run_under_oclgrind
 
 # (program file, kernel, list of size bindings); sizes not a multiple of a launch size where the expression allows.
 LOWERED = [
@@ -127,10 +126,7 @@ def test_standalone_cl_file_runs_from_its_manifest_alone(examples, tmp_path):
 
 
 
-OCLGRIND = shutil.which("oclgrind")
-
-
-@pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed (apt-get install oclgrind)")
+@needs_oclgrind
 @pytest.mark.parametrize("stem, kernel, sizes", [
     ("asum", "asum_nvidia", {"N": 262144}), ("asum", "asum_amd", {"N": 4096}), ("asum", "asum_intel", {"N": 65536}),
     ("gemv", "gemv_coalesced", {"M": 4, "N": 256}), ("scal", "scal_vectorised", {"N": 2048}),
@@ -142,32 +138,8 @@ def test_kernels_are_race_free_and_in_bounds_under_oclgrind(examples, tmp_path, 
     pf = examples[stem]
     program = pf.kernels[kernel]
     inputs = pf.inputs(kernel, sizes, seed=1)
-    script = tmp_path / "run.py"
-    script.write_text(OCLGRIND_RUNNER)
-    np.savez(tmp_path / "inputs.npz", *inputs)
-    result = subprocess.run(
-        [OCLGRIND, "--data-races", "--uninitialized", sys.executable, str(script), str(pf.path),
-         kernel, json.dumps(sizes), str(tmp_path / "inputs.npz"), str(tmp_path / "out.npy")],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    errors = [l for l in result.stderr.splitlines()
-              if any(k in l for k in ("Invalid read", "Invalid write", "data race", "Uninitialized", "error detected"))]
-    assert not errors, result.stderr[-3000:]
-    _compare(np.load(tmp_path / "out.npy", allow_pickle=True), interpret(program, *inputs))
-
-
-OCLGRIND_RUNNER = '''
-import json, sys
-import numpy as np
-from lift.ir.program_file import load_program_file
-from lift.opencl_gen.compiled import compile
-path, kernel, sizes, inputs, out = sys.argv[1:6]
-pf = load_program_file(path)
-stored = np.load(inputs)
-inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
-result = compile(pf.kernels[kernel], device="oclgrind", sizes=json.loads(sizes), name=kernel)(*inputs)
-np.save(out, result, allow_pickle=True)
-'''
+    (got,) = run_under_oclgrind(pf.path, kernel, sizes, inputs, tmp_path)
+    _compare(got, interpret(program, *inputs))
 
 
 @needs_device
