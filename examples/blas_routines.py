@@ -29,6 +29,12 @@ def copy(x):
     return Map(idf)(x)
 
 
+@routine([Mat])
+def matcopy(A):
+    """`A`, copied."""
+    return Map(Map(idf))(A)
+
+
 @routine([Float, VecN, VecN])
 def axpy(a, x, y):
     """`αx + y`."""
@@ -67,13 +73,13 @@ def gemv(A, x):
 
 @routine([Mat, VecM])
 def gemvt(A, y):
-    """`Aᵀy = Σ_i y_i A_i`: the rows of `A` scaled by `y`, then summed column by column.
+    """`Aᵀy`: each column's dot product with `y`, `map(dot(·, y)) ∘ transpose(A)`.
 
-    Written over the rows of `A` like `gemv` (not as `gemv(transpose(A), y)`), so that a fused BiCGK
-    kernel can read each row of `A` once for both `Ap` and `Aᵀr` (fusion paper, Section 4.4).
+    Its reductions run down the columns, across the rows of `A`: `transpose-partial-reduction` turns
+    them into per-chunk-of-rows column sums, so that a fused BiCGK kernel reads each chunk of rows of `A`
+    once for both `Ap` and `Aᵀr` (fusion paper, Section 4.4), and the partial sums are added after it.
     """
-    scaled = Map(lambda ya: Map(lambda aij: mult(Get(ya, 0), aij))(Get(ya, 1)))(Zip(y, A))
-    return (Join() @ Map(Reduce(add, 0.0)) @ Transpose())(scaled)
+    return Join()(Map(lambda col: dot(col, y))(Transpose()(A)))
 
 
 @routine([Mat, VecM, VecN])

@@ -24,7 +24,7 @@ NUMPY = SEQUENCES.namespace["NUMPY"]
 SIZES = {"K": 256, "M": 16, "N": 32}
 CHUNK = 4
 NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
-FUSED_KERNELS = {"axpydot": (2, 3), "vadd": (1, 2), "waxpby": (1, 2), "bicgk": (2, 3), "gemver": (5, 7),
+FUSED_KERNELS = {"axpydot": (2, 4), "vadd": (1, 3), "waxpby": (1, 3), "bicgk": (2, 3), "gemver": (6, 8),
                  "gesummv": (2, 3)}
 
 
@@ -50,32 +50,38 @@ def spaces(name):
 
 
 def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
-    assert spaces("axpydot") == [("axpy%0", ("vector", 256), False), ("dot%1", ("vector", 256), True)]
+    assert spaces("axpydot") == [("copy%0", ("vector", 256), False), ("axpy%1", ("vector", 256), False),
+                                 ("dot%2", ("vector", 256), True)]
     assert spaces("bicgk") == [("gemv%0", ("rows", 16, 32), False), ("gemvt%1", ("rows", 16, 32), True)]
     rows, n, m = ("rows", 16, 32), ("vector", 32), ("vector", 16)
-    assert spaces("gemver") == [("ger%0", rows, False), ("ger%1", rows, False), ("gemvt%2", rows, True),
-                                ("axpy%3", n, False), ("gemv%4", rows, False), ("scal%5", m, False)]
+    assert spaces("gemver") == [("matcopy%0", rows, False), ("ger%1", rows, False), ("ger%2", rows, False),
+                                ("gemvt%3", rows, True), ("axpy%4", n, False), ("gemv%5", rows, False),
+                                ("scal%6", m, False)]
+    assert kf.fusion_graph(graph("gemver"), SIZES).ops[3].whole == {"%2"}
+    assert kf.fusion_graph(graph("bicgk"), SIZES).ops[1].whole == {"A"}
     g = kf.fusion_graph(graph("axpydot"), SIZES)
-    assert dict(g.ops[0].reads) == {"v": 1024, "w": 1024} and dict(g.ops[0].writes) == {"%0": 1024}
-    assert dict(g.ops[1].reads) == {"%0": 1024, "u": 1024} and dict(g.ops[1].writes) == {"%1": 4}
-    assert g.outputs == {"%0", "%1"}
-    assert g.ops[0].flops == 2 * 256 and g.ops[1].flops == 2 * 256
+    assert dict(g.ops[1].reads) == {"v": 1024, "%0": 1024} and dict(g.ops[1].writes) == {"%1": 1024}
+    assert dict(g.ops[2].reads) == {"%1": 1024, "u": 1024} and dict(g.ops[2].writes) == {"%2": 4}
+    assert g.outputs == {"%1", "%2"}
+    assert g.ops[1].flops == 2 * 256 and g.ops[2].flops == 2 * 256
 
 
 def test_the_partitioner_fuses_what_one_space_allows():
     best = part.optimal_partition(kf.fusion_graph(graph("gemver"), SIZES))
-    assert best.blocks == {frozenset({"ger%0", "ger%1", "gemvt%2"}), frozenset({"axpy%3"}), frozenset({"gemv%4"}),
-                           frozenset({"scal%5"})}
+    assert best.blocks == {frozenset({"matcopy%0", "ger%1", "ger%2"}), frozenset({"gemvt%3"}),
+                           frozenset({"axpy%4"}), frozenset({"gemv%5"}), frozenset({"scal%6"})}
     impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
-    assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1),), 4), (((0, 1),), 8)]
-    assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 4
+    assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1, 2),), 4), (((0, 1, 2),), 8)]
+    assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 8
 
 
 def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error():
     with pytest.raises(kf.KernelFusionError, match="every call"):
         kf.lower(graph("axpydot"), [(0,)], CHUNK, SIZES)
     with pytest.raises(kf.KernelFusionError, match="at least 1"):
-        kf.lower(graph("axpydot"), [(0, 1)], 0, SIZES)
+        kf.lower(graph("axpydot"), [(0, 1, 2)], 0, SIZES)
+    with pytest.raises(kf.KernelFusionError, match="cannot be launched in any order"):
+        kf.lower(graph("axpydot"), [(0, 2), (1,)], CHUNK, SIZES)
 
 
 def dp_blocks(name):

@@ -113,6 +113,17 @@ def test_barrier_a_reduction_result_is_not_consumed_in_its_kernel():
     assert fuse_all_legal(g).blocks == blocks("dot", "scal")
 
 
+def test_barrier_a_matrix_read_by_columns_waits_for_its_producer():
+    g = FusionGraph([op("ger", TILES, {"A": A, "u": MV}, {"B": A}),
+                     Op("gemvt", TILES, {"B": A, "y": MV}, {"t": MV}, reduction=True, whole={"B"}),
+                     op("gemv", TILES, {"B": A, "x": MV}, {"w": MV})], {"t", "w"})
+    assert g.barrier(0, 1) and not g.barrier(0, 2)
+    assert why_illegal(g, [0, 1]) == "barrier" and why_illegal(g, [0, 2]) is None
+    assert all(frozenset({"ger", "gemvt"}) not in p.blocks for p in enumerate_partitions(g))
+    assert fuse_all_legal(g).blocks == blocks("ger gemv", "gemvt")
+    assert optimal_partition(g).blocks == enumerate_partitions(g)[0].blocks
+
+
 def test_a_partial_reduction_fuses_with_its_producer():
     assert why_illegal(AXPYDOT, [0, 1]) is None
 
@@ -203,8 +214,9 @@ def small_graphs(draw, max_ops=7):
         reduction = draw(st.integers(0, 3)) == 0
         fp = Footprint(draw(st.sampled_from([0, 0, 8192, 20480])), draw(st.sampled_from([16, 32, 96])),
                        draw(st.sampled_from([128, 256, 512])))
+        whole = draw(st.lists(st.sampled_from(sorted(reads)), max_size=1)) if draw(st.integers(0, 3)) == 0 else []
         ops.append(Op(f"op{i}", draw(st.sampled_from(spaces)), reads, {f"a{i}": 4 * (M if reduction else N)},
-                      float(draw(st.integers(0, 8))) * N, reduction, fp))
+                      float(draw(st.integers(0, 8))) * N, reduction, fp, whole))
     read = {a for o in ops for a, _ in o.reads}
     outputs = {o.writes[0][0] for o in ops if o.writes[0][0] not in read or draw(st.booleans())}
     return FusionGraph(ops, outputs)

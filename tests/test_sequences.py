@@ -141,13 +141,14 @@ def test_wrong_matrix_shape_names_the_routine(seq):
 def test_call_graph_of_axpydot(seq):
     g = CallGraph.of(seq.kernels["axpydot"])
     assert g.input_names == ("a", "w", "v", "u")
-    assert [(n.id, n.name) for n in g.nodes] == [(0, "axpy"), (1, "dot")]
-    axpy, dot = g.nodes
+    assert [(n.id, n.name) for n in g.nodes] == [(0, "copy"), (1, "axpy"), (2, "dot")]
+    copy, axpy, dot = g.nodes
+    assert [a.source for a in copy.args] == ["w"]
     assert axpy.args[0].sources == ("a",) and paper(axpy.args[0].expr) == "neg(a)"
-    assert [a.source for a in axpy.args[1:]] == ["v", "w"]
-    assert [a.source for a in dot.args] == [0, "u"]
-    assert g.edges == ((0, 1),)
-    assert [o.source for o in g.outputs] == [0, 1]
+    assert [a.source for a in axpy.args[1:]] == ["v", 0]
+    assert [a.source for a in dot.args] == [1, "u"]
+    assert g.edges == ((0, 1), (1, 2))
+    assert [o.source for o in g.outputs] == [1, 2]
     assert str(dot.type) == "Float[1]"
 
 
@@ -161,11 +162,11 @@ def test_call_graph_of_bicgk(seq):
 
 def test_call_graph_of_gemver(seq):
     g = CallGraph.of(seq.kernels["gemver"])
-    assert [n.name for n in g.nodes] == ["ger", "ger", "gemvt", "axpy", "gemv", "scal"]
-    assert g.edges == ((0, 1), (1, 2), (1, 4), (2, 3), (3, 4), (4, 5))
-    assert [o.source for o in g.outputs] == [1, 3, 5]
-    assert g.consumers(1) == (2, 4) and g.producers(4) == (1, 3)
-    assert [a.source for a in g.nodes[4].args] == [1, 3]
+    assert [n.name for n in g.nodes] == ["matcopy", "ger", "ger", "gemvt", "axpy", "gemv", "scal"]
+    assert g.edges == ((0, 1), (1, 2), (2, 3), (2, 5), (3, 4), (4, 5), (5, 6))
+    assert [o.source for o in g.outputs] == [2, 4, 6]
+    assert g.consumers(2) == (3, 5) and g.producers(5) == (2, 4)
+    assert [a.source for a in g.nodes[5].args] == [2, 4]
 
 
 def test_call_graph_nodes_are_top_level_calls_only(seq):
@@ -189,10 +190,10 @@ def test_call_graph_argument_expressions(seq):
 
 
 def test_call_graph_sees_through_a_let_lambda(seq):
-    axpy, dot, neg = (seq.namespace[n] for n in ("axpy", "dot", "neg"))
+    axpy, copy, dot, neg = (seq.namespace[n] for n in ("axpy", "copy", "dot", "neg"))
     vec = ArrayType(Float, SizeVar("K"))
     program = fun([Float, vec, vec, vec],
-                  lambda a, w, v, u: fun(lambda z: Tuple(z, dot(z, u)))(axpy(neg(a), v, w)))
+                  lambda a, w, v, u: fun(lambda z: Tuple(z, dot(z, u)))(axpy(neg(a), v, copy(w))))
     assert isinstance(program.body.f, lift.Lambda)
     g, expected = CallGraph.of(program), CallGraph.of(seq.kernels["axpydot"])
     assert g.nodes == expected.nodes and g.edges == expected.edges and g.outputs == expected.outputs
@@ -232,10 +233,10 @@ def test_a_shared_call_is_computed_once():
 
 def test_notation_and_source_of_a_sequence(seq):
     assert paper(seq.kernels["bicgk"]) == "λ A, p, r. tuple(gemv(A, p), gemvt(A, r))"
-    assert paper(seq.kernels["vadd"]) == "λ w, y, z. vecadd(vecadd(w, y), z)"
+    assert paper(seq.kernels["vadd"]) == "λ w, y, z. axpy(1.0, z, axpy(1.0, y, copy(w)))"
     namespace = {**vars(lift), **seq.namespace}
     for name in SEQUENCES:
         program = seq.kernels[name]
         source = python_source(program)
         assert eval(source, namespace) == program, name
-    assert python_source(seq.kernels["waxpby"]).endswith("lambda a, x, b, y: axpy(a, x, scal(b, y)))")
+    assert python_source(seq.kernels["waxpby"]).endswith("lambda a, x, b, y: axpy(a, x, scal(b, copy(y))))")

@@ -9,7 +9,8 @@ fastest measured ranks in the predicted order and how good the first choice is (
 
 - `fusion_graph(call_graph, sizes)` is step (1) for `lift.explore.partition`: each call becomes an `Op`
   whose iteration space, traffic, flops and reduction flag are read off the routine's expression at the
-  call's argument types (`call_shape`), not off its name;
+  call's argument types (`call_shape`), not off its name (a call reading a matrix by columns reads it
+  whole: it cannot share a kernel with the call producing it);
 - `lower(call_graph, blocks, chunk, sizes)` is step (4): ONE lift program over the program's inputs
   holding, for each block of calls, the fused lowered expression `lift.rules.fused_derivations.fuse`
   derives from the block's inlined calls (a block of one call: `lower_unfused`), bound in launch order,
@@ -56,11 +57,13 @@ class CallShape:
     """What one call does, read off its routine's expression: its iteration space (`("vector", n)` for a
     map over the elements of a vector, `("rows", m, n)` for a map over the `m` rows of an `m × n`
     matrix), whether its result reduces that space away (a full reduction: dot's `Float[1]`, gemvt's sum
-    over rows), and its user-function applications (flops)."""
+    over rows), its user-function applications (flops), and the positions of the arguments it reads by
+    columns (`whole`)."""
 
     space: tuple
     reduction: bool
     flops: float
+    whole: tuple = ()
 
 
 def call_shape(node: CallNode, sizes: Mapping[str, int]) -> CallShape:
@@ -72,10 +75,25 @@ def call_shape(node: CallNode, sizes: Mapping[str, int]) -> CallShape:
     source = _source(lam.body)
     if source is None:
         raise KernelFusionError(f"call {node}: its routine maps or reduces no array argument")
-    xs = source.args[0].t
-    rows = _row_length(xs.elem)
-    space = ("vector", _int(xs.length)) if rows is None else ("rows", _int(xs.length), rows)
+    xs = source.args[0]
+    if isinstance(source.f, P.AbstractMap) and _is_transposed(xs):
+        columns = xs.t
+        space = ("rows", _int(columns.elem.length), _int(columns.length))
+        whole = tuple(i for i, p in enumerate(params) if p in free_params(xs))
+        return CallShape(space, _is_scalar(source.t.elem), _flops(lam.body, 1.0), whole)
+    rows = _row_length(xs.t.elem)
+    space = ("vector", _int(xs.t.length)) if rows is None else ("rows", _int(xs.t.length), rows)
     return CallShape(space, _depth(lam.body, source, {}) == REDUCED, _flops(lam.body, 1.0))
+
+
+def _is_transposed(xs: Expr) -> bool:
+    """Whether a map's input is the columns of a matrix (`transpose(A)`): it then iterates over the rows
+    of `A` too, and a function reducing each column is a reduction over those rows."""
+    return isinstance(xs, FunCall) and isinstance(xs.f, P.Transpose)
+
+
+def _is_scalar(t: Type) -> bool:
+    return not isinstance(t, ArrayType) or (not isinstance(t.elem, ArrayType) and t.length.is_constant and t.length.value == 1)
 
 
 def fusion_graph(call_graph: CallGraph, sizes: Mapping[str, int]) -> part.FusionGraph:
@@ -85,14 +103,16 @@ def fusion_graph(call_graph: CallGraph, sizes: Mapping[str, int]) -> part.Fusion
     ops = []
     for node in call_graph.nodes:
         shape = call_shape(node, sizes)
-        reads = {}
-        for arg, value in zip(node.call.args, node.args):
+        reads, whole = {}, set()
+        for k, value in enumerate(node.args):
             for s in value.sources:
                 t = call_graph.nodes[s].type if isinstance(s, int) else _input_type(call_graph, s)
                 if isinstance(t, ArrayType):
                     reads[_array_name(s)] = _nbytes(t, sizes)
+                    if k in shape.whole:
+                        whole.add(_array_name(s))
         ops.append(part.Op(op_name(node), shape.space, reads, {_array_name(node.id): _nbytes(node.type, sizes)},
-                           shape.flops, shape.reduction))
+                           shape.flops, shape.reduction, whole=frozenset(whole)))
     return part.FusionGraph(tuple(ops), frozenset(_array_name(i) for i in call_graph.output_nodes()))
 
 

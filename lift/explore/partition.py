@@ -60,7 +60,8 @@ class Footprint:
 class Op:
     """One call: its iteration space (a hashable key such as ("vector", N), ("rows", M) or ("tiles", M, N);
     calls may share a kernel only with the same key), the arrays it reads and writes with their bytes,
-    its flops, whether its results are full reductions, and its on-chip footprint."""
+    its flops, whether its results are full reductions, its on-chip footprint, and the arrays it reads
+    `whole` (by columns, say: it needs every row of them before any of its chunks can start)."""
 
     name: str
     space: Hashable
@@ -69,10 +70,12 @@ class Op:
     flops: float = 0.0
     reduction: bool = False
     footprint: Footprint = Footprint()
+    whole: FrozenSet[str] = frozenset()
 
     def __post_init__(self):
         object.__setattr__(self, "reads", _arrays(self.reads))
         object.__setattr__(self, "writes", _arrays(self.writes))
+        object.__setattr__(self, "whole", frozenset(self.whole))
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,11 @@ class FusionGraph:
         missing = self.outputs - set(writer)
         if missing:
             raise ValueError(f"outputs {sorted(missing)} are written by no op")
+
+    def barrier(self, p: int, i: int) -> bool:
+        """Whether op `i` needs all of producer `p`'s results before it starts (a global barrier between
+        them, fusion paper 3.2.2): `p` is a full reduction, or `i` reads an array of `p`'s whole."""
+        return self.ops[p].reduction or any(a in self.ops[i].whole for a, _ in self.ops[p].writes)
 
     @cached_property
     def index(self) -> Dict[str, int]:
@@ -323,7 +331,7 @@ def why_illegal(graph: FusionGraph, members: Iterable[int], limits: DeviceLimits
         return "space"
     inside = set(idx)
     for i in idx:
-        if graph.ops[i].reduction and any(s in inside for s in graph.succs[i]):
+        if any(s in inside and graph.barrier(i, s) for s in graph.succs[i]):
             return "barrier"
     bits = sum(1 << i for i in idx)
     below = 0
@@ -426,7 +434,7 @@ def enumerate_partitions(graph: FusionGraph, limits: DeviceLimits = DeviceLimits
         op = graph.ops[i]
         for b in blocks:
             first = graph.ops[b[0]]
-            if first.space != op.space or any(graph.ops[p].reduction for p in graph.preds[i] if p in b):
+            if first.space != op.space or any(graph.barrier(p, i) for p in graph.preds[i] if p in b):
                 continue
             b.append(i)
             if fits(_footprint([graph.ops[j] for j in b]), limits):
@@ -467,7 +475,7 @@ def fuse_all_legal(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
             candidates.append(latest[op.space])
         chosen = None
         for b in candidates:
-            if any(graph.ops[p].reduction and of[p] == b for p in graph.preds[i]):
+            if any(of[p] == b and graph.barrier(p, i) for p in graph.preds[i]):
                 continue
             if not fits(fps[b] + op.footprint, limits):
                 continue
@@ -554,6 +562,7 @@ def optimal_partition(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
     ops = graph.ops
     reads = [tuple(aid[a] for a in dict(op.reads)) for op in ops]
     writes = [tuple(aid[a] for a in dict(op.writes)) for op in ops]
+    whole = [tuple(aid[a] for a in op.whole if a in aid) for op in ops]
     preds = graph.preds
     empty: FrozenSet[int] = frozenset()
 
@@ -621,7 +630,7 @@ def optimal_partition(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
                 op = ops[v]
                 fp = op.footprint
                 joins = front[0][2] is not None and front[0][2][0] == op.space and \
-                    not any(a in front[0][2][3] for a in reads[v])
+                    not any(a in front[0][2][3] for a in reads[v]) and not any(a in front[0][2][2] for a in whole[v])
                 for entry in front:
                     g, acc, iface, _ = entry
                     if joins and fits(Footprint(acc[2] + fp.local_bytes, acc[3] + fp.registers,

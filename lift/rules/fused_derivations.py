@@ -48,6 +48,7 @@ def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None) -> 
     """The rule steps that lower one call as `fuse` lowers a group: its map or reduction over chunks of
     `chunk` elements on `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
     run = _Run(program, chunk, sizes)
+    run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
     run.chunked()
     run.lowered()
     return run.derivation()
