@@ -1,6 +1,6 @@
 """The kernel-fusion paper's Table 4 for the Table 1 sequences on the default OpenCL device.
 
-For each sequence: the implementations (legal partitions of its calls × chunk sizes), measured in the
+For each sequence: the implementations (legal partitions of its calls × chunk sizes × vector widths), measured in the
 partition model's predicted order up to a budget (the DP's choice, fuse-all-legal and fuse-nothing always),
 each checked against `lift.interpret` of the high-level sequence before it is timed. Prints the number of
 implementations, the rank of the fastest measured, the first choice's quality (fastest / first choice),
@@ -48,12 +48,14 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=6, help="implementations measured per sequence")
     parser.add_argument("--size", action="append", default=[], help="K=..., M=..., N=...")
     parser.add_argument("--chunks", default="16,64,256")
+    parser.add_argument("--widths", default="1,4")
     parser.add_argument("--only", default=None, help="comma-separated sequences")
     args = parser.parse_args()
     pf = load_program_file(SEQUENCES)
     sizes = {"K": 1 << 20, "M": 1024, "N": 1024}
     sizes.update({k: int(v) for k, v in (s.split("=") for s in args.size)})
     chunks = tuple(int(c) for c in args.chunks.split(","))
+    widths = tuple(int(w) for w in args.widths.split(","))
     rows = []
     for name in (args.only.split(",") if args.only else NAMES):
         program = pf.kernels[name]
@@ -61,7 +63,7 @@ def main() -> None:
         reference = interpret(program, *inputs, sizes=sizes)
         reference = reference if isinstance(reference, tuple) else (reference,)
         row = kf.table4(name, CallGraph.of(program), sizes, measurer(name, inputs, reference, sizes), args.budget,
-                        chunks)
+                        chunks, widths=widths)
         rows.append(row)
         print(_line(row), flush=True)
     print()

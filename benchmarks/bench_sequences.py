@@ -4,7 +4,8 @@
 
 For each sequence of `examples/sequences.py`: the partition the dynamic programme chooses (`fused`) and
 one kernel group per call (`unfused`), each lowered by `lift.explore.kernel_fusion.lower` at the chunk
-sizes of `--chunks` (the fastest chunk of each is kept: both get the same search), and numpy's
+sizes of `--chunks` and vector widths of `--widths` (the fastest of each is kept: both get the same
+search), and numpy's
 `NUMPY[name]`. Every output is checked against `lift.interpret` of the high-level sequence first. Then
 the three are timed in `ROUNDS` interleaved rounds so that the machine's drift hits them alike: kernel
 times from profiling events (transfers excluded), medians. GFLOP/s counts the calls' operations; GB/s
@@ -44,21 +45,22 @@ def _check(got, reference: tuple) -> bool:
     return True
 
 
-def _best_chunk(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, inputs: list, reference: tuple,
-                sizes: dict):
-    """The lowering of `blocks` whose chunk size runs fastest (each checked first): `(run, chunk, kernels)`."""
+def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, widths: tuple, inputs: list,
+                   reference: tuple, sizes: dict):
+    """The lowering of `blocks` whose chunk size and width run fastest (each checked first, timed on
+    buffers placed once): `(run, chunk, width, kernels)`."""
     best = None
     for chunk in chunks:
-        compiled = compile(kf.lower(cg, blocks, chunk, sizes).program, sizes=sizes, name=name)
-        if not _check(compiled(*inputs), reference):
-            raise AssertionError(f"{name} {blocks} chunk {chunk}: wrong output")
-        ms = compiled.time(*inputs, repeat=5).kernels_ms
-        if best is None or ms < best[0]:
-            best = (ms, compiled, chunk)
-    _, compiled, chunk = best
-    run = compiled.prepare(*inputs)
-    run.upload()
-    return run, chunk, len(compiled.generated().kernels)
+        for width in widths:
+            compiled = compile(kf.lower(cg, blocks, chunk, sizes, width).program, sizes=sizes, name=name)
+            if not _check(compiled(*inputs), reference):
+                raise AssertionError(f"{name} {blocks} chunk {chunk} width {width}: wrong output")
+            run = compiled.prepare(*inputs)
+            run.upload()
+            ms = statistics.median(sum(run.launch()) for _ in range(RUNS + 1))
+            if best is None or ms < best[0]:
+                best = (ms, run, chunk, width, len(compiled.generated().kernels))
+    return best[1:]
 
 
 def _interleaved(runs: dict) -> dict:
@@ -79,7 +81,7 @@ def _numpy(fn, inputs):
     return run
 
 
-def measure(name: str, pf, sizes: dict, chunks: tuple) -> dict:
+def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple) -> dict:
     program = pf.kernels[name]
     inputs = pf.inputs(name, sizes, 0)
     reference = interpret(program, *inputs, sizes=sizes)
@@ -95,9 +97,9 @@ def measure(name: str, pf, sizes: dict, chunks: tuple) -> dict:
     runs = {}
     for kind, p in chosen.items():
         blocks = tuple(tuple(graph.index[op] for op in k.ops) for k in p.kernels)
-        run, chunk, kernels = _best_chunk(name, cg, blocks, chunks, inputs, reference, sizes)
+        run, chunk, width, kernels = _best_lowering(name, cg, blocks, chunks, widths, inputs, reference, sizes)
         runs[kind] = lambda run=run: sum(run.launch())
-        row[kind] = {"chunk": chunk, "kernels": kernels, "bytes": p.global_bytes}
+        row[kind] = {"chunk": chunk, "width": width, "kernels": kernels, "bytes": p.global_bytes}
     runs["numpy"] = _numpy(pf.namespace["NUMPY"][name], inputs)
     for kind, ms in _interleaved(runs).items():
         row.setdefault(kind, {})["ms"] = ms
@@ -109,24 +111,27 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated sequences")
     parser.add_argument("--size", action="append", default=[], help="K=..., M=..., N=... (default: the file's SIZES)")
     parser.add_argument("--chunks", default="16,64,256", help="chunk sizes tried for fused and unfused alike")
+    parser.add_argument("--widths", default="1,4", help="vector widths tried for fused and unfused alike")
     args = parser.parse_args()
     pf = load_program_file(SEQUENCES)
     sizes = dict(pf.sizes)
     sizes.update({k: int(v) for k, v in (s.split("=") for s in args.size)})
     chunks = tuple(int(c) for c in args.chunks.split(","))
-    print(f"sizes {sizes}; chunks {chunks}; {ROUNDS} interleaved rounds of {RUNS} runs; kernel times, transfers "
-          "excluded\n")
+    widths = tuple(int(w) for w in args.widths.split(","))
+    print(f"sizes {sizes}; chunks {chunks}; widths {widths}; {ROUNDS} interleaved rounds of {RUNS} runs; kernel "
+          "times, transfers excluded\n")
     print("| sequence | fused ms | unfused ms | numpy ms | fused/unfused | fused/numpy | kernels fused/unfused "
-          "| fused GFLOP/s | fused GB/s | unfused GB/s | floor |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+          "| chunk, width fused/unfused | fused GFLOP/s | fused GB/s | unfused GB/s | floor |")
+    print("|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|")
     for name in (args.only.split(",") if args.only else NAMES):
-        r = measure(name, pf, sizes, chunks)
+        r = measure(name, pf, sizes, chunks, widths)
         f, u, n = r["fused"], r["unfused"], r["numpy"]
         speedup = u["ms"] / f["ms"]
         floor = FLOORS.get(name)
         verdict = "" if floor is None else f"{'met' if speedup >= floor else 'MISSED'} (≥ {floor})"
         print(f"| {name} | {f['ms']:.3f} | {u['ms']:.3f} | {n['ms']:.3f} | {speedup:.2f}x | {n['ms'] / f['ms']:.2f}x "
-              f"| {f['kernels']}/{u['kernels']} | {r['flops'] / f['ms'] / 1e6:.1f} | {f['bytes'] / f['ms'] / 1e6:.1f} "
+              f"| {f['kernels']}/{u['kernels']} | {f['chunk']}, {f['width']} / {u['chunk']}, {u['width']} "
+              f"| {r['flops'] / f['ms'] / 1e6:.1f} | {f['bytes'] / f['ms'] / 1e6:.1f} "
               f"| {u['bytes'] / u['ms'] / 1e6:.1f} | {verdict} |", flush=True)
 
 

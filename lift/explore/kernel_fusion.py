@@ -259,11 +259,12 @@ class Block:
 @dataclass(frozen=True)
 class Lowered:
     """A program of calls lowered for one partition: `program` over the original inputs, its blocks in
-    launch order, and the chunk size asked for."""
+    launch order, and the chunk size and vector width asked for."""
 
     program: Lambda
     blocks: tuple
     chunk: int
+    width: int = 1
 
     @property
     def partition(self) -> tuple:
@@ -272,19 +273,20 @@ class Lowered:
 
     def derivation(self) -> tuple:
         """JSON data of the derivation: the partition, then each block's rule steps."""
-        out = [{"partition": [list(b.calls) for b in self.blocks], "chunk": self.chunk}]
+        out = [{"partition": [list(b.calls) for b in self.blocks], "chunk": self.chunk, "width": self.width}]
         for i, b in enumerate(self.blocks):
             out += [{"block": i, "chunk": b.chunk, **_step_json(s)} for s in b.steps]
         return tuple(out)
 
 
 def lower(call_graph: CallGraph, blocks: Sequence[Iterable[int]], chunk: int,
-          sizes: Optional[Mapping[str, int]] = None) -> Lowered:
+          sizes: Optional[Mapping[str, int]] = None, width: int = 1) -> Lowered:
     """ONE lowered program computing the program of calls with these blocks of call ids as its kernel
     groups: each block's calls inlined into one expression over the program's inputs and earlier blocks'
     results (returning the results it exports), derived by `fuse` (by `lower_unfused` for a single call)
-    with `split-chunk` (the largest power of two up to `chunk` dividing the block's length), then bound in
-    a launch order the partition allows (`partition.launch_order`); the body returns the outputs in order.
+    with `split-chunk` (the largest power of two up to `chunk` dividing the block's length) and maps of
+    scalars over `width`-lane vectors, then bound in a launch order the partition allows
+    (`partition.launch_order`); the body returns the outputs in order.
     """
     from lift.rules.fused_derivations import fuse, lower_unfused
 
@@ -310,7 +312,7 @@ def lower(call_graph: CallGraph, blocks: Sequence[Iterable[int]], chunk: int,
         k = _divisor(chunk, length)
         derive = fuse if len(calls) > 1 else lower_unfused
         try:
-            derivation = derive(group, k, sizes)
+            derivation = derive(group, k, sizes, width)
             lowered = derivation.replay(group)
         except LiftError as e:
             raise KernelFusionError(f"block {list(calls)} does not lower: {e}") from None
@@ -324,7 +326,7 @@ def lower(call_graph: CallGraph, blocks: Sequence[Iterable[int]], chunk: int,
     for i in sorted(bound, reverse=True):
         if bound[i] in free_params(body):
             body = FunCall(Lambda((bound[i],), body), (direct[i],))
-    return Lowered(Lambda(tuple(cg.inputs), body), tuple(done), chunk)
+    return Lowered(Lambda(tuple(cg.inputs), body), tuple(done), chunk, width)
 
 
 def unfused_blocks(call_graph: CallGraph) -> tuple:
@@ -412,18 +414,26 @@ def _step_json(rw) -> dict:
 
 @dataclass(frozen=True)
 class Implementation:
-    """A partition of the calls (blocks of call ids in launch order) and a chunk size, with the partition
-    model's predicted time and whether it is the DP's choice, fuse-all-legal's or fuse-nothing's."""
+    """A partition of the calls (blocks of call ids in launch order), a chunk size and a vector width, with
+    the partition model's predicted time and whether it is the DP's choice, fuse-all-legal's or
+    fuse-nothing's."""
 
     blocks: tuple
     chunk: int
     predicted_ms: float
     roles: tuple = ()
+    width: int = 1
+
+    def partition_label(self, cg: CallGraph) -> str:
+        """`{axpy%0, dot%1}`."""
+        return " ".join("{" + ", ".join(op_name(cg.nodes[i]) for i in b) + "}" for b in self.blocks)
 
     def label(self, cg: CallGraph) -> str:
-        """`{axpy%0, dot%1} chunk 64`."""
-        return " ".join("{" + ", ".join(op_name(cg.nodes[i]) for i in b) + "}" for b in self.blocks) + \
-            f" chunk {self.chunk}"
+        """`{axpy%0, dot%1} chunk 64 width 4`."""
+        return f"{self.partition_label(cg)} chunk {self.chunk} width {self.width}"
+
+    def lower(self, cg: CallGraph, sizes: Mapping[str, int]) -> Lowered:
+        return lower(cg, self.blocks, self.chunk, sizes, self.width)
 
 
 DP, FUSE_ALL, FUSE_NOTHING = "dp", "fuse-all-legal", "fuse-nothing"
@@ -431,10 +441,10 @@ DP, FUSE_ALL, FUSE_NOTHING = "dp", "fuse-all-legal", "fuse-nothing"
 
 def implementations(call_graph: CallGraph, sizes: Mapping[str, int], chunks: Sequence[int] = (64,),
                     limits: part.DeviceLimits = part.DeviceLimits(),
-                    model: part.CostModel = part.CostModel()) -> list:
-    """Every legal partition of the calls (`partition.enumerate_partitions`) times every chunk size,
-    fastest predicted first (partitions in the model's order, chunks in the order given); the DP's
-    choice, fuse-all-legal and fuse-nothing are marked in `roles`."""
+                    model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> list:
+    """Every legal partition of the calls (`partition.enumerate_partitions`) times every chunk size and
+    vector width, fastest predicted first (partitions in the model's order, then chunks and widths in
+    the order given); the DP's choice, fuse-all-legal and fuse-nothing are marked in `roles`."""
     graph = fusion_graph(call_graph, sizes)
     marks = {DP: part.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
              FUSE_ALL: part.fuse_all_legal(graph, limits, model), FUSE_NOTHING: part.fuse_nothing(graph, limits, model)}
@@ -442,7 +452,7 @@ def implementations(call_graph: CallGraph, sizes: Mapping[str, int], chunks: Seq
     for p in part.enumerate_partitions(graph, limits, model):
         roles = tuple(r for r, q in marks.items() if q.blocks == p.blocks)
         blocks = tuple(tuple(graph.index[name] for name in k.ops) for k in p.kernels)
-        out += [Implementation(blocks, c, p.time_ms, roles) for c in chunks]
+        out += [Implementation(blocks, c, p.time_ms, roles, w) for c in chunks for w in widths]
     return out
 
 
@@ -457,25 +467,26 @@ def is_program_of_calls(program: Lambda) -> bool:
 @dataclass
 class SequenceSearch:
     """Candidates for `lift explore` from a program of calls: its implementations (legal partitions ×
-    chunk sizes) lowered by `lower`, the predicted best first, each with its partition and chunk as
-    parameters and the partition then each block's rule steps as its derivation."""
+    chunk sizes × vector widths) lowered by `lower`, the predicted best first, each with its partition,
+    chunk and width as parameters and the partition then each block's rule steps as its derivation."""
 
     program: Lambda
     sizes: Mapping[str, int]
     chunks: Sequence[int] = (16, 64, 256)
+    widths: Sequence[int] = (1, 4)
     limits: part.DeviceLimits = part.DeviceLimits()
     model: part.CostModel = part.CostModel()
     failures: list = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Candidate]:
         cg = CallGraph.of(self.program)
-        for impl in implementations(cg, self.sizes, self.chunks, self.limits, self.model):
+        for impl in implementations(cg, self.sizes, self.chunks, self.limits, self.model, self.widths):
             try:
-                lowered = lower(cg, impl.blocks, impl.chunk, self.sizes)
+                lowered = impl.lower(cg, self.sizes)
             except KernelFusionError as e:
                 self.failures.append((impl, str(e)))
                 continue
-            params = {"partition": impl.label(cg).rsplit(" chunk", 1)[0], "chunk": impl.chunk,
+            params = {"partition": impl.partition_label(cg), "chunk": impl.chunk, "width": impl.width,
                       "kernels": len(impl.blocks), "model_ms": round(impl.predicted_ms, 6)}
             if impl.roles:
                 params["role"] = ", ".join(impl.roles)
@@ -503,16 +514,18 @@ class Table4Row:
 
 def table4(name: str, call_graph: CallGraph, sizes: Mapping[str, int],
            measure: Callable[[Lowered], Optional[float]], budget: int, chunks: Sequence[int] = (64,),
-           limits: part.DeviceLimits = part.DeviceLimits(), model: part.CostModel = part.CostModel()) -> Table4Row:
+           limits: part.DeviceLimits = part.DeviceLimits(), model: part.CostModel = part.CostModel(),
+           widths: Sequence[int] = (1,)) -> Table4Row:
     """Measure up to `budget` implementations in predicted order (the DP's choice, fuse-all-legal and
     fuse-nothing always among them) with `measure` (a lowered program to its median ms after checking its
     outputs, None when it fails) and summarise them as Table 4 does."""
-    impls = implementations(call_graph, sizes, chunks, limits, model)
+    impls = implementations(call_graph, sizes, chunks, limits, model, widths)
     chosen = list(range(min(budget, len(impls))))
-    chosen += [i for i, im in enumerate(impls) if im.roles and im.chunk == chunks[0] and i not in chosen]
+    chosen += [i for i, im in enumerate(impls)
+               if im.roles and im.chunk == chunks[0] and im.width == widths[0] and i not in chosen]
     times = {}
     for i in chosen:
-        t = measure(lower(call_graph, impls[i].blocks, impls[i].chunk, sizes))
+        t = measure(impls[i].lower(call_graph, sizes))
         if t is not None and math.isfinite(t):
             times[i] = t
     if not times:

@@ -42,7 +42,7 @@ from dataclasses import replace
 from typing import Optional
 
 from lift.ir.nodes import Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params, substitute
-from lift.ir.patterns import AbstractMap, Get, Join, Map, Reduce, Split, Transpose, Tuple, Unzip, Zip
+from lift.ir.patterns import AbstractMap, AsVector, Get, Join, Map, Reduce, Split, Transpose, Tuple, Unzip, Zip
 from lift.rules.location import abstract, map_children
 from lift.rules.rule import Equation, Rule, SizedRule, expect
 
@@ -278,12 +278,17 @@ def _top_maps(exprs) -> list:
 
 
 def zipped_inputs(x) -> Optional[tuple]:
-    """`(k, arrays)` for `split-k(zip(arrays))` or `split-k(a)` of parameters, `(None, arrays)` without the split."""
+    """`(k, arrays)` for `split-k(zip(arrays))` or `split-k(a)` of parameters (or of their `asVector-n`),
+    `(None, arrays)` without the split."""
     chunk = None
     if is_call(x, Split):
         chunk, x = x.f.n, x.args[0]
     arrays = x.args if is_call(x, Zip) else (x,)
-    return (chunk, tuple(arrays)) if all(isinstance(a, Param) for a in arrays) else None
+    return (chunk, tuple(arrays)) if all(_is_input(a) for a in arrays) else None
+
+
+def _is_input(a) -> bool:
+    return isinstance(a, Param) or (is_call(a, AsVector) and isinstance(a.args[0], Param))
 
 
 def _replaced(e, new: dict):

@@ -23,7 +23,7 @@ from lift.rules.paper_derivations import chunked, step
 from lift.types.arith import as_arith
 
 
-def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None) -> Derivation:
+def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int = 1) -> Derivation:
     """The rule steps from the inlined expression of one kernel group (a tuple of outputs, or one output)
     to one fused, lowered expression: one `map-global` over `split-chunk` of a zip of the inputs computing
     every output's chunk (maps as `map-seq`, each reduction's partial result as `reduce-seq`), then the
@@ -37,6 +37,7 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None) -> Derivatio
     run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
     run.producers()
     run.exhaust(("zip-union",), _top)
+    run.vectorized(width)
     run.chunked()
     run.exhaust(("zip-union",), _top)
     run.lowered()
@@ -44,11 +45,12 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None) -> Derivatio
     return run.derivation()
 
 
-def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None) -> Derivation:
+def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int = 1) -> Derivation:
     """The rule steps that lower one call as `fuse` lowers a group: its map or reduction over chunks of
     `chunk` elements on `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
     run = _Run(program, chunk, sizes)
     run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
+    run.vectorized(width)
     run.chunked()
     run.lowered()
     return run.derivation()
@@ -115,6 +117,16 @@ class _Run:
                 self.apply(rw)
         self.exhaust(("split-join",), _top, lambda rw, node: isinstance(node.f, Map) and _over_inputs(node.args[0]),
                      params={"n": k})
+
+    def vectorized(self, width: int) -> None:
+        """Every map of scalars of parameters (the program's, or a function's such as a row) → over
+        `width`-lane vectors (Figure 4(e)), a reduction of its scalarised result → lanes first (9(b))."""
+        if width == 1:
+            return
+        self.exhaust(("vectorize-zip-map", "vectorize-map"), lambda loc: True,
+                     lambda rw, node: isinstance(node, FunCall) and _over_inputs(node.args[0]), params={"n": width})
+        self.exhaust(("reduce-lanes",), lambda loc: True,
+                     lambda rw, node: isinstance(node, FunCall) and is_call(node.args[0].args[0], Map))
 
     def lowered(self) -> None:
         """Maps outside functions → `map-global`, inside → `map-seq`, reductions → `reduce-seq`, fused with

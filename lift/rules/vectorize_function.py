@@ -9,6 +9,7 @@ function pushes `vect-n` inside it:
     vect-n[g(ē)]        = vect-n(g)(vect-n[ē])
     vect-n[x]           = x                              (a parameter: now a vector, or a broadcast scalar)
     vect-n[c]           = c                              (a scalar constant, broadcast to every lane)
+    vect-n(get-i)       = get-i                          (a component of a tuple of vectors, zipped)
 
 so `vect-4(λ x. mult(a, x))` is `λ x. vectorize-4(mult)(a, x)`: the scalar `a` is broadcast to every
 lane. Functions built from other patterns (maps, reductions, tuples) are not vectorised.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
-from lift.ir.patterns import Id, Vectorize
+from lift.ir.patterns import Get, Id, Vectorize
 from lift.ir.userfun import UserFun
 from lift.types.types import ScalarType
 
@@ -31,6 +32,8 @@ def vectorize(n: int, f: FunDecl) -> FunDecl:
     """`vect-n(f)`, pushed into `f` down to its user functions."""
     if isinstance(f, Id):
         return Vectorize(n, f)
+    if isinstance(f, Get):
+        return f
     if isinstance(f, UserFun):
         if not all(isinstance(t, ScalarType) for t in f.in_types + (f.out_type,)):
             raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars")
