@@ -90,7 +90,7 @@ class _Run:
         """Fuse every producer into its consumers, and move maps under `split-chunk` into the chunks."""
         for _ in range(1000):
             before = len(self.steps)
-            self.exhaust(("map-zip-fusion", "map-zip-flatten", "map-fusion", "zip-map"), _top,
+            self.exhaust(("map-zip-fusion", "map-zip-flatten", "map-fusion", "zip-map"), lambda loc: True,
                          lambda rw, node: rw.rule != "map-fusion" or isinstance(node.f, Map))
             self.exhaust(("split-join",), _top, self._under_chunk_split, params={"n": self.chunk})
             self.exhaust(("split-join-id",), _top)
