@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from lift.errors import LiftError
-from lift.ir.nodes import FunCall, Lambda
-from lift.ir.patterns import Map, Reduce, Split
+from lift.ir.nodes import FunCall, Lambda, Param
+from lift.ir.patterns import Get, Map, Reduce, Split, Zip
 from lift.rules.call_fusion import is_call, zipped_inputs
 from lift.rules.derivation import Derivation
 from lift.rules.engine import Rewrite, RewriteEngine
@@ -124,7 +124,7 @@ class _Run:
         if width == 1:
             return
         self.exhaust(("vectorize-zip-map", "vectorize-map"), lambda loc: True,
-                     lambda rw, node: isinstance(node, FunCall) and _over_inputs(node.args[0]), params={"n": width})
+                     lambda rw, node: isinstance(node, FunCall) and _of_parameters(node.args[0]), params={"n": width})
         self.exhaust(("reduce-lanes",), lambda loc: True,
                      lambda rw, node: isinstance(node, FunCall) and is_call(node.args[0].args[0], Map))
 
@@ -146,6 +146,13 @@ def _reduces_inputs(node) -> bool:
         return False
     x = node.args[0]
     return _over_inputs(x.args[0] if is_call(x, Map) else x)
+
+
+def _of_parameters(x) -> bool:
+    """Whether `x` is a parameter, a component of one (`get-i(t)`: a row of a zipped matrix), or a zip of
+    those: arrays laid out in memory as they are, whose vectors are vector loads."""
+    arrays = x.args if is_call(x, Zip) else (x,)
+    return all(isinstance(a, Param) or (is_call(a, Get) and isinstance(a.args[0], Param)) for a in arrays)
 
 
 def _over_inputs(x) -> bool:
