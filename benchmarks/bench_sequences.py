@@ -47,8 +47,8 @@ def _check(got, reference: tuple) -> bool:
 
 def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, widths: tuple, inputs: list,
                    reference: tuple, sizes: dict):
-    """The lowering of `blocks` whose chunk size and width run fastest (each checked first, timed on
-    buffers placed once): `(run, chunk, width, kernels)`."""
+    """The lowering of `blocks` whose chunk size and width run fastest (each checked first):
+    `(compiled, chunk, width, kernels)`."""
     best = None
     for chunk in chunks:
         for width in widths:
@@ -59,18 +59,29 @@ def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, width
             run.upload()
             ms = statistics.median(sum(run.launch()) for _ in range(RUNS + 1))
             if best is None or ms < best[0]:
-                best = (ms, run, chunk, width, len(compiled.generated().kernels))
+                best = (ms, compiled, chunk, width, len(compiled.generated().kernels))
     return best[1:]
 
 
 def _interleaved(runs: dict) -> dict:
-    """Median ms of each run (a function giving one time), timed round-robin after a warm-up each round."""
+    """Median ms of each contender, timed round-robin: each round a contender (a function giving a function
+    that gives one time) is prepared anew, so that no one buffer placement decides its time, then warmed
+    up once and timed `RUNS` times."""
     samples = {k: [] for k in runs}
     for _ in range(ROUNDS):
-        for k, run in runs.items():
+        for k, prepare in runs.items():
+            run = prepare()
             run()
             samples[k] += [run() for _ in range(RUNS)]
     return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _kernels(compiled, inputs):
+    def prepare():
+        run = compiled.prepare(*inputs)
+        run.upload()
+        return lambda: sum(run.launch())
+    return prepare
 
 
 def _numpy(fn, inputs):
@@ -78,7 +89,7 @@ def _numpy(fn, inputs):
         start = time.perf_counter()
         fn(*inputs)
         return (time.perf_counter() - start) * 1e3
-    return run
+    return lambda: run
 
 
 def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple) -> dict:
@@ -97,8 +108,8 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple) -> dict:
     runs = {}
     for kind, p in chosen.items():
         blocks = tuple(tuple(graph.index[op] for op in k.ops) for k in p.kernels)
-        run, chunk, width, kernels = _best_lowering(name, cg, blocks, chunks, widths, inputs, reference, sizes)
-        runs[kind] = lambda run=run: sum(run.launch())
+        compiled, chunk, width, kernels = _best_lowering(name, cg, blocks, chunks, widths, inputs, reference, sizes)
+        runs[kind] = _kernels(compiled, inputs)
         row[kind] = {"chunk": chunk, "width": width, "kernels": kernels, "bytes": p.global_bytes}
     runs["numpy"] = _numpy(pf.namespace["NUMPY"][name], inputs)
     for kind, ms in _interleaved(runs).items():
