@@ -82,6 +82,8 @@ def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error
         kf.lower(graph("axpydot"), [(0, 1, 2)], 0, SIZES)
     with pytest.raises(kf.KernelFusionError, match="cannot be launched in any order"):
         kf.lower(graph("axpydot"), [(0, 2), (1,)], CHUNK, SIZES)
+    with pytest.raises(kf.KernelFusionError, match=r"does not lower: vectorize-zip-map: parameters \{n=3\}"):
+        kf.lower(graph("axpydot"), [(0, 1, 2)], CHUNK, SIZES, width=3)
 
 
 def dp_blocks(name):

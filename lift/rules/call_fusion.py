@@ -283,8 +283,13 @@ def zipped_inputs(x) -> Optional[tuple]:
     chunk = None
     if is_call(x, Split):
         chunk, x = x.f.n, x.args[0]
-    arrays = x.args if is_call(x, Zip) else (x,)
-    return (chunk, tuple(arrays)) if all(_is_input(a) for a in arrays) else None
+    arrays = zipped_arrays(x)
+    return (chunk, arrays) if all(_is_input(a) for a in arrays) else None
+
+
+def zipped_arrays(x) -> tuple:
+    """The arrays of `zip(arrays)`, or `(x,)` for any other array."""
+    return tuple(x.args) if is_call(x, Zip) else (x,)
 
 
 def _is_input(a) -> bool:

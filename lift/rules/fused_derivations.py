@@ -14,8 +14,8 @@ from typing import Callable, Optional
 
 from lift.errors import LiftError
 from lift.ir.nodes import FunCall, Lambda, Param
-from lift.ir.patterns import Get, Map, Reduce, Split, Zip
-from lift.rules.call_fusion import is_call, zipped_inputs
+from lift.ir.patterns import Get, Map, Reduce, Split
+from lift.rules.call_fusion import is_call, zipped_arrays, zipped_inputs
 from lift.rules.derivation import Derivation
 from lift.rules.engine import Rewrite, RewriteEngine
 from lift.rules.location import node_at
@@ -31,7 +31,8 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
 
     Transposed gemvs become column partial reductions, producers are fused into their consumers
     (`map-zip-fusion`, `map-zip-flatten`, `zip-map`, map fusion), the outputs' maps meet over one zip
-    (`zip-union`), are chunked (split-join, partial reduction), lowered, and fused (`tuple-fusion`).
+    (`zip-union`), go over `width`-lane vectors where `width > 1` (`vectorized`), are chunked (split-join,
+    partial reduction), lowered, and fused (`tuple-fusion`).
     """
     run = _Run(program, chunk, sizes)
     run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
@@ -46,8 +47,9 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
 
 
 def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int = 1) -> Derivation:
-    """The rule steps that lower one call as `fuse` lowers a group: its map or reduction over chunks of
-    `chunk` elements on `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
+    """The rule steps that lower one call as `fuse` lowers a group: a transposed gemv as column partial
+    reductions, maps over `width`-lane vectors, its map or reduction over chunks of `chunk` elements on
+    `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
     run = _Run(program, chunk, sizes)
     run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
     run.vectorized(width)
@@ -90,7 +92,7 @@ class _Run:
         """Fuse every producer into its consumers, and move maps under `split-chunk` into the chunks."""
         for _ in range(1000):
             before = len(self.steps)
-            self.exhaust(("map-zip-fusion", "map-zip-flatten", "map-fusion", "zip-map"), lambda loc: True,
+            self.exhaust(("map-zip-fusion", "map-zip-flatten", "map-fusion", "zip-map"), _anywhere,
                          lambda rw, node: rw.rule != "map-fusion" or isinstance(node.f, Map))
             self.exhaust(("split-join",), _top, self._under_chunk_split, params={"n": self.chunk})
             self.exhaust(("split-join-id",), _top)
@@ -123,9 +125,9 @@ class _Run:
         `width`-lane vectors (Figure 4(e)), a reduction of its scalarised result → lanes first (9(b))."""
         if width == 1:
             return
-        self.exhaust(("vectorize-zip-map", "vectorize-map"), lambda loc: True,
+        self.exhaust(("vectorize-zip-map", "vectorize-map"), _anywhere,
                      lambda rw, node: isinstance(node, FunCall) and _of_parameters(node.args[0]), params={"n": width})
-        self.exhaust(("reduce-lanes",), lambda loc: True,
+        self.exhaust(("reduce-lanes",), _anywhere,
                      lambda rw, node: isinstance(node, FunCall) and is_call(node.args[0].args[0], Map))
 
     def lowered(self) -> None:
@@ -136,8 +138,8 @@ class _Run:
                 return _top(rw.location) and rw.param_dict == {"dim": 0}
             return rw.rule != "map-to-seq" or not _top(rw.location)
 
-        self.exhaust(("map-to-global", "map-to-seq", "part-red-to-reduce", "reduce-to-seq"), lambda loc: True, accept)
-        self.exhaust(("reduce-seq-map-seq-fusion",), lambda loc: True)
+        self.exhaust(("map-to-global", "map-to-seq", "part-red-to-reduce", "reduce-to-seq"), _anywhere, accept)
+        self.exhaust(("reduce-seq-map-seq-fusion",), _anywhere)
 
 
 def _reduces_inputs(node) -> bool:
@@ -151,8 +153,7 @@ def _reduces_inputs(node) -> bool:
 def _of_parameters(x) -> bool:
     """Whether `x` is a parameter, a component of one (`get-i(t)`: a row of a zipped matrix), or a zip of
     those: arrays laid out in memory as they are, whose vectors are vector loads."""
-    arrays = x.args if is_call(x, Zip) else (x,)
-    return all(isinstance(a, Param) or (is_call(a, Get) and isinstance(a.args[0], Param)) for a in arrays)
+    return all(isinstance(a, Param) or (is_call(a, Get) and isinstance(a.args[0], Param)) for a in zipped_arrays(x))
 
 
 def _over_inputs(x) -> bool:
@@ -173,3 +174,7 @@ def _top(location: str) -> bool:
     """Whether a location is a call reached from the program's body through arguments only."""
     steps = location.split(".")
     return steps[0] == "body" and all(s.startswith("args") for s in steps[1:])
+
+
+def _anywhere(location: str) -> bool:
+    return True
