@@ -7,7 +7,8 @@ import pytest
 import lift
 from lift import (ArrayType, Float, Get, Join, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split, Transpose,
                   Tuple, Unzip, UserFun, Zip, fun, infer, interpret)
-from lift.ir.nodes import FunCall
+from lift.ir.nodes import FunCall, Literal
+from lift.opencl_gen.compiled import compile
 from lift.opencl_gen import runtime
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable, alpha_equal, catalogue
 from lift.rules.call_fusion import RULES as CALL_FUSION_RULES
@@ -80,7 +81,8 @@ def dot(x):
 def test_the_rules_are_in_the_catalogue():
     names = {e["name"] for e in catalogue()}
     assert {r.name for r in CALL_FUSION_RULES} <= names
-    assert {r.name for r in CALL_FUSION_RULES if r.reassociates} == {"transpose-partial-reduction"}
+    assert {r.name for r in CALL_FUSION_RULES if r.reassociates} == {"transpose-partial-reduction",
+                                                                     "map-reduce-interchange"}
 
 
 def test_tuple_fusion_computes_every_output_in_one_map():
@@ -144,6 +146,33 @@ def test_transposed_gemv_becomes_chunks_of_rows():
             "transpose-partial-reduction", "not reduce", chunk=2)
     small = fun([ArrayType(ArrayType(F, 4), 6), ArrayType(F, 6)], lambda m, r: Map(dot(r))(Transpose()(m)))
     refuses(small, "transpose-partial-reduction", r"parameters \{chunk=4\} do not apply", chunk=4)
+
+
+def test_column_reductions_fold_the_rows_into_a_row_of_accumulators():
+    gemvt = fun([A, V], lambda m, r: Map(dot(r))(Transpose()(m)))
+    for rows, cols in ((6, 4), (1, 5), (5, 8)):
+        new = check(gemvt, [rand(rows, cols), rand(rows)], "map-reduce-interchange")
+        (fold,) = [c for c in _calls(new.body) if isinstance(c.f, ReduceSeq)]
+        assert fold.f.init == Literal(0.0, W)
+    flipped = fun([A, V], lambda m, r: Map(lambda col: Reduce(add, 0.0)(Map(mult)(Zip(r, col))))(Transpose()(m)))
+    check(flipped, [rand(6, 3), rand(6)], "map-reduce-interchange")
+    inside = fun([A, V], lambda m, r: Map(lambda c: Join()(Map(dot(Get(1)(Unzip()(c))))(Transpose()(Get(0)(Unzip()(c))))))(
+        Split(2)(Zip(m, r))))
+    check(inside, [rand(4, 3), rand(4)], "map-reduce-interchange", at="body.f.f.body.args0")
+    refuses(fun([A, W], lambda m, p: Map(dot(p))(m)), "map-reduce-interchange", "not a transposed matrix")
+    refuses(fun([A, V], lambda m, r: Map(lambda col: Reduce(add, Get(0)(Tuple(0.0, 0.0)))(Map(mult)(Zip(col, r))))(
+        Transpose()(m))), "map-reduce-interchange", "constant initial value")
+
+
+@pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
+def test_a_fold_into_an_array_accumulator_runs_in_place():
+    colsums = fun([A], lambda m: Join()(ReduceSeq(lambda acc, row: MapSeq(add)(Zip(acc, row)), Literal(1.0, W))(m)))
+    x = rand(7, 12)
+    np.testing.assert_allclose(interpret(colsums, x), 1.0 + x.sum(axis=0), rtol=1e-5)
+    kernel = MapGlb(lambda m: Join()(ReduceSeq(lambda acc, row: MapSeq(add)(Zip(acc, row)), Literal(1.0, W))(m)))
+    batched = fun([ArrayType(A, SizeVar("K"))], lambda ms: kernel(ms))
+    xs = rand(3, 7, 12)
+    np.testing.assert_allclose(compile(batched)(xs), 1.0 + xs.sum(axis=1), rtol=1e-5)
 
 
 # --- fuse: BLAS sequences --------------------------------------------------------------------------------

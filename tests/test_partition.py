@@ -113,7 +113,7 @@ def test_barrier_a_reduction_result_is_not_consumed_in_its_kernel():
     assert fuse_all_legal(g).blocks == blocks("dot", "scal")
 
 
-def test_barrier_a_matrix_read_by_columns_waits_for_its_producer():
+def test_barrier_an_array_read_whole_waits_for_its_producer():
     g = FusionGraph([op("ger", TILES, {"A": A, "u": MV}, {"B": A}),
                      Op("gemvt", TILES, {"B": A, "y": MV}, {"t": MV}, reduction=True, whole={"B"}),
                      op("gemv", TILES, {"B": A, "x": MV}, {"w": MV})], {"t", "w"})

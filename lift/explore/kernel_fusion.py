@@ -9,8 +9,9 @@ fastest measured ranks in the predicted order and how good the first choice is (
 
 - `fusion_graph(call_graph, sizes)` is step (1) for `lift.explore.partition`: each call becomes an `Op`
   whose iteration space, traffic, flops and reduction flag are read off the routine's expression at the
-  call's argument types (`call_shape`), not off its name (a call reading a matrix by columns reads it
-  whole: it cannot share a kernel with the call producing it);
+  call's argument types (`call_shape`), not off its name (an array that every iteration reads all of,
+  gemv's `x`, and a matrix read by columns are read whole: the call does not share a kernel with the
+  call producing it);
 - `lower(call_graph, blocks, chunk, sizes)` is step (4): ONE lift program over the program's inputs
   holding, for each block of calls, the fused lowered expression `lift.rules.fused_derivations.fuse`
   derives from the block's inlined calls (a block of one call: `lower_unfused`), bound in launch order,
@@ -57,8 +58,8 @@ class CallShape:
     """What one call does, read off its routine's expression: its iteration space (`("vector", n)` for a
     map over the elements of a vector, `("rows", m, n)` for a map over the `m` rows of an `m × n`
     matrix), whether its result reduces that space away (a full reduction: dot's `Float[1]`, gemvt's sum
-    over rows), its user-function applications (flops), and the positions of the arguments it reads by
-    columns (`whole`)."""
+    over rows), its user-function applications (flops), and the positions of the arguments every iteration
+    reads all of (`whole`)."""
 
     space: tuple
     reduction: bool
@@ -79,11 +80,19 @@ def call_shape(node: CallNode, sizes: Mapping[str, int]) -> CallShape:
     if isinstance(source.f, P.AbstractMap) and _is_transposed(xs):
         columns = xs.t
         space = ("rows", _int(columns.elem.length), _int(columns.length))
-        whole = tuple(i for i, p in enumerate(params) if p in free_params(xs))
-        return CallShape(space, _is_scalar(source.t.elem), _flops(lam.body, 1.0), whole)
+        columns_of = tuple(i for i, p in enumerate(params) if p in free_params(xs))
+        return CallShape(space, _is_scalar(source.t.elem), _flops(lam.body, 1.0),
+                         tuple(sorted(set(columns_of) | set(_read_whole(source, params)))))
     rows = _row_length(xs.t.elem)
     space = ("vector", _int(xs.t.length)) if rows is None else ("rows", _int(xs.t.length), rows)
-    return CallShape(space, _depth(lam.body, source, {}) == REDUCED, _flops(lam.body, 1.0))
+    return CallShape(space, _depth(lam.body, source, {}) == REDUCED, _flops(lam.body, 1.0), _read_whole(source, params))
+
+
+def _read_whole(source: FunCall, params: tuple) -> tuple:
+    """The positions of the array arguments that every iteration of `source` reads all of: those free in
+    its function (gemv's `x` in `map(λrow. dot(row, x))(A)`), not reached through the iterated element."""
+    free = free_params(source.f)
+    return tuple(i for i, p in enumerate(params) if p in free and isinstance(p.t, ArrayType))
 
 
 def _is_transposed(xs: Expr) -> bool:

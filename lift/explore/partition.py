@@ -61,7 +61,8 @@ class Op:
     """One call: its iteration space (a hashable key such as ("vector", N), ("rows", M) or ("tiles", M, N);
     calls may share a kernel only with the same key), the arrays it reads and writes with their bytes,
     its flops, whether its results are full reductions, its on-chip footprint, and the arrays it reads
-    `whole` (by columns, say: it needs every row of them before any of its chunks can start)."""
+    `whole` (gemv's vector, say: each of its iterations needs all of it, so it cannot start before the
+    array is complete)."""
 
     name: str
     space: Hashable

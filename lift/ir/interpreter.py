@@ -133,6 +133,13 @@ class _Evaluator:
 
     def literal(self, lit: Literal):
         dtype = host_dtype(lit.t)
+        if isinstance(lit.t, ArrayType):
+            shape = []
+            t = lit.t
+            while isinstance(t, ArrayType):
+                shape.append(self.size(t.length))
+                t = t.elem
+            return np.broadcast_to(np.asarray(lit.value, dtype), self.batch + tuple(shape))
         if isinstance(lit.t, VectorType):
             value = lit.value if isinstance(lit.value, tuple) else (lit.value,) * lit.t.width
             return np.broadcast_to(np.asarray(value, dtype), self.batch + (lit.t.width,))

@@ -120,7 +120,11 @@ class Param(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Literal(Expr):
-    """A typed constant: `Float(0.0)`, or a Python number (`0.0` is `Float`, `0` is `Int`)."""
+    """A typed constant: `Float(0.0)`, or a Python number (`0.0` is `Float`, `0` is `Int`).
+
+    A literal of an array type holds one scalar, the value of every element (Lift's `Value` of an array
+    type): the initial value of a reduction whose accumulator is an array.
+    """
 
     value: Any
     t: Type
@@ -268,8 +272,10 @@ def substitute(e: Node, mapping: dict) -> Node:
 
 
 def _normalise_literal(value, t: Type):
-    from lift.types.types import ScalarType, VectorType
+    from lift.types.types import ArrayType, ScalarType, VectorType
 
+    if isinstance(t, ArrayType) and not isinstance(value, (tuple, list)):
+        return _normalise_literal(value, t.elem)
     if isinstance(t, ScalarType) or isinstance(t, VectorType):
         scalar = t if isinstance(t, ScalarType) else t.elem
         cast = {"float": float, "double": float, "int": int, "bool": bool}[scalar.name]
@@ -281,20 +287,26 @@ def _normalise_literal(value, t: Type):
             return cast(value)
         except (TypeError, ValueError):
             raise LiftTypeError(f"literal {value!r} does not fit the type {t}") from None
-    raise LiftTypeError(f"literals must have a scalar or vector type, got {t}")
+    raise LiftTypeError(f"literals must have a scalar, vector or array type, got {t}")
 
 
 def bind_sizes_in(e: Node, sizes: dict) -> Node:
-    """`e` with the size variables of its patterns' parameters (`split-(N/64)`) replaced by `sizes`."""
+    """`e` with the size variables of its patterns' parameters (`split-(N/64)`) and of its literals' types
+    replaced by `sizes`."""
     from lift.types.arith import ArithExpr
+    from lift.types.types import bind_type
 
     changes = {}
     for f in fields(e):
         v = getattr(e, f.name)
         if isinstance(v, ArithExpr) and v.free_vars():
             new = v.substitute(sizes)
-            if new != v:
-                changes[f.name] = new
+        elif isinstance(e, Literal) and f.name == "t":
+            new = bind_type(v, sizes)
+        else:
+            continue
+        if new != v:
+            changes[f.name] = new
     out = replace(e, **changes) if changes else e
     for step, c in out.children():
         new = bind_sizes_in(c, sizes)

@@ -40,7 +40,8 @@ from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Me
                                     is_storable, output_types)
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+from lift.types.types import (ArrayType, ScalarType, TupleType, Type, VectorType, bind_type, c_type_name,
+                              tuple_field)
 
 LAYOUT = (P.Split, P.Join, P.Transpose, P.ReorderStride, P.AsVector, P.AsScalar, P.Zip, P.Unzip, P.Get, P.Slide,
           P.Pad)
@@ -101,14 +102,8 @@ def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
     base = infer(program)
     if not sizes:
         return base
-    types = tuple(_bind_type(t, sizes) for t in base.param_types)
+    types = tuple(bind_type(t, sizes) for t in base.param_types)
     return infer(bind_sizes_in(program, dict(sizes)), types)
-
-
-def _bind_type(t: Type, sizes: Mapping[str, int]) -> Type:
-    if isinstance(t, ArrayType):
-        return ArrayType(_bind_type(t.elem, sizes), t.length.substitute(sizes))
-    return t
 
 
 class _Generator:
@@ -259,6 +254,8 @@ class _Generator:
         """Emit the code of `e`; its value is returned as a view, stored into `out` when one is given."""
         if isinstance(e, Param):
             return self.deliver(self.env[e.name], out, path)
+        if isinstance(e, Literal) and isinstance(e.t, ArrayType):
+            return self.fill(e, out, path)
         if isinstance(e, Literal):
             return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
         if isinstance(e, FunCall):
@@ -285,6 +282,21 @@ class _Generator:
             raise LiftCodegenError(
                 f"the array at {path} must be written by a map to reach its destination (add map(id))")
         self.store(out, self.read(view))
+        return out
+
+    def fill(self, lit: Literal, out: Optional[V.View], path: str) -> V.View:
+        """An array literal: its value stored in every element of `out` (new memory where none is given)."""
+        if out is None:
+            out = self.allocate(lit.t, self.default_space(), path)
+        value = c_literal(Literal(lit.value, element_type(lit.t)))
+
+        def store(view: V.View, t: Type) -> None:
+            if isinstance(t, ArrayType):
+                self.loop("seq", 0, t.length, lambda i: store(view.index(i), t.elem), "fill")
+            else:
+                self.store(view, value)
+
+        store(out, lit.t)
         return out
 
     def layout(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
@@ -571,6 +583,8 @@ class _Generator:
     # --- reductions ---------------------------------------------------------------------------------------
 
     def call_ReduceSeq(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        if isinstance(f.init.t, ArrayType):
+            return self.reduce_arrays(f, args, t, out, path)
         (a,) = args
         acc_t = f.init.t
         acc = Memory(self.fresh("acc"), PRIVATE, acc_t, Cst(1), PRIVATE, scalar_variable=True)
@@ -590,6 +604,25 @@ class _Generator:
         if out is None:
             return result
         self.store(out.index(Cst(0)), acc.name)
+        return out
+
+    def reduce_arrays(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        """`reduce-seq` with an array accumulator: it lives where the result goes, initialised there and
+        updated in place by `f` (element `j` of the new accumulator is computed from element `j` of the old)."""
+        (a,) = args
+        if out is None:
+            out = self.allocate(t, self.default_space(), path)
+        acc = out.index(Cst(0))
+        self.emit(f.init, acc, f"{path}.init")
+
+        def body(i):
+            self.call(f.f, [acc, a.index(i)], f.init.t, acc, f"{path}.f")
+
+        self.scope.append(("reduce", 0, None, None))
+        try:
+            self.loop("seq", 0, a.type.length, body, "reduce-seq")
+        finally:
+            self.scope.pop()
         return out
 
     # --- memory ---------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ expression whose result is the tuple of its outputs (the kernel-fusion paper's S
     map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A))                  (transpose-partial-reduction)
         → map(reduce(f, z))(transpose(map(λc. join(map(λcol. reduce(f, z)(map(g)(zip(col, get-1(unzip c)))))
                                                    (transpose(get-0(unzip c)))))(split-k(zip(A, y)))))
+    map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A))                       (map-reduce-interchange)
+        → transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)),
+                               [z, .., z])(zip(A, y)))
 
 `C[e]` is a context of calls around `e` that binds nothing (no function in between), so that equal
 expressions there have equal values: fusing the maps over `x` of several outputs replaces each by its
@@ -29,7 +32,10 @@ A reduction cannot be used in the kernel that computes it (KF 3.2.2): it fuses t
 partial reduction, each chunk reduced in the fused map and the partial results reduced after it. The
 last rule is that partial reduction for the columns of a matrix (`Aᵀ·y`): each chunk of rows gives its
 column sums, read row by row with the other outputs over the rows of `A` (BiCGK's `q = A p`, `s = Aᵀ r`
-read `A` once); it re-associates the column sums.
+read `A` once); it re-associates the column sums. Map-reduce interchange then folds a chunk's rows into
+one row of accumulators, `[z, .., z]` (an array literal) to start: the matrix is read row after row, as it
+lies in memory, and a row's update is a map over it that vectorises (Figure 4(e)), where a column at a
+time reads the chunk with a stride of a row.
 
 Functions are applied by substituting their parameters where that duplicates no work (`λe. f(e)` of a
 lambda is its body, a tuple spread over a user function's parameters, `get-i(tuple(..))` its component).
@@ -42,7 +48,9 @@ from dataclasses import replace
 from typing import Optional
 
 from lift.ir.nodes import Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params, substitute
-from lift.ir.patterns import AbstractMap, AsVector, Get, Join, Map, Reduce, Split, Transpose, Tuple, Unzip, Zip
+from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, Reduce, ReduceSeq, Split, Transpose, Tuple, Unzip,
+                              Zip)
+from lift.types.types import ArrayType
 from lift.rules.location import abstract, map_children
 from lift.rules.rule import Equation, Rule, SizedRule, expect
 
@@ -226,39 +234,67 @@ class TransposePartialReduction(SizedRule):
     param = "chunk"
     reassociates = True
 
-    def parts(self, call):
-        self.head(call)
-        t = call.args[0]
-        expect(is_call(t, Transpose), self, "the map's input is not a transposed matrix")
-        f = call.f.f
-        expect(isinstance(f, Lambda) and len(f.params) == 1, self, "the mapped function is not a lambda of a column")
-        (col,) = f.params
-        r = f.body
-        expect(is_call(r, Reduce) and is_call(r.args[0], Map) and is_call(r.args[0].args[0], Zip), self,
-               "the mapped function is not reduce(f, z) ∘ map(g) of a zip with the column")
-        zipped = r.args[0].args[0].args
-        where = [i for i, a in enumerate(zipped) if a == col]
-        others = [a for a in zipped if a != col]
-        expect(len(where) == 1 and col not in free_params(Tuple(*others)), self,
-               "the column is not exactly one array of the zip, the others independent of it")
-        expect(col not in free_params(r.f) | free_params(r.args[0].f), self, "the operator or g depends on the column")
-        expect(r.args[0].t.elem == r.f.init.t, self, "needs an operator of type (T, T) -> T")
-        return t.args[0], r.f, r.args[0].f, where[0], others
-
     def allowed(self, call, ctx):
-        self.parts(call)
+        column_reduction(self, call)
 
     def length(self, call):
-        return self.parts(call)[0].t.length
+        return column_reduction(self, call)[0].t.length
 
     def rewrite(self, call, k):
-        a, reduction, g, at, others = self.parts(call)
+        a, reduction, g, at, others = column_reduction(self, call)
         c, col = fresh_param("c"), fresh_param("col")
         vectors = [Get(1 + i)(Unzip()(c)) for i in range(len(others))]
         zipped = vectors[:at] + [col] + vectors[at:]
         sums = Map(Lambda((col,), reduction(g(Zip(*zipped)))))(Transpose()(Get(0)(Unzip()(c))))
         partial = Map(Lambda((c,), Join()(sums)))(Split(k)(Zip(a, *others)))
         return Map(reduction)(Transpose()(partial))
+
+
+class MapReduceInterchange(Equation):
+    name = "map-reduce-interchange"
+    figure = "3(d)"
+    description = "the column reductions of a matrix are one fold over its rows into a row of accumulators"
+    equation = ("map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A)) → "
+                "transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)), "
+                "[z, .., z])(zip(A, y)))")
+    heads = (Map,)
+    reassociates = True
+
+    def match(self, call):
+        a, reduction, g, at, others = column_reduction(self, call)
+        expect(isinstance(reduction.init, Literal), self, "needs a constant initial value")
+        return a, reduction, g, at, others
+
+    def rewrite(self, call, a, reduction, g, at, others):
+        acc, t, e = fresh_param("acc"), fresh_param("t"), fresh_param("e")
+        scalars = [Get(1 + i)(t) for i in range(len(others))]
+        element = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:]))
+        step = Lambda((e,), _applied(reduction.f, Tuple(Get(0)(e), _applied(g.f, element))))
+        update = Lambda((acc, t), Map(step)(Zip(acc, Get(0)(t))))
+        init = Literal(reduction.init.value, ArrayType(reduction.init.t, a.t.elem.length))
+        return Transpose()(ReduceSeq(update, init)(Zip(a, *others)))
+
+
+def column_reduction(rule, call) -> tuple:
+    """`(A, reduce(f, z), map(g), i, ys)` for `map(λcol. reduce(f, z)(map(g)(zip(.., col, ..))))(transpose(A))`,
+    the column at position `i` of the zip, the other arrays `ys` independent of it."""
+    rule.head(call)
+    t = call.args[0]
+    expect(is_call(t, Transpose), rule, "the map's input is not a transposed matrix")
+    f = call.f.f
+    expect(isinstance(f, Lambda) and len(f.params) == 1, rule, "the mapped function is not a lambda of a column")
+    (col,) = f.params
+    r = f.body
+    expect(is_call(r, Reduce) and is_call(r.args[0], Map) and is_call(r.args[0].args[0], Zip), rule,
+           "the mapped function is not reduce(f, z) ∘ map(g) of a zip with the column")
+    zipped = r.args[0].args[0].args
+    where = [i for i, a in enumerate(zipped) if a == col]
+    others = [a for a in zipped if a != col]
+    expect(len(where) == 1 and col not in free_params(Tuple(*others)), rule,
+           "the column is not exactly one array of the zip, the others independent of it")
+    expect(col not in free_params(r.f) | free_params(r.args[0].f), rule, "the operator or g depends on the column")
+    expect(r.args[0].t.elem == r.f.init.t, rule, "needs an operator of type (T, T) -> T")
+    return t.args[0], r.f, r.args[0].f, where[0], others
 
 
 def is_call(e, cls) -> bool:
@@ -356,4 +392,4 @@ def _simplified(e):
 
 
 RULES = (TupleFusion(), UnzipFission(), ZipMap(), MapZipFusion(), MapZipFlatten(), ZipUnion(),
-         TransposePartialReduction())
+         TransposePartialReduction(), MapReduceInterchange())

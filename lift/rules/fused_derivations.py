@@ -35,7 +35,7 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
     partial reduction), lowered, and fused (`tuple-fusion`).
     """
     run = _Run(program, chunk, sizes)
-    run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
+    run.columns(chunk)
     run.producers()
     run.exhaust(("zip-union",), _top)
     run.vectorized(width)
@@ -51,7 +51,7 @@ def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None, wid
     reductions, maps over `width`-lane vectors, its map or reduction over chunks of `chunk` elements on
     `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
     run = _Run(program, chunk, sizes)
-    run.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
+    run.columns(chunk)
     run.vectorized(width)
     run.chunked()
     run.lowered()
@@ -87,6 +87,12 @@ class _Run:
                 return
             self.apply(rw if params is None else Rewrite.of(rw.rule, rw.location, params))
         raise LiftError(f"{', '.join(rules)} did not finish")
+
+    def columns(self, chunk: int) -> None:
+        """Column reductions (a transposed gemv) → partial column sums of chunks of rows, each chunk folded
+        row after row (`map-reduce-interchange`); the partial sums are reduced after."""
+        self.exhaust(("transpose-partial-reduction",), _top, params={"chunk": chunk})
+        self.exhaust(("map-reduce-interchange",), lambda loc: not _top(loc))
 
     def producers(self) -> None:
         """Fuse every producer into its consumers, and move maps under `split-chunk` into the chunks."""

@@ -167,3 +167,10 @@ def c_struct_definition(t: TupleType) -> str:
     """The OpenCL C typedef of a tuple type; its name is `c_type_name(t)` and its fields `_0, _1, ...`."""
     fields = " ".join(f"{c_type_name(e)} {tuple_field(i)};" for i, e in enumerate(t.elems))
     return f"typedef struct {{ {fields} }} {c_type_name(t)};"
+
+
+def bind_type(t: Type, sizes) -> Type:
+    """`t` with the size variables of its arrays' lengths replaced by `sizes`."""
+    if isinstance(t, ArrayType):
+        return ArrayType(bind_type(t.elem, sizes), t.length.substitute(sizes))
+    return t
