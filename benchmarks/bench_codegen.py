@@ -133,7 +133,7 @@ def main(argv=None):
         rows.append((f"hand-written twin of {name}", twin_ms, nbytes, None))
         rows.append((f"lift {name} ({title})", lift_ms, nbytes, twin_ms))
 
-    print(f"\n| kernel | time (ms) | GB/s | % of streaming | vs hand-written |")
+    print("\n| kernel | time (ms) | GB/s | % of streaming | vs hand-written |")
     print("|---|---:|---:|---:|---:|")
     for name, ms, nbytes, twin in rows:
         gbs = nbytes / ms / 1e6

@@ -6,7 +6,6 @@
 import time
 from pathlib import Path
 
-import numpy as np
 
 from lift import interpret
 from lift.ir.program_file import load_program_file

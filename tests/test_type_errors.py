@@ -4,8 +4,8 @@ the expected and actual types, and the place."""
 import pytest
 
 import lift
-from lift import (ArrayType, AsScalar, AsVector, Double, Float, Get, Id, Int, Iterate, Join, Map, MapSeq, Pad,
-                  PartRed, Reduce, ReduceSeq, ReorderStride, SizeVar, Slide, Split, ToLocal, Transpose, Tuple,
+from lift import (ArrayType, AsScalar, AsVector, Double, Float, Get, Int, Iterate, Join, Map, Pad,
+                  PartRed, Reduce, ReduceSeq, ReorderStride, SizeVar, Slide, Split, Transpose, Tuple,
                   TupleType, UserFun, VectorType, Vectorize, Zip, fun, userfun)
 
 N = SizeVar("N")

@@ -28,7 +28,7 @@ from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import NotDivisible, UnboundSize
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
 def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Node, Param
 from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun
 from lift.types.arith import ArithExpr

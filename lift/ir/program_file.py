@@ -23,7 +23,7 @@ import numpy as np
 from lift.errors import LiftError
 from lift.ir.binding import host_dtype, host_shape
 from lift.ir.nodes import Lambda
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
 class ProgramFileError(LiftError):

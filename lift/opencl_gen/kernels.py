@@ -23,7 +23,6 @@ its output and the partial sums into a temporary.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
@@ -32,7 +31,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in, count_uses, substitute
 from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
-from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun import UserFun
 from lift.opencl_gen import views as V
 from lift.opencl_gen.in_place import Site, check_in_place
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Optional
 
 from lift.types.arith import ArithExpr, Cst
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name

@@ -29,10 +29,10 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
     every output's chunk (maps as `map-seq`, each reduction's partial result as `reduce-seq`), then the
     final reductions of the partial results (their own kernels).
 
-    Transposed gemvs become column partial reductions, producers are fused into their consumers
-    (`map-zip-fusion`, `map-zip-flatten`, `zip-map`, map fusion), the outputs' maps meet over one zip
-    (`zip-union`), go over `width`-lane vectors where `width > 1` (`vectorized`), are chunked (split-join,
-    partial reduction), lowered, and fused (`tuple-fusion`).
+    Transposed gemvs become column partial reductions of chunks of rows, folded row by row (`columns`),
+    producers are fused into their consumers (`map-zip-fusion`, `map-zip-flatten`, `zip-map`, map fusion),
+    the outputs' maps meet over one zip (`zip-union`), go over `width`-lane vectors where `width > 1`
+    (`vectorized`), are chunked (split-join, partial reduction), lowered, and fused (`tuple-fusion`).
     """
     run = _Run(program, chunk, sizes)
     run.columns(chunk)
@@ -48,8 +48,8 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
 
 def lower_unfused(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int = 1) -> Derivation:
     """The rule steps that lower one call as `fuse` lowers a group: a transposed gemv as column partial
-    reductions, maps over `width`-lane vectors, its map or reduction over chunks of `chunk` elements on
-    `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
+    reductions folded row by row, maps over `width`-lane vectors, its map or reduction over chunks of
+    `chunk` elements on `map-global`, `map-seq` and `reduce-seq` inside, the final reduction after it."""
     run = _Run(program, chunk, sizes)
     run.columns(chunk)
     run.vectorized(width)
