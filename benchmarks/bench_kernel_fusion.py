@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=6, help="implementations measured per sequence")
     parser.add_argument("--size", action="append", default=[], help="K=..., M=..., N=...")
     parser.add_argument("--chunks", default="16,64,256")
-    parser.add_argument("--widths", default="1,4")
+    parser.add_argument("--widths", default="1,4,8")
     parser.add_argument("--only", default=None, help="comma-separated sequences")
     args = parser.parse_args()
     pf = load_program_file(SEQUENCES)
