@@ -66,9 +66,7 @@ class TupleFusion(Equation):
 
     def match(self, call):
         self.head(call)
-        groups = {}
-        for m in _top_maps(call.args):
-            groups.setdefault((m.args[0], type(m.f), getattr(m.f, "dim", 0)), []).append(m)
+        groups = _top_maps_by(call, lambda m: (m.args[0], type(m.f), getattr(m.f, "dim", 0)))
         group = next((g for g in groups.values() if len(set(g)) > 1), None)
         expect(group is not None, self, "no two maps of one kind over one array among the components")
         return (list(dict.fromkeys(group)),)
@@ -195,13 +193,10 @@ class ZipUnion(Equation):
 
     def match(self, call):
         self.head(call)
-        groups = {}
-        for m in _top_maps(call.args):
-            key = zipped_inputs(m.args[0])
-            if key is not None:
-                chunk, arrays = key
-                groups.setdefault((chunk, arrays[0].t.length), []).append((m, chunk, arrays))
-        for (chunk, _), members in groups.items():
+        inputs = {m: zipped_inputs(m.args[0]) for m in _top_maps(call.args)}
+        groups = _top_maps_by(call, lambda m: inputs[m] and (inputs[m][0], inputs[m][1][0].t.length))
+        for (chunk, _), maps in groups.items():
+            members = [(m, chunk, inputs[m][1]) for m in maps]
             union = tuple(dict.fromkeys(a for _, _, arrays in members for a in arrays))
             if len(union) > 1 and any(arrays != union for _, _, arrays in members):
                 return (chunk, union, members)
@@ -311,6 +306,17 @@ def _top_maps(exprs) -> list:
                 out.append(e)
             stack.extend(reversed(e.args))
     return out
+
+
+def _top_maps_by(call, key) -> dict:
+    """The map calls among a tuple's components (`_top_maps`) grouped by `key(map)`, those it gives None
+    for left out."""
+    groups = {}
+    for m in _top_maps(call.args):
+        k = key(m)
+        if k is not None:
+            groups.setdefault(k, []).append(m)
+    return groups
 
 
 def zipped_inputs(x) -> Optional[tuple]:
