@@ -161,7 +161,7 @@ def test_column_reductions_fold_the_rows_into_a_row_of_accumulators():
     check(inside, [rand(4, 3), rand(4)], "map-reduce-interchange", at="body.f.f.body.args0")
     refuses(fun([A, W], lambda m, p: Map(dot(p))(m)), "map-reduce-interchange", "not a transposed matrix")
     refuses(fun([A, V], lambda m, r: Map(lambda col: Reduce(add, Get(0)(Tuple(0.0, 0.0)))(Map(mult)(Zip(col, r))))(
-        Transpose()(m))), "map-reduce-interchange", "constant initial value")
+        Transpose()(m))), "map-reduce-interchange", "constant scalar initial value")
 
 
 @pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")

@@ -118,3 +118,16 @@ def test_pattern_argument_errors():
         Pad(1, 1, "reflect-ish")
     with pytest.raises(lift.LiftTypeError, match="expected a function, got the value"):
         Map(lift.Float(1.0))
+
+
+def test_array_literal_errors():
+    from lift.ir.nodes import Literal
+
+    assert Literal(1, ArrayType(ArrayType(Float, 3), N)).value == 1.0
+    with pytest.raises(lift.LiftTypeError, match=r"an array literal is one scalar, the value of every element: "
+                                                 r"\[1.0, 2.0\] of the type Float\[2\] is not"):
+        Literal([1.0, 2.0], ArrayType(Float, 2))
+    with pytest.raises(lift.LiftTypeError, match="an array literal is one scalar"):
+        Literal(0.0, ArrayType(VectorType(Float, 4), N))
+    with pytest.raises(lift.LiftTypeError, match="literal 'x' does not fit the type Float"):
+        Literal("x", ArrayType(Float, N))

@@ -22,7 +22,7 @@ import numpy as np
 
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
-from lift.ir.binding import bind_sizes, host_dtype, to_host
+from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
@@ -134,12 +134,7 @@ class _Evaluator:
     def literal(self, lit: Literal):
         dtype = host_dtype(lit.t)
         if isinstance(lit.t, ArrayType):
-            shape = []
-            t = lit.t
-            while isinstance(t, ArrayType):
-                shape.append(self.size(t.length))
-                t = t.elem
-            return np.broadcast_to(np.asarray(lit.value, dtype), self.batch + tuple(shape))
+            return np.broadcast_to(np.asarray(lit.value, dtype), self.batch + host_shape(lit.t, self.sizes))
         if isinstance(lit.t, VectorType):
             value = lit.value if isinstance(lit.value, tuple) else (lit.value,) * lit.t.width
             return np.broadcast_to(np.asarray(value, dtype), self.batch + (lit.t.width,))

@@ -274,8 +274,14 @@ def substitute(e: Node, mapping: dict) -> Node:
 def _normalise_literal(value, t: Type):
     from lift.types.types import ArrayType, ScalarType, VectorType
 
-    if isinstance(t, ArrayType) and not isinstance(value, (tuple, list)):
-        return _normalise_literal(value, t.elem)
+    if isinstance(t, ArrayType):
+        elem = t.elem
+        while isinstance(elem, ArrayType):
+            elem = elem.elem
+        if not isinstance(elem, ScalarType) or isinstance(value, (tuple, list)):
+            raise LiftTypeError(f"an array literal is one scalar, the value of every element: {value!r} of the "
+                                f"type {t} is not")
+        return _normalise_literal(value, elem)
     if isinstance(t, ScalarType) or isinstance(t, VectorType):
         scalar = t if isinstance(t, ScalarType) else t.elem
         cast = {"float": float, "double": float, "int": int, "bool": bool}[scalar.name]

@@ -50,7 +50,7 @@ from typing import Optional
 from lift.ir.nodes import Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params, substitute
 from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, Reduce, ReduceSeq, Split, Transpose, Tuple, Unzip,
                               Zip)
-from lift.types.types import ArrayType
+from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract, map_children
 from lift.rules.rule import Equation, Rule, SizedRule, expect
 
@@ -257,7 +257,8 @@ class MapReduceInterchange(Equation):
 
     def match(self, call):
         a, reduction, g, at, others = column_reduction(self, call)
-        expect(isinstance(reduction.init, Literal), self, "needs a constant initial value")
+        expect(isinstance(reduction.init, Literal) and isinstance(reduction.init.t, ScalarType), self,
+               "needs a constant scalar initial value")
         return a, reduction, g, at, others
 
     def rewrite(self, call, a, reduction, g, at, others):
