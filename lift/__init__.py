@@ -9,10 +9,9 @@ from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalE
                          LiftTypeError)
 from lift.ir.interpreter import interpret
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
-from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapGlb, MapLcl, MapSeq,
-                              MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split,
-                              ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize,
-                              Zip)
+from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq,
+                              MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split, ToGlobal,
+                              ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
@@ -29,7 +28,7 @@ __all__ = [
     "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
     "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
     "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
-    "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder",
+    "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder",
     "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "ToGlobal", "ToLocal", "ToPrivate",
     "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
     "Vectorize", "Zip", "fun", "infer", "interpret", "inline_routines", "paper", "python_source", "routine",

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, Float, Get, Join, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split, Transpose,
-                  Tuple, Unzip, UserFun, Zip, fun, infer, interpret)
+from lift import (ArrayType, Float, Get, Join, Map, MapAccumSeq, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split,
+                  Transpose, Tuple, Unzip, UserFun, Zip, fun, infer, interpret)
 from lift.ir.nodes import FunCall, Literal
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen import runtime
@@ -83,6 +83,7 @@ def test_the_rules_are_in_the_catalogue():
     assert {r.name for r in CALL_FUSION_RULES} <= names
     assert {r.name for r in CALL_FUSION_RULES if r.reassociates} == {"transpose-partial-reduction",
                                                                      "map-reduce-interchange"}
+    assert "map-accum-fusion" in names
 
 
 def test_tuple_fusion_computes_every_output_in_one_map():
@@ -175,6 +176,44 @@ def test_a_fold_into_an_array_accumulator_runs_in_place():
     np.testing.assert_allclose(compile(batched)(xs), 1.0 + xs.sum(axis=1), rtol=1e-5)
 
 
+def test_map_accum_fusion_computes_a_map_and_a_fold_in_one_loop():
+    fold = ReduceSeq(lambda acc, e: add(acc, mult(e)), 0.0)
+    p = fun([V, V], lambda x, y: Tuple(Join()(Split(2)(MapSeq(neg)(x))), fold(Zip(x, y))))
+    new = check(p, [rand(6), rand(6)], "map-accum-fusion")
+    (loop,) = {c for c in _calls(new.body) if isinstance(c.f, MapAccumSeq)}
+    assert loop.args[0] == Zip(*new.params)
+    assert not [c for c in _calls(new.body) if isinstance(c.f, (MapSeq, ReduceSeq))]
+    same_array = fun([V], lambda x: Tuple(MapSeq(neg)(x), ReduceSeq(add, 1.0)(x)))
+    assert check(same_array, [rand(5)], "map-accum-fusion").body.args[0].args[0].args[0] == same_array.params[0]
+    rows = fun([A, V, W], lambda m, r, p: Tuple(MapSeq(lambda row: ReduceSeq(add, 0.0)(row))(m), Join()(ReduceSeq(
+        lambda acc, t: MapSeq(lambda e: add(Get(e, 0), mult(Get(e, 1), Get(t, 1))))(Zip(acc, Get(t, 0))),
+        Literal(0.0, W))(Zip(m, r)))))
+    check(rows, [rand(5, 3), rand(5), rand(3)], "map-accum-fusion")
+    refuses(fun([V, V], lambda x, y: Tuple(MapSeq(neg)(x), ReduceSeq(add, 0.0)(y))), "map-accum-fusion",
+            "no map-seq and reduce-seq")
+    refuses(fun([V], lambda x: Tuple(Map(neg)(x), Reduce(add, 0.0)(x))), "map-accum-fusion", "no map-seq")
+    refuses(fun([V], lambda x: Tuple(MapSeq(neg)(x), fold(Zip(x, MapSeq(neg)(x))))), "map-accum-fusion",
+            "no map-seq")
+
+
+def test_map_accum_seq_means_a_map_and_a_fold():
+    p = fun([V], lambda x: MapAccumSeq(lambda acc, e: Tuple(mult(acc, e), add(acc, e)), 1.0)(x))
+    x = rand(6)
+    ys, (total,) = interpret(p, x)
+    np.testing.assert_allclose(total, 1.0 + np.cumsum(x)[-1], rtol=1e-5)
+    np.testing.assert_allclose(ys, x * (1.0 + np.concatenate([[0.0], np.cumsum(x)[:-1]])), rtol=1e-5)
+    with pytest.raises(lift.LiftTypeError, match="map-accum-seq.*the next accumulator"):
+        infer(fun([V], lambda x: MapAccumSeq(lambda acc, e: add(acc, e), 0.0)(x)))
+    if HAVE_DEVICE:
+        rows = MapGlb(MapAccumSeq(lambda acc, e: Tuple(mult(acc, e), add(acc, e)), 1.0))
+        batched = fun([ArrayType(V, M)], lambda xs: Unzip()(rows(xs)))
+        xs = rand(3, 6)
+        got = compile(batched)(xs)
+        want = interpret(batched, xs)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
 # --- fuse: BLAS sequences --------------------------------------------------------------------------------
 
 
@@ -223,6 +262,9 @@ def test_fuse_gives_one_map_over_chunks(name):
     xs = inputs()
     same(interpret(fused, *xs), interpret(program, *xs), reassociates=True)
     assert len(derivation.format_figure8(program).splitlines()) == len(derivation.steps) + 1
+    if name == "bicgk":  # one loop over a chunk's rows, one over each row's elements: A is read once
+        loops = {f for f in _functions(kernel.f.f) if isinstance(f, (MapSeq, ReduceSeq, MapAccumSeq))}
+        assert len(loops) == 2 and all(isinstance(f, MapAccumSeq) for f in loops)
 
 
 def test_lower_unfused_lowers_one_call_the_same_way():
@@ -239,15 +281,17 @@ def test_lower_unfused_lowers_one_call_the_same_way():
 
 
 @pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
-@pytest.mark.parametrize("name, kernels", [("axpydot", 2), ("vadd", 1), ("waxpby", 1)])
+@pytest.mark.parametrize("name, kernels", [("axpydot", 2), ("vadd", 1), ("waxpby", 1), ("bicgk", 2)])
 def test_fused_sequences_compile(name, kernels):
+    """The BLAS-1 sequences on 64 elements; BiCGK's one kernel reads A once (`map-accum-seq`) and folds the
+    partial column sums in a second."""
     from lift.opencl_gen.compiled import compile
 
     program, inputs, _ = SEQUENCES[name]
     fused = fuse(program, 4).replay(program)
     compiled = compile(fused)
     assert len(compiled.manifest["kernels"]) == kernels
-    xs = [np.resize(x, 64) if np.ndim(x) else x for x in inputs()]
+    xs = [np.resize(x, 64) if np.ndim(x) and name != "bicgk" else x for x in inputs()]
     same(compiled(*xs), interpret(program, *xs), reassociates=True)
 
 

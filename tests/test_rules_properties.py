@@ -32,7 +32,7 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # Rules of shapes these programs do not build (tuples of outputs, unzips, zips of zips, transposed gemvs):
 # tests/test_call_fusion.py checks them.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
-                   "map-reduce-interchange"}
+                   "map-reduce-interchange", "map-accum-fusion"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)

@@ -209,7 +209,7 @@ def _flops(e, times: float) -> float:
     n = _int(e.args[0].t.length) if e.args and isinstance(e.args[0].t, ArrayType) else 1
     if isinstance(f, UserFun):
         return total + times
-    if isinstance(f, (P.AbstractMap, P.AbstractReduce)):
+    if isinstance(f, (P.AbstractMap, P.Fold)):
         return total + _function_flops(f.f, times * n)
     if isinstance(f, Lambda):
         return total + _flops(f.body, times)
@@ -221,7 +221,7 @@ def _function_flops(f, times: float) -> float:
         return times
     if isinstance(f, Lambda):
         return _flops(f.body, times)
-    if isinstance(f, (P.AbstractMap, P.AbstractReduce)):
+    if isinstance(f, (P.AbstractMap, P.Fold)):
         return _function_flops(f.f, times)
     return 0.0
 

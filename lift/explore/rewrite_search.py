@@ -310,7 +310,7 @@ def _enclosing_pattern(ctx) -> bool:
     """Whether the location lies inside a function passed to a map, reduction or iterate."""
     node = ctx.parent
     while node is not None:
-        if isinstance(node.node, (P.AbstractMap, P.AbstractReduce, P.Iterate)):
+        if isinstance(node.node, (P.AbstractMap, P.Fold, P.Iterate)):
             return True
         node = node.parent
     return False

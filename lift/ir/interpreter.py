@@ -254,6 +254,15 @@ class _Evaluator:
 
     call_Reduce = call_ReduceSeq = reduce
 
+    def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
+        (x,) = args
+        d = self.d
+        acc, ys = self.expr(f.init), []
+        for i in range(_first_leaf(x).shape[d]):
+            y, acc = self.call(f.f, [acc, _leaves(lambda a: np.take(a, i, axis=d), x)])
+            ys.append(y)
+        return _stack(ys, d), _leaves(lambda a: np.expand_dims(a, d), acc)
+
     def call_PartRed(self, f: P.PartRed, args: list, arg_exprs):
         (x,) = args
         m = self.size(f.m)
@@ -388,6 +397,12 @@ class _Evaluator:
 
     def call_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
         return _leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
+
+
+def _stack(values: list, axis: int):
+    if isinstance(values[0], tuple):
+        return tuple(_stack([v[k] for v in values], axis) for k in range(len(values[0])))
+    return np.stack([np.asarray(v) for v in values], axis=axis)
 
 
 def _concat(a, b, axis: int):

@@ -176,6 +176,13 @@ def fresh_param(hint: str = "x", t: Optional[Type] = None) -> Param:
     return Param(f"{hint}_{next(_counter)}", t)
 
 
+def param_named_after(node: Node, hint: str, t: Optional[Type] = None) -> Param:
+    """A fresh parameter whose name is a function of `node` (`hint` and its structural hash): a rule that
+    rewrites two equal occurrences of `node` one after the other gives equal results, so that a computation
+    occurring twice, and computed once, stays one computation."""
+    return Param(f"{hint}_h{hash(node) & 0xFFFFFFFF:08x}", t)
+
+
 def to_expr(value) -> Expr:
     """Coerce a DSL value to an expression: Python numbers become literals, Python tuples become tuples."""
     if isinstance(value, Expr):

@@ -111,14 +111,19 @@ class MapLcl(_DimMap):
 # --- reductions -------------------------------------------------------------------------------------
 
 
-class AbstractReduce(Pattern):
-    """`reduce(f, z)`: `T[n] -> A[1]` for `f: (A, T) -> A`, `z: A`; a fold of the array into one value."""
+class Fold(Pattern):
+    """A pattern that threads an accumulator, starting at `z`, through the elements of an array: `f` takes
+    the accumulator and an element (`f: (A, T) -> ...`, `z: A`)."""
 
     funs = ("f",)
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "init", to_expr(self.init))
+
+
+class AbstractReduce(Fold):
+    """`reduce(f, z)`: `T[n] -> A[1]` for `f: (A, T) -> A`, `z: A`; a fold of the array into one value."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +160,21 @@ class PartRed(AbstractReduce):
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "m", _as_size(self.m, "PartRed"))
+
+
+@dataclass(frozen=True, eq=False)
+class MapAccumSeq(Fold):
+    """`map-accum-seq(f, z)`: `T[n] -> <U[n], A[1]>` for `f: (A, T) -> <U, A>`, `z: A`: a sequential fold that
+    also emits one value per element, Haskell's `mapAccumL` with the pair's order swapped.
+
+    With `(y_i, a_(i+1)) = f(a_i, x_i)` and `a_0 = z`, the result is `([y_0, .., y_(n-1)], [a_n])`. It is the
+    one loop that computes a `map-seq` and a `reduce-seq` over the same array (`map-accum-fusion`):
+    `tuple(map-seq(g)(x), reduce-seq(h, z)(x)) = map-accum-seq(λacc, e. tuple(g(e), h(acc, e)), z)(x)`.
+    """
+
+    f: FunDecl
+    init: Expr
+    paper = "map-accum-seq"
 
 
 # --- data layout --------------------------------------------------------------------------------------
@@ -411,5 +431,5 @@ def vector_literal(n: int, value) -> Literal:
 
 HIGH_LEVEL = (Map, Reduce, PartRed, Zip, Unzip, Tuple, Get, Split, Join, Iterate, Reorder, Transpose, Id, Slide,
               Pad)
-OPENCL = (MapGlb, MapWrg, MapLcl, MapSeq, ReduceSeq, ReorderStride, ToGlobal, ToLocal, ToPrivate,
+OPENCL = (MapGlb, MapWrg, MapLcl, MapSeq, ReduceSeq, MapAccumSeq, ReorderStride, ToGlobal, ToLocal, ToPrivate,
           AsVector, AsScalar, Vectorize)

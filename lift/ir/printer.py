@@ -82,7 +82,7 @@ def _paper_pattern(f: P.Pattern) -> str:
         n = {P.Split: "n", P.Iterate: "n", P.ReorderStride: "s", P.AsVector: "n", P.Get: "i", P.Vectorize: "n"}[type(f)]
         name += f"-{_size(getattr(f, n))}"
     args = []
-    if isinstance(f, P.AbstractReduce):
+    if isinstance(f, P.Fold):
         args = [paper(f.f), paper(f.init)] + ([_size(f.m)] if isinstance(f, P.PartRed) else [])
     elif f.funs:
         args = [paper(getattr(f, n)) for n in f.funs]
@@ -133,7 +133,7 @@ def _py_fun(f: FunDecl) -> str:
     cls = type(f).__name__
     if isinstance(f, _DIM_MAPS):
         return f"{cls}({f.dim})({_py_fun(f.f)})" if f.dim else f"{cls}({_py_fun(f.f)})"
-    if isinstance(f, P.AbstractReduce):
+    if isinstance(f, P.Fold):
         extra = f", {_py_size(f.m)}" if isinstance(f, P.PartRed) else ""
         return f"{cls}({_py_fun(f.f)}, {python_source(f.init)}{extra})"
     if isinstance(f, P.AbstractMap) or isinstance(f, P.AddressSpaceCast):

@@ -231,6 +231,15 @@ class _Context:
 
     fun_Reduce = fun_ReduceSeq = fun_PartRed = _reduce
 
+    def fun_MapAccumSeq(self, f: P.MapAccumSeq, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        init = self.expr(f.init, _join(path, "init"))
+        g, out = self.fun(f.f, [init.t, a.elem], _join(path, "f"))
+        if not (isinstance(out, TupleType) and len(out.elems) == 2 and out.elems[1] == init.t):
+            self.fail(f, path, f"a function returning <an element, the next accumulator of type {init.t}>",
+                      f"one returning {out}")
+        return replace(f, f=g, init=init), TupleType(ArrayType(out.elems[0], a.length), ArrayType(init.t, Cst(1)))
+
     def fun_Zip(self, f: P.Zip, arg_types: list, path: str):
         if f.n < 2:
             self.fail(f, path, "two or more arrays", f"{f.n}")

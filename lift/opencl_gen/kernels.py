@@ -17,7 +17,8 @@ component. A tuple of arrays is computed component by component, each into its p
 A top-level computation is computed once however often it occurs (structurally equal subterms, or a
 parameter of a top-level lambda used several times), into the destinations the outputs push down to it
 through `get`, `join` and the other layout patterns: the fused kernel of AXPYDOT writes `z` straight into
-its output and the partial sums into a temporary.
+its output and the partial sums into a temporary. Inside a kernel, a computation that several components
+of a tuple of arrays read (the two results of a `map-accum-seq`) is computed once the same way.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ class _Generator:
         self.depth = 1
         self.planned: dict = {}
         self.computed: dict = {}
+        self.shared: dict = {}
+        self.shared_values: dict = {}
 
     # --- driver ----------------------------------------------------------------------------------------
 
@@ -237,6 +240,7 @@ class _Generator:
     def store(self, out: V.View, value: str) -> None:
         """Store a value; a tuple whose components go to different memories (`unzip`) is stored by parts."""
         if isinstance(out.type, TupleType) and not _is_whole(out):
+            self.userfuns.require_type(out.type)
             name = self.fresh("v")
             self.line(f"{c_type_name(out.type)} {name} = {value};")
             for k in range(len(out.type.elems)):
@@ -260,13 +264,19 @@ class _Generator:
         if isinstance(e, FunCall):
             f = e.f
             if _is_tuple_of_arrays(e):
+                shared = self.share(e, out, path) if out is not None and self.kernel is not None else ()
                 parts = tuple(self.emit(a, None if out is None else out.get(k), f"{path}.args{k}")
                               for k, a in enumerate(e.args))
+                for c in shared:
+                    del self.shared[c]
+                    self.shared_values.pop(c, None)
                 return out if out is not None else V.TupleView(parts, e.t)
             if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
                 return self.layout(e, out, path)
             if self.kernel is None and not isinstance(f, Lambda):
                 return self.kernel_call(e, out, path)
+            if e in self.shared:
+                return self.shared_call(e, path)
             args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
             if out is not None and _has_holes(out):
                 out = self.complete(out, self.default_space(), path)
@@ -333,7 +343,7 @@ class _Generator:
             return out
         if isinstance(f, P.Unzip):
             return V.TupleView(tuple(out.get(k) for k in range(len(arg_type.elem.elems))), arg_type)
-        if isinstance(f, P.Get) and self.kernel is None and isinstance(arg_type, TupleType):
+        if isinstance(f, P.Get) and isinstance(arg_type, TupleType) and (self.kernel is None or _computes(e.args[0])):
             return V.TupleView(tuple(out if k == f.i else None for k in range(len(arg_type.elems))), arg_type)
         return None
 
@@ -376,18 +386,55 @@ class _Generator:
         inverses), so that a computation occurring several times is computed once, into every
         destination pushed to it, whichever occurrence comes first.
         """
+        for c, dest, where in self.destinations(e, out, path):
+            self.planned[c] = _merge(self.planned.get(c), dest, where)
+
+    def destinations(self, e: Expr, out: Optional[V.View], path: str):
+        """`(computation, destination, where)` for every computation the destination `out` of `e` reaches
+        through tuples of arrays, layout patterns and their inverses."""
         if out is None or not isinstance(e, FunCall):
             return
         f = e.f
         if _is_tuple_of_arrays(e):
             for k, a in enumerate(e.args):
-                self.plan(a, out.get(k), f"{path}.args{k}")
+                yield from self.destinations(a, out.get(k), f"{path}.args{k}")
         elif isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
-            self.plan(e.args[0], self.inverse(e, out), f"{path}.args0")
+            yield from self.destinations(e.args[0], self.inverse(e, out), f"{path}.args0")
         elif isinstance(f, Lambda):
-            self.plan(f.body, out, f"{path}.f.body")
+            yield from self.destinations(f.body, out, f"{path}.f.body")
         else:
-            self.planned[e] = _merge(self.planned.get(e), out, f"{paper(f)} at {path}")
+            yield e, out, f"{paper(f)} at {path}"
+
+    def share(self, e: FunCall, out: V.View, path: str) -> list:
+        """Inside a kernel, before the components of the tuple of arrays `e`: a computation that occurs in
+        several components (`tuple(get-0(m), join(get-1(m)))`, reached through arguments) is computed once,
+        into the destinations they push to it together. The computations shared, for the tuple to forget
+        after."""
+        found: dict = {}
+        for c, dest, where in self.destinations(e, out, path):
+            found.setdefault(c, []).append((dest, where))
+        added = []
+        for c, n in _occurrences(e.args).items():
+            if n < 2 or c in self.shared:
+                continue
+            merged = None
+            try:
+                for dest, where in found.get(c, ()):
+                    merged = _merge(merged, dest, where)
+            except LiftCodegenError:
+                continue
+            self.shared[c] = merged
+            added.append(c)
+        return added
+
+    def shared_call(self, e: FunCall, path: str) -> V.View:
+        """A computation `share` found: computed the first time it is met, into its merged destination."""
+        if e not in self.shared_values:
+            out = self.shared[e]
+            out = None if out is None else self.complete(out, self.default_space(), path)
+            args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+            self.shared_values[e] = self.call(e.f, args, e.t, out, f"{path}.f")
+        return self.shared_values[e]
 
     def complete(self, out: Optional[V.View], space: str, path: str) -> V.View:
         """`out` with its open tuple components (`None`) given new memory in `space`."""
@@ -624,6 +671,36 @@ class _Generator:
             self.scope.pop()
         return out
 
+    def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, t: Type, out, path: str) -> V.View:
+        """`map-accum-seq(f, z)`: one loop; step `i` stores its element at `i` of the first component of `out`
+        and its accumulator over the last one. An array accumulator lives where the result's goes (as in
+        `reduce_arrays`), a scalar one in a private variable, stored after the loop."""
+        (a,) = args
+        if out is None:
+            out = self.allocate(t, self.default_space(), path)
+        elems, result = out.get(0), out.get(1)
+        acc_t = f.init.t
+        if isinstance(acc_t, ArrayType):
+            acc = result.index(Cst(0))
+            self.emit(f.init, acc, f"{path}.init")
+        else:
+            mem = Memory(self.fresh("acc"), PRIVATE, acc_t, Cst(1), PRIVATE, scalar_variable=True)
+            self.line(f"{c_type_name(acc_t)} {mem.name} = {self.read(self.emit(f.init, None, f'{path}.init'))};")
+            acc = V.MemView(mem, acc_t)
+        step_t = TupleType(t.elems[0].elem, acc_t)
+
+        def body(i):
+            self.call(f.f, [acc, a.index(i)], step_t, V.TupleView((elems.index(i), acc), step_t), f"{path}.f")
+
+        self.scope.append(("reduce", 0, None, None))
+        try:
+            self.loop("seq", 0, a.type.length, body, "map-accum-seq")
+        finally:
+            self.scope.pop()
+        if not isinstance(acc_t, ArrayType):
+            self.store(result.index(Cst(0)), self.read(acc))
+        return out
+
     # --- memory ---------------------------------------------------------------------------------------------
 
     def default_space(self) -> str:
@@ -768,6 +845,24 @@ def _space_of(view: V.View) -> str:
 def _is_tuple_of_arrays(e: FunCall) -> bool:
     """A `tuple` call with an array component: computed component by component, never as one value."""
     return isinstance(e.f, P.Tuple) and isinstance(e.t, TupleType) and not is_storable(e.t)
+
+
+def _occurrences(exprs) -> dict:
+    """How often each computation (`_computes`) occurs in `exprs`, reached through arguments only."""
+    counts: dict = {}
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, FunCall):
+            if _computes(e):
+                counts[e] = counts.get(e, 0) + 1
+            stack.extend(e.args)
+    return counts
+
+
+def _computes(e: Expr) -> bool:
+    """Whether `e` is a call that computes its value (not a parameter, nor a view of one)."""
+    return isinstance(e, FunCall) and not isinstance(e.f, LAYOUT + (P.Id, P.Tuple))
 
 
 def _has_holes(view: V.View) -> bool:

@@ -113,7 +113,7 @@ def _all_maps(f: FunDecl, arg_types: list, kind) -> list:
         if isinstance(f, kind):
             found.append((f, a.length))
         found += _all_maps(f.f, [a.elem], kind)
-    elif isinstance(f, P.AbstractReduce):
+    elif isinstance(f, P.Fold):
         found += _all_maps(f.f, [f.init.t, arg_types[0].elem], kind)
     elif isinstance(f, P.Iterate):
         found += _all_maps(f.f, arg_types, kind)

@@ -17,6 +17,8 @@ expression whose result is the tuple of its outputs (the kernel-fusion paper's S
     map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A))                       (map-reduce-interchange)
         → transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)),
                                [z, .., z])(zip(A, y)))
+    tuple(C1[map-seq(g)(x)], C2[reduce-seq(h, z)(y)])                                      (map-accum-fusion)
+        → tuple(C1[get-0(m)], C2[get-1(m)]),  m = map-accum-seq(λacc, t. tuple(g(πx t), h(acc, πy t)), z)(zip(x ∪ y))
 
 `C[e]` is a context of calls around `e` that binds nothing (no function in between), so that equal
 expressions there have equal values: fusing the maps over `x` of several outputs replaces each by its
@@ -37,6 +39,10 @@ one row of accumulators, `[z, .., z]` (an array literal) to start: the matrix is
 lies in memory, and a row's update is a map over it that vectorises (Figure 4(e)), where a column at a
 time reads the chunk with a stride of a row.
 
+Where a chunk's outputs are a map and a fold over the same rows (BiCGK's `A p` and the row-by-row
+column sums of `Aᵀ r`), map-accum fusion computes both in one loop (`map-accum-seq`), each row read once;
+inside that loop, the row's dot and its update of the accumulators fuse the same way, element by element.
+
 Functions are applied by substituting their parameters where that duplicates no work (`λe. f(e)` of a
 lambda is its body, a tuple spread over a user function's parameters, `get-i(tuple(..))` its component).
 `lift.rules.fused_derivations` derives the lowered forms of a group of calls and of one call with them.
@@ -47,9 +53,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from lift.ir.nodes import Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params, substitute
-from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, Reduce, ReduceSeq, Split, Transpose, Tuple, Unzip,
-                              Zip)
+from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params,
+                           param_named_after, substitute)
+from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split,
+                              Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract, map_children
 from lift.rules.rule import Equation, Rule, SizedRule, expect
@@ -271,6 +278,42 @@ class MapReduceInterchange(Equation):
         return Transpose()(ReduceSeq(update, init)(Zip(a, *others)))
 
 
+class MapAccumFusion(Equation):
+    name = "map-accum-fusion"
+    figure = "KF 3.2"
+    description = "a sequential map and a sequential fold over arrays of one length sharing one are one loop"
+    equation = ("tuple(C1[map-seq(g)(x)], C2[reduce-seq(h, z)(y)]) → tuple(C1[get-0(m)], C2[get-1(m)]), "
+                "m = map-accum-seq(λacc, t. tuple(g(πx t), h(acc, πy t)), z)(zip(x ∪ y))")
+    heads = (Tuple,)
+    on_functions = False
+
+    def match(self, call):
+        self.head(call)
+        calls = _top_calls(call.args, (MapSeq, ReduceSeq))
+        for m in (c for c in calls if is_call(c, MapSeq)):
+            for r in (c for c in calls if is_call(c, ReduceSeq)):
+                x, y = m.args[0], r.args[0]
+                if (set(zipped_arrays(x)) & set(zipped_arrays(y)) and x.t.length == y.t.length
+                        and not _occurs(m, r) and not _occurs(r, m)):
+                    return m, r
+        expect(False, self, "no map-seq and reduce-seq among the components over arrays of one length sharing one")
+
+    def rewrite(self, call, m, r):
+        x, y = m.args[0], r.args[0]
+        union = tuple(dict.fromkeys(zipped_arrays(x) + zipped_arrays(y)))
+        acc, t = param_named_after(call, "acc"), param_named_after(call, "t")
+
+        def picked(z):
+            if len(union) == 1:
+                return t
+            picks = [Get(union.index(a))(t) for a in zipped_arrays(z)]
+            return Tuple(*picks) if is_call(z, Zip) else picks[0]
+
+        step = Lambda((acc, t), Tuple(_applied(m.f.f, picked(x)), _applied(r.f.f, Tuple(acc, picked(y)))))
+        fused = MapAccumSeq(step, r.f.init)(union[0] if len(union) == 1 else Zip(*union))
+        return Tuple(*(_replaced(c, {m: Get(0)(fused), r: Get(1)(fused)}) for c in call.args))
+
+
 def column_reduction(rule, call) -> tuple:
     """`(A, reduce(f, z), map(g), i, ys)` for `map(λcol. reduce(f, z)(map(g)(zip(.., col, ..))))(transpose(A))`,
     the column at position `i` of the zip, the other arrays `ys` independent of it."""
@@ -299,14 +342,24 @@ def is_call(e, cls) -> bool:
 
 def _top_maps(exprs) -> list:
     """The map calls in `exprs` reached through arguments only (no function in between), outermost first."""
+    return _top_calls(exprs, AbstractMap)
+
+
+def _top_calls(exprs, kinds) -> list:
+    """The calls of patterns of `kinds` in `exprs` reached through arguments only, outermost first."""
     out, stack = [], list(reversed(exprs))
     while stack:
         e = stack.pop()
         if isinstance(e, FunCall):
-            if isinstance(e.f, AbstractMap):
+            if isinstance(e.f, kinds):
                 out.append(e)
             stack.extend(reversed(e.args))
     return out
+
+
+def _occurs(e, within) -> bool:
+    """Whether `e` is a subexpression of `within`."""
+    return within == e or any(_occurs(e, c) for _, c in within.children())
 
 
 def _top_maps_by(call, key) -> dict:
@@ -399,4 +452,4 @@ def _simplified(e):
 
 
 RULES = (TupleFusion(), UnzipFission(), ZipMap(), MapZipFusion(), MapZipFlatten(), ZipUnion(),
-         TransposePartialReduction(), MapReduceInterchange())
+         TransposePartialReduction(), MapReduceInterchange(), MapAccumFusion())

@@ -32,7 +32,8 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
     Transposed gemvs become column partial reductions of chunks of rows, folded row by row (`columns`),
     producers are fused into their consumers (`map-zip-fusion`, `map-zip-flatten`, `zip-map`, map fusion),
     the outputs' maps meet over one zip (`zip-union`), go over `width`-lane vectors where `width > 1`
-    (`vectorized`), are chunked (split-join, partial reduction), lowered, and fused (`tuple-fusion`).
+    (`vectorized`), are chunked (split-join, partial reduction), lowered, and fused (`tuple-fusion`); a
+    chunk's sequential maps and folds over the same arrays then become one loop (`map-accum-fusion`).
     """
     run = _Run(program, chunk, sizes)
     run.columns(chunk)
@@ -43,6 +44,7 @@ def fuse(program: Lambda, chunk: int, sizes: Optional[dict] = None, width: int =
     run.exhaust(("zip-union",), _top)
     run.lowered()
     run.exhaust(("tuple-fusion",), lambda loc: loc == "body")
+    run.exhaust(("map-accum-fusion",), _anywhere)
     return run.derivation()
 
 

@@ -21,7 +21,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
 
 PARALLEL_MAPS = (P.MapWrg, P.MapLcl, P.MapGlb)
-_SEQUENTIAL = (P.MapSeq, P.AbstractReduce)
+_SEQUENTIAL = (P.MapSeq, P.Fold)
 _OUTSIDE = {
     P.MapWrg: (P.MapLcl, P.MapGlb, P.Iterate) + _SEQUENTIAL,
     P.MapLcl: (P.MapGlb,) + _SEQUENTIAL,

@@ -65,7 +65,7 @@ class Context:
         (outer,) = parent.input_types()
         if isinstance(parent.node, P.AbstractMap):
             return (outer.elem,)
-        if isinstance(parent.node, P.AbstractReduce):
+        if isinstance(parent.node, P.Fold):
             return (parent.node.init.t, outer.elem)
         if isinstance(parent.node, (P.Iterate, P.AddressSpaceCast)):
             return (outer,)
