@@ -482,7 +482,7 @@ class SequenceSearch:
     program: Lambda
     sizes: Mapping[str, int]
     chunks: Sequence[int] = (16, 64, 256)
-    widths: Sequence[int] = (1, 4)
+    widths: Sequence[int] = (1, 4, 8)
     limits: part.DeviceLimits = part.DeviceLimits()
     model: part.CostModel = part.CostModel()
     failures: list = field(default_factory=list)
