@@ -4,10 +4,11 @@
 
 For each sequence of `examples/sequences.py`: the partition the dynamic programme chooses (`fused`) and
 one kernel group per call (`unfused`), each lowered by `lift.explore.kernel_fusion.lower` at the chunk
-sizes of `--chunks` and vector widths of `--widths` (both get the same search: every lowering, checked
-first, timed in interleaved rounds, the fastest kept), and numpy's `NUMPY[name]`. Every output is checked
-against `lift.interpret` of the high-level sequence first. Then the three are timed in `ROUNDS` interleaved
-rounds so that the machine's drift hits them alike: kernel times from profiling events (transfers
+sizes of `--chunks`, vector widths of `--widths` and work-group sizes of `--locals` for the `map-global`
+kernels (0 leaves them to the driver, whose choice can halve a kernel's speed on PoCL) (both get the same
+search: every lowering, checked first, timed in interleaved rounds, the fastest kept), and numpy's
+`NUMPY[name]`. Every output is checked against `lift.interpret` of the high-level sequence first. Then the
+three are timed in `ROUNDS` interleaved rounds so that the machine's drift hits them alike: kernel times from profiling events (transfers
 excluded). The machine is shared: other work only ever adds time, so the table gives the best time of
 each (its speed) and the median (what a run sees), and the ratios of both. GFLOP/s counts the calls' operations; GB/s
 the global bytes each implementation moves by the partition model's count (inputs read once per kernel,
@@ -30,6 +31,8 @@ from lift.explore import kernel_fusion as kf
 from lift.explore import partition as part
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
+from lift.opencl_gen.launch import Launch
+from lift.types.arith import Cst
 
 SEQUENCES = Path(__file__).resolve().parent.parent / "examples" / "sequences.py"
 NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
@@ -46,21 +49,31 @@ def _check(got, reference: tuple) -> bool:
     return True
 
 
-def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, widths: tuple, inputs: list,
-                   reference: tuple, sizes: dict):
-    """The lowering of `blocks` whose chunk size and width run fastest (each checked first, all timed in
-    interleaved rounds): `(compiled, chunk, width, kernels)`."""
+def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, widths: tuple, locals_: tuple,
+                   inputs: list, reference: tuple, sizes: dict):
+    """The lowering of `blocks` whose chunk size, width and work-group size run fastest (each checked first,
+    all timed in interleaved rounds): `(compiled, (chunk, width, local), kernels)`."""
     lowered = {}
     for chunk in chunks:
         for width in widths:
-            compiled = compile(kf.lower(cg, blocks, chunk, sizes, width).program, sizes=sizes, name=name)
-            if not _check(compiled(*inputs), reference):
-                raise AssertionError(f"{name} {blocks} chunk {chunk} width {width}: wrong output")
-            lowered[chunk, width] = compiled
+            program = kf.lower(cg, blocks, chunk, sizes, width).program
+            for local in locals_:
+                compiled = compile(program, sizes=sizes, name=name)
+                if local:
+                    compiled = compile(program, sizes=sizes, name=name, launch=_local_size(compiled, local))
+                if not _check(compiled(*inputs), reference):
+                    raise AssertionError(f"{name} {blocks} chunk {chunk} width {width}: wrong output")
+                lowered[chunk, width, local] = compiled
     times = _interleaved({k: _kernels(c, inputs) for k, c in lowered.items()}, SEARCH_ROUNDS)
-    chunk, width = min(times, key=lambda k: min(times[k]))
-    compiled = lowered[chunk, width]
-    return compiled, chunk, width, len(compiled.generated().kernels)
+    best = min(times, key=lambda k: min(times[k]))
+    compiled = lowered[best]
+    return compiled, best, len(compiled.generated().kernels)
+
+
+def _local_size(compiled, local: int) -> dict:
+    """Launches that give every kernel the driver would size (`map-global`) work-groups of `local` work-items."""
+    return {i: Launch(k.launch.global_size, tuple(Cst(local) for _ in k.launch.global_size))
+            for i, k in enumerate(compiled.generated().kernels) if k.launch.local_size is None}
 
 
 def _interleaved(runs: dict, rounds: int) -> dict:
@@ -92,7 +105,7 @@ def _numpy(fn, inputs):
     return lambda: run
 
 
-def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple) -> dict:
+def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: tuple) -> dict:
     program = pf.kernels[name]
     inputs = pf.inputs(name, sizes, 0)
     reference = interpret(program, *inputs, sizes=sizes)
@@ -108,9 +121,11 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple) -> dict:
     runs = {}
     for kind, p in chosen.items():
         blocks = tuple(tuple(graph.index[op] for op in k.ops) for k in p.kernels)
-        compiled, chunk, width, kernels = _best_lowering(name, cg, blocks, chunks, widths, inputs, reference, sizes)
+        compiled, (chunk, width, local), kernels = _best_lowering(name, cg, blocks, chunks, widths, locals_, inputs,
+                                                                  reference, sizes)
         runs[kind] = _kernels(compiled, inputs)
-        row[kind] = {"chunk": chunk, "width": width, "kernels": kernels, "bytes": p.global_bytes}
+        row[kind] = {"chunk": chunk, "width": width, "local": local or "-", "kernels": kernels,
+                     "bytes": p.global_bytes}
     runs["numpy"] = _numpy(pf.namespace["NUMPY"][name], inputs)
     for kind, ms in _interleaved(runs, ROUNDS).items():
         row.setdefault(kind, {}).update(best=min(ms), median=statistics.median(ms))
@@ -123,27 +138,32 @@ def main() -> None:
     parser.add_argument("--size", action="append", default=[], help="K=..., M=..., N=... (default: the file's SIZES)")
     parser.add_argument("--chunks", default="16,64,256", help="chunk sizes tried for fused and unfused alike")
     parser.add_argument("--widths", default="1,4,8", help="vector widths tried for fused and unfused alike")
+    parser.add_argument("--locals", default="0,1", help="work-group sizes of map-global kernels tried for fused and "
+                        "unfused alike (0: the driver's choice)")
     args = parser.parse_args()
     pf = load_program_file(SEQUENCES)
     sizes = dict(pf.sizes)
     sizes.update({k: int(v) for k, v in (s.split("=") for s in args.size)})
     chunks = tuple(int(c) for c in args.chunks.split(","))
     widths = tuple(int(w) for w in args.widths.split(","))
-    print(f"sizes {sizes}; chunks {chunks}; widths {widths}; {ROUNDS} interleaved rounds of {RUNS} runs; kernel "
-          "times, transfers excluded\n")
+    locals_ = tuple(int(w) for w in args.locals.split(","))
+    print(f"sizes {sizes}; chunks {chunks}; widths {widths}; work-group sizes {locals_}; {ROUNDS} interleaved "
+          f"rounds of {RUNS} runs; kernel times, transfers excluded\n")
     print("Times in ms, best / median of the rounds; GFLOP/s and GB/s of the best times.\n")
     print("| sequence | fused ms | unfused ms | numpy ms | fused/unfused best (median) | fused/numpy best "
-          "| kernels fused/unfused | chunk, width fused/unfused | fused GFLOP/s | fused GB/s | unfused GB/s | floor |")
+          "| kernels fused/unfused | chunk, width, work-group fused/unfused "
+          "| fused GFLOP/s | fused GB/s | unfused GB/s | floor |")
     print("|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|")
     for name in (args.only.split(",") if args.only else NAMES):
-        r = measure(name, pf, sizes, chunks, widths)
+        r = measure(name, pf, sizes, chunks, widths, locals_)
         f, u, n = r["fused"], r["unfused"], r["numpy"]
         speedup, median = u["best"] / f["best"], u["median"] / f["median"]
         floor = FLOORS.get(name)
         verdict = "" if floor is None else f"{'met' if speedup >= floor else 'MISSED'} (≥ {floor})"
         print(f"| {name} | {f['best']:.3f} / {f['median']:.3f} | {u['best']:.3f} / {u['median']:.3f} "
               f"| {n['best']:.3f} / {n['median']:.3f} | {speedup:.2f}x ({median:.2f}x) | {n['best'] / f['best']:.2f}x "
-              f"| {f['kernels']}/{u['kernels']} | {f['chunk']}, {f['width']} / {u['chunk']}, {u['width']} "
+              f"| {f['kernels']}/{u['kernels']} | {f['chunk']}, {f['width']}, {f['local']} / "
+              f"{u['chunk']}, {u['width']}, {u['local']} "
               f"| {r['flops'] / f['best'] / 1e6:.1f} | {f['bytes'] / f['best'] / 1e6:.1f} "
               f"| {u['bytes'] / u['best'] / 1e6:.1f} | {verdict} |", flush=True)
 

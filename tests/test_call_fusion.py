@@ -185,9 +185,10 @@ def test_map_accum_fusion_computes_a_map_and_a_fold_in_one_loop():
     assert not [c for c in _calls(new.body) if isinstance(c.f, (MapSeq, ReduceSeq))]
     same_array = fun([V], lambda x: Tuple(MapSeq(neg)(x), ReduceSeq(add, 1.0)(x)))
     assert check(same_array, [rand(5)], "map-accum-fusion").body.args[0].args[0].args[0] == same_array.params[0]
-    rows = fun([A, V, W], lambda m, r, p: Tuple(MapSeq(lambda row: ReduceSeq(add, 0.0)(row))(m), Join()(ReduceSeq(
-        lambda acc, t: MapSeq(lambda e: add(Get(e, 0), mult(Get(e, 1), Get(t, 1))))(Zip(acc, Get(t, 0))),
-        Literal(0.0, W))(Zip(m, r)))))
+    update = ReduceSeq(lambda acc, t: MapSeq(lambda e: add(Get(e, 0), mult(Get(e, 1), Get(t, 1))))(
+        Zip(acc, Get(t, 0))), Literal(0.0, W))
+    rows = fun([A, V, W], lambda m, r, p: Tuple(MapSeq(lambda row: ReduceSeq(add, 0.0)(row))(m),
+                                                Join()(update(Zip(m, r)))))
     check(rows, [rand(5, 3), rand(5), rand(3)], "map-accum-fusion")
     refuses(fun([V, V], lambda x, y: Tuple(MapSeq(neg)(x), ReduceSeq(add, 0.0)(y))), "map-accum-fusion",
             "no map-seq and reduce-seq")
