@@ -633,24 +633,32 @@ class _Generator:
             return self.reduce_arrays(f, args, t, out, path)
         (a,) = args
         acc_t = f.init.t
-        acc = Memory(self.fresh("acc"), PRIVATE, acc_t, Cst(1), PRIVATE, scalar_variable=True)
-        init = self.read(self.emit(f.init, None, f"{path}.init"))
-        self.line(f"{c_type_name(acc_t)} {acc.name} = {init};")
-        acc_view = V.MemView(acc, acc_t)
+        acc_view = self.private_accumulator(f, path)
+        acc = acc_view.mem
 
         def body(i):
             self.call(f.f, [acc_view, a.index(i)], acc_t, acc_view, f"{path}.f")
 
-        self.scope.append(("reduce", 0, None, None))
-        try:
-            self.loop("seq", 0, a.type.length, body, "reduce-seq")
-        finally:
-            self.scope.pop()
+        self.fold_loop(a.type.length, body, "reduce-seq")
         result = V.MemView(acc, ArrayType(acc_t, Cst(1)))
         if out is None:
             return result
         self.store(out.index(Cst(0)), acc.name)
         return out
+
+    def private_accumulator(self, f: P.Fold, path: str) -> V.MemView:
+        """A fold's scalar accumulator: a private variable holding its initial value."""
+        mem = Memory(self.fresh("acc"), PRIVATE, f.init.t, Cst(1), PRIVATE, scalar_variable=True)
+        self.line(f"{c_type_name(f.init.t)} {mem.name} = {self.read(self.emit(f.init, None, f'{path}.init'))};")
+        return V.MemView(mem, f.init.t)
+
+    def fold_loop(self, n: ArithExpr, body, label: str) -> None:
+        """The sequential loop of a fold; what it contains nests as inside a sequential pattern."""
+        self.scope.append(("reduce", 0, None, None))
+        try:
+            self.loop("seq", 0, n, body, label)
+        finally:
+            self.scope.pop()
 
     def reduce_arrays(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
         """`reduce-seq` with an array accumulator: it lives where the result goes, initialised there and
@@ -664,11 +672,7 @@ class _Generator:
         def body(i):
             self.call(f.f, [acc, a.index(i)], f.init.t, acc, f"{path}.f")
 
-        self.scope.append(("reduce", 0, None, None))
-        try:
-            self.loop("seq", 0, a.type.length, body, "reduce-seq")
-        finally:
-            self.scope.pop()
+        self.fold_loop(a.type.length, body, "reduce-seq")
         return out
 
     def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, t: Type, out, path: str) -> V.View:
@@ -684,19 +688,13 @@ class _Generator:
             acc = result.index(Cst(0))
             self.emit(f.init, acc, f"{path}.init")
         else:
-            mem = Memory(self.fresh("acc"), PRIVATE, acc_t, Cst(1), PRIVATE, scalar_variable=True)
-            self.line(f"{c_type_name(acc_t)} {mem.name} = {self.read(self.emit(f.init, None, f'{path}.init'))};")
-            acc = V.MemView(mem, acc_t)
+            acc = self.private_accumulator(f, path)
         step_t = TupleType(t.elems[0].elem, acc_t)
 
         def body(i):
             self.call(f.f, [acc, a.index(i)], step_t, V.TupleView((elems.index(i), acc), step_t), f"{path}.f")
 
-        self.scope.append(("reduce", 0, None, None))
-        try:
-            self.loop("seq", 0, a.type.length, body, "map-accum-seq")
-        finally:
-            self.scope.pop()
+        self.fold_loop(a.type.length, body, "map-accum-seq")
         if not isinstance(acc_t, ArrayType):
             self.store(result.index(Cst(0)), self.read(acc))
         return out
