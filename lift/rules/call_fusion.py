@@ -293,10 +293,9 @@ class MapAccumFusion(Equation):
         for m in (c for c in calls if is_call(c, MapSeq)):
             for r in (c for c in calls if is_call(c, ReduceSeq)):
                 x, y = m.args[0], r.args[0]
-                if (set(zipped_arrays(x)) & set(zipped_arrays(y)) and x.t.length == y.t.length
-                        and not _occurs(m, r) and not _occurs(r, m)):
+                if set(zipped_arrays(x)) & set(zipped_arrays(y)) and not _occurs(m, r) and not _occurs(r, m):
                     return m, r
-        expect(False, self, "no map-seq and reduce-seq among the components over arrays of one length sharing one")
+        expect(False, self, "no map-seq and reduce-seq among the components over arrays sharing one (so of one length)")
 
     def rewrite(self, call, m, r):
         x, y = m.args[0], r.args[0]
