@@ -3,7 +3,7 @@
 For each sequence: the implementations (legal partitions of its calls × chunk sizes × vector widths), measured in the
 partition model's predicted order up to a budget (the DP's choice, fuse-all-legal and fuse-nothing always),
 each checked against `lift.interpret` of the high-level sequence before it is timed. Prints the number of
-implementations, the rank of the fastest measured, the first choice's quality (fastest / first choice),
+implementations, timed in interleaved rounds (best time of each), the rank of the fastest measured, the first choice's quality (fastest / first choice),
 the worst (fastest / slowest), and the DP's, fuse-all-legal's and fuse-nothing's times.
 
     python -m benchmarks.bench_kernel_fusion [--budget 6] [--size K=1048576 --size M=1024 --size N=1024]
@@ -14,32 +14,37 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
+from benchmarks.measure import check_outputs, interleaved
 from lift import CallGraph, interpret
 from lift.explore import kernel_fusion as kf
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
 
 SEQUENCES = Path(__file__).resolve().parent.parent / "examples" / "sequences.py"
+ROUNDS, RUNS = 5, 4
 NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
 
 
 def measurer(name: str, inputs: list, reference: tuple, sizes: dict):
-    """A lowered program to its median kernel time (ms), None when it fails or its outputs differ."""
-    def measure(lowered: kf.Lowered):
-        try:
-            compiled = compile(lowered.program, sizes=sizes, name=name)
-            got = compiled(*inputs)
-            got = got if isinstance(got, tuple) else (got,)
-            for g, w in zip(got, reference):
-                scale = max(float(np.max(np.abs(w))), 1.0)
-                if not np.allclose(np.reshape(g, np.shape(w)), w, rtol=1e-3, atol=1e-4 * scale):
-                    return None
-            return compiled.time(*inputs, repeat=10).kernels_ms
-        except Exception as e:  # a failing implementation is reported, not fatal
-            print(f"  {name}: {type(e).__name__}: {str(e)[:120]}")
-            return None
+    """The lowered programs to their kernel times (ms, the best of `ROUNDS` interleaved rounds of `RUNS`
+    launches: the machine is shared, and other work only ever adds time), None for one that fails or
+    whose outputs differ from the reference."""
+    def measure(lowered: list) -> list:
+        checked = {}
+        for i, low in enumerate(lowered):
+            try:
+                compiled = compile(low.program, sizes=sizes, name=name)
+                got = compiled(*inputs)
+            except Exception as e:  # a failing implementation is reported, not fatal
+                print(f"  {name}: {type(e).__name__}: {str(e)[:120]}")
+                continue
+            reason = check_outputs(got, reference)
+            if reason is None:
+                checked[i] = (lambda c: lambda: c.prepare(*inputs))(compiled)
+            else:
+                print(f"  {name}: implementation {i} is wrong: {reason}")
+        times = interleaved(checked, ROUNDS, RUNS)
+        return [min(times[i]) if i in times else None for i in range(len(lowered))]
     return measure
 
 

@@ -21,32 +21,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
-import numpy as np
-
+from benchmarks.measure import HostRun, check_outputs, interleaved
 from lift import CallGraph, interpret
 from lift.explore import kernel_fusion as kf
 from lift.explore import partition as part
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
-from lift.opencl_gen.launch import Launch
-from lift.types.arith import Cst
+from lift.opencl_gen.launch import local_size_overrides
 
 SEQUENCES = Path(__file__).resolve().parent.parent / "examples" / "sequences.py"
 NAMES = ("axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby")
 FLOORS = {"axpydot": 1.5, "vadd": 1.5, "waxpby": 1.5, "gemver": 1.5, "bicgk": 1.5}
-ROUNDS, SEARCH_ROUNDS, RUNS = 7, 3, 4
-
-
-def _check(got, reference: tuple) -> bool:
-    got = got if isinstance(got, tuple) else (got,)
-    for g, w in zip(got, reference):
-        scale = max(float(np.max(np.abs(w))), 1.0)
-        if not np.allclose(np.reshape(g, np.shape(w)), w, rtol=1e-3, atol=1e-4 * scale):
-            return False
-    return True
+ROUNDS, SEARCH_ROUNDS, RUNS = 15, 3, 4
 
 
 def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, widths: tuple, locals_: tuple,
@@ -60,49 +48,20 @@ def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, width
             for local in locals_:
                 compiled = compile(program, sizes=sizes, name=name)
                 if local:
-                    compiled = compile(program, sizes=sizes, name=name, launch=_local_size(compiled, local))
-                if not _check(compiled(*inputs), reference):
+                    compiled = compile(program, sizes=sizes, name=name,
+                                       launch=local_size_overrides(compiled.generated().kernels, local))
+                if check_outputs(compiled(*inputs), reference) is not None:
                     raise AssertionError(f"{name} {blocks} chunk {chunk} width {width}: wrong output")
                 lowered[chunk, width, local] = compiled
-    times = _interleaved({k: _kernels(c, inputs) for k, c in lowered.items()}, SEARCH_ROUNDS)
+    times = interleaved({k: _run(c, inputs) for k, c in lowered.items()}, SEARCH_ROUNDS, RUNS)
     best = min(times, key=lambda k: min(times[k]))
     compiled = lowered[best]
     return compiled, best, len(compiled.generated().kernels)
 
 
-def _local_size(compiled, local: int) -> dict:
-    """Launches that give every kernel the driver would size (`map-global`) work-groups of `local` work-items."""
-    return {i: Launch(k.launch.global_size, tuple(Cst(local) for _ in k.launch.global_size))
-            for i, k in enumerate(compiled.generated().kernels) if k.launch.local_size is None}
-
-
-def _interleaved(runs: dict, rounds: int) -> dict:
-    """The ms of every run of each contender, timed round-robin: each round a contender (a function giving
-    a function that gives one time) is prepared anew, so that no one buffer placement decides its time,
-    then warmed up once and timed `RUNS` times."""
-    samples = {k: [] for k in runs}
-    for _ in range(rounds):
-        for k, prepare in runs.items():
-            run = prepare()
-            run()
-            samples[k] += [run() for _ in range(RUNS)]
-    return samples
-
-
-def _kernels(compiled, inputs):
-    def prepare():
-        run = compiled.prepare(*inputs)
-        run.upload()
-        return lambda: sum(run.launch())
-    return prepare
-
-
-def _numpy(fn, inputs):
-    def run() -> float:
-        start = time.perf_counter()
-        fn(*inputs)
-        return (time.perf_counter() - start) * 1e3
-    return lambda: run
+def _run(compiled, inputs):
+    """A function giving a fresh run of `compiled` on `inputs` (buffers newly placed)."""
+    return lambda: compiled.prepare(*inputs)
 
 
 def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: tuple) -> dict:
@@ -110,7 +69,7 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: t
     inputs = pf.inputs(name, sizes, 0)
     reference = interpret(program, *inputs, sizes=sizes)
     reference = reference if isinstance(reference, tuple) else (reference,)
-    if not _check(pf.namespace["NUMPY"][name](*inputs), reference):
+    if check_outputs(pf.namespace["NUMPY"][name](*inputs), reference) is not None:
         raise AssertionError(f"{name}: numpy's reference differs from lift.interpret")
     cg = CallGraph.of(program)
     graph = kf.fusion_graph(cg, sizes)
@@ -123,11 +82,11 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: t
         blocks = tuple(tuple(graph.index[op] for op in k.ops) for k in p.kernels)
         compiled, (chunk, width, local), kernels = _best_lowering(name, cg, blocks, chunks, widths, locals_, inputs,
                                                                   reference, sizes)
-        runs[kind] = _kernels(compiled, inputs)
+        runs[kind] = _run(compiled, inputs)
         row[kind] = {"chunk": chunk, "width": width, "local": local or "-", "kernels": kernels,
                      "bytes": p.global_bytes}
-    runs["numpy"] = _numpy(pf.namespace["NUMPY"][name], inputs)
-    for kind, ms in _interleaved(runs, ROUNDS).items():
+    runs["numpy"] = lambda: HostRun(lambda: pf.namespace["NUMPY"][name](*inputs))
+    for kind, ms in interleaved(runs, ROUNDS, RUNS).items():
         row.setdefault(kind, {}).update(best=min(ms), median=statistics.median(ms))
     return row
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 import pyopencl as cl
@@ -234,6 +234,26 @@ def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: 
     results.update({name: timing.measurement() for name, timing in timings.items()})
     return ({c.name: results[c.name] for c in contenders},
             {name: min(statistics.median(r) for r in timing.rounds) for name, timing in gauges.items()})
+
+
+def check_outputs(got, reference: tuple) -> Optional[str]:
+    """None when every output of `got` (one array or a tuple) matches its reference (`check_output`), else why not."""
+    got = got if isinstance(got, tuple) else (got,)
+    for k, (g, w) in enumerate(zip(got, reference)):
+        reason = check_output(np.reshape(np.asarray(g), np.shape(w)), np.asarray(w))
+        if reason is not None:
+            return f"output {k}: {reason}"
+    return None
+
+
+def interleaved(prepares: Mapping, rounds: int, runs: int) -> dict:
+    """The kernel ms of `runs` launches per round of every run (key: a function giving a run), timed in
+    `rounds` interleaved rounds, each on a fresh run warmed up first (see `_Timing.round`): `{key: [ms]}`."""
+    timings = {k: _Timing(prepare, transfers=False) for k, prepare in prepares.items()}
+    for _ in range(rounds):
+        for timing in timings.values():
+            timing.round(runs)
+    return {k: [ms for r in timing.rounds for ms in r] for k, timing in timings.items()}
 
 
 class _Timing:

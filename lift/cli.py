@@ -56,6 +56,23 @@ def parse_sizes(values) -> dict:
     return sizes
 
 
+class WorkGroupSizes(click.ParamType):
+    """`--work-group-sizes 0,1,64`: distinct work-group sizes, 0 standing for the driver's choice (None)."""
+
+    name = "N,N,..."
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            sizes = tuple(int(v) for v in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of integers such as 0,1,64", param, ctx)
+        if any(n < 0 for n in sizes) or len(set(sizes)) != len(sizes):
+            self.fail(f"{value!r}: the sizes must be distinct and not negative (0: the driver's choice)", param, ctx)
+        return tuple(None if n == 0 else n for n in sizes)
+
+
 size_option = click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
                            help="Bind a size variable (repeatable); overrides the program file's SIZES.")
 kernel_option = click.option("--kernel", default=None, help="Kernel to use (default: the one named after the file).")
@@ -163,8 +180,12 @@ def compile_command(program, kernel, sizes, output, check, device):
 @click.option("--plot", is_flag=True, help="Write a PNG of every candidate's throughput.")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds allowed per build and run.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the inputs and of the search.")
+@click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64", show_default=True,
+              help="Work-group sizes tried for kernels whose size the generator leaves to the driver "
+                   "(map-global); 0 is the driver's choice.")
 @reports_errors
-def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed):
+def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
+            work_group_sizes):
     """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device."""
     from rich.console import Console
 
@@ -184,7 +205,8 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     search = SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
-                         timeout_s=timeout, seed=seed, progress=sys.stderr.isatty())
+                         timeout_s=timeout, seed=seed, progress=sys.stderr.isatty(),
+                         work_group_sizes=work_group_sizes)
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(result.table())
     for line in result.summary():

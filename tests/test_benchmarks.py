@@ -66,3 +66,28 @@ def test_smoke_run_writes_a_verified_table(device, tmp_path, capsys):
     assert (out / "speedups.png").stat().st_size > 0
     assert (explored / "asum-N262144" / "asum.derivation.json").is_file()
     assert str(out / "results.md") in capsys.readouterr().out
+
+
+def test_sequences_benchmark_checks_and_times_fused_unfused_and_numpy(device, monkeypatch):
+    from benchmarks import bench_sequences as bs
+    from lift.ir.program_file import load_program_file
+
+    monkeypatch.setattr(bs, "ROUNDS", 2)
+    monkeypatch.setattr(bs, "SEARCH_ROUNDS", 1)
+    row = bs.measure("vadd", load_program_file(bs.SEQUENCES), {"K": 4096, "M": 16, "N": 32}, (16,), (1, 4), (0, 1))
+    assert (row["fused"]["kernels"], row["unfused"]["kernels"]) == (1, 3)
+    assert row["fused"]["width"] in (1, 4) and row["fused"]["local"] in ("-", 1)
+    for kind in ("fused", "unfused", "numpy"):
+        assert 0 < row[kind]["best"] <= row[kind]["median"]
+
+
+def test_table4_benchmark_times_each_correct_implementation(device, monkeypatch, capsys):
+    from benchmarks import bench_kernel_fusion as bkf
+
+    monkeypatch.setattr(bkf, "ROUNDS", 1)
+    monkeypatch.setattr(sys, "argv", ["bench_kernel_fusion", "--only", "axpydot", "--budget", "2", "--chunks", "16",
+                                      "--widths", "1", "--size", "K=4096"])
+    bkf.main()
+    row = capsys.readouterr().out.strip().splitlines()[-1].split("|")[1:-1]
+    assert row[0].strip() == "axpydot" and int(row[2]) >= 3  # the DP's, fuse-all's and fuse-nothing's at least
+    assert all(float(ms) > 0 for ms in row[6:9])

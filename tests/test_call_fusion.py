@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, Float, Get, Join, Map, MapAccumSeq, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split,
-                  Transpose, Tuple, Unzip, UserFun, Zip, fun, infer, interpret)
+from lift import (ArrayType, Float, Get, Join, Map, MapAccumSeq, MapGlb, MapSeq, Reduce, ReduceSeq, ReorderStride,
+                  SizeVar, Split, Transpose, Tuple, Unzip, UserFun, Zip, fun, infer, interpret)
 from lift.ir.nodes import FunCall, Literal
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen import runtime
+from lift.opencl_gen.kernels import generate
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable, alpha_equal, catalogue
 from lift.rules.call_fusion import RULES as CALL_FUSION_RULES
 from lift.rules.fused_derivations import fuse, lower_unfused
@@ -174,6 +175,32 @@ def test_a_fold_into_an_array_accumulator_runs_in_place():
     batched = fun([ArrayType(A, SizeVar("K"))], lambda ms: kernel(ms))
     xs = rand(3, 7, 12)
     np.testing.assert_allclose(compile(batched)(xs), 1.0 + xs.sum(axis=1), rtol=1e-5)
+
+
+def test_a_fold_reading_its_accumulator_elsewhere_steps_into_a_fresh_buffer():
+    """A step that reads other elements of its array accumulator than it writes (reordered, or all of it for
+    every element) would read elements it has overwritten: it is emitted into a fresh buffer copied back
+    after the step, where the aligned fold updates its accumulator in place."""
+    aligned = ReduceSeq(lambda acc, row: MapSeq(add)(Zip(acc, row)), Literal(1.0, W))
+    reordered = ReduceSeq(lambda acc, row: MapSeq(add)(Zip(ReorderStride(3)(acc), row)), Literal(1.0, W))
+    summed = ReduceSeq(lambda acc, row: Join()(MapSeq(lambda e: ReduceSeq(add, e)(acc))(row)), Literal(1.0, W))
+    accum = MapAccumSeq(lambda acc, row: Tuple(ReduceSeq(add, 0.0)(row),
+                                               MapSeq(add)(Zip(ReorderStride(2)(acc), row))), Literal(0.0, W))
+    assert generate(fun([A], lambda m: Join()(aligned(m)))).temporaries == []
+    programs = [fun([A], lambda m: Join()(reordered(m))), fun([A], lambda m: Join()(summed(m))),
+                fun([A], lambda m: accum(m))]
+    for p in programs:
+        assert len(generate(p).temporaries) == 1
+    six = ReduceSeq(lambda acc, row: MapSeq(add)(Zip(ReorderStride(3)(acc), row)), Literal(1.0, ArrayType(F, 6)))
+    private = fun([ArrayType(ArrayType(ArrayType(F, 6), N), M)], lambda ms: MapGlb(lambda m: MapSeq(neg)(Join()(
+        six(m))))(ms))
+    assert generate(private).temporaries == []
+    if HAVE_DEVICE:
+        x = rand(5, 12)
+        for p in programs:
+            same(compile(p)(x), interpret(p, x), reassociates=True)
+        xs = rand(3, 5, 6)
+        same(compile(private)(xs), interpret(private, xs), reassociates=True)
 
 
 def test_map_accum_fusion_computes_a_map_and_a_fold_in_one_loop():

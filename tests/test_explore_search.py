@@ -1,5 +1,6 @@
 """The explorer on the OpenCL device: faults recorded and survived, resuming, being killed, the cost model."""
 
+import itertools
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ from lift.explore.driver import BUDGET, EXHAUSTED, MAX_CANDIDATES, ExploreError,
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.worker import DEVICE, Worker, measure_streaming
 from lift.ir.program_file import load_program_file
+from lift.opencl_gen.manifest import manifest as manifest_of
 from opencl_device import needs_device
 
 pytestmark = needs_device
@@ -222,3 +224,77 @@ def test_an_unknown_device_is_a_clear_error(asum_file, tmp_path):
     with pytest.raises(lift.LiftDeviceError, match="no OpenCL device matches 'no-such-device'"):
         explore(asum_file, "asum", SIZES, [], budget_s=60, out_dir=tmp_path, device="no-such-device",
                 bandwidth=KNOWN_BANDWIDTH, progress=False)
+
+
+SCAL = Path(__file__).resolve().parent.parent / "examples" / "scal.py"
+
+
+class Heard(list):
+    """Candidates that hear their measured times back (`observe`), as a learning search does."""
+
+    def __init__(self, candidates):
+        super().__init__(candidates)
+        self.heard = []
+
+    def observe(self, candidate, time_ms):
+        self.heard.append((candidate.key, time_ms))
+
+
+def test_work_group_sizes_of_driver_sized_kernels_are_searched_and_resumed(tmp_path):
+    """scal's map-global kernels run at the driver's choice, 1 and 64; 3 (dividing neither N nor N/4) and 2^14
+    (more than a CPU's or NVIDIA GPU's work-group) are dropped; the Figure 2(b) form fixes its own groups."""
+    pf = load_program_file(SCAL)
+    sizes = {"N": 1 << 16}
+    tunable = [Candidate(pf.kernels[k], params={"kernel": k}) for k in ("scal_global", "scal_vectorised_global")]
+    fixed = Candidate(pf.kernels["scal_vectorised"], params={"kernel": "scal_vectorised"})
+    settings = dict(budget_s=300, out_dir=tmp_path, timing=FAST, bandwidth=KNOWN_BANDWIDTH, progress=False,
+                    work_group_sizes=(None, 1, 64, 3, 1 << 14))
+    search = Heard([tunable[0], fixed, tunable[1]])
+    result = explore(pf, "scal", sizes, search, **settings)
+
+    variants = {c.with_local_size(n).key: c.with_local_size(n) for c in tunable for n in (None, 1, 64)}
+    assert (result.evaluated, result.skipped, result.stopped) == (7, 0, EXHAUSTED)
+    assert {r.key for r in result.ranked} == set(variants) | {fixed.key} and all(r.ok for r in result.ranked)
+    for key, c in variants.items():
+        assert next(r for r in result.ranked if r.key == key).params == c.params == \
+            {"kernel": c.params["kernel"], "local_size": c.local_size}
+    assert next(r for r in result.ranked if r.key == fixed.key).params == {"kernel": "scal_vectorised"}
+
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()][:7]
+    order = [(r["params"]["kernel"], r["params"].get("local_size", "fixed")) for r in logged]
+    runs = [k for k, _ in itertools.groupby(k for k, _ in order)]
+    assert sorted(runs) == ["scal_global", "scal_vectorised", "scal_vectorised_global"], \
+        f"one candidate's evaluations are consecutive: {order}"
+    assert [n for k, n in order if k == "scal_global"] == [None, 1, 64]
+    best = {c.key: min(r["time_ms"] for r in logged if r["params"]["kernel"] == c.params["kernel"])
+            for c in [*tunable, fixed]}
+    assert sorted(search.heard) == sorted(best.items()), "the search hears of each candidate once, at its best"
+
+    written = json.loads(result.files["derivation"].read_text())
+    manifest = json.loads(result.files["manifest"].read_text())
+    assert written["key"] == result.winner.key, "the files written are the winner's"
+    winner = variants.get(written["key"], fixed)
+    assert written["params"] == winner.params
+    assert manifest["kernels"] == manifest_of(winner.generate("scal", sizes))["kernels"]
+    if winner.local_size is not None:
+        assert manifest["kernels"][0]["local_size"] == [str(winner.local_size)]
+
+    log = tmp_path / "log.jsonl"
+    before = log.read_text()
+    again = Heard([tunable[0], fixed, tunable[1]])
+    resumed = explore(pf, "scal", sizes, again, **settings)
+    assert (resumed.evaluated, resumed.skipped) == (0, 7)
+    assert log.read_text() == before, "nothing is measured twice"
+    assert sorted(k for k, _ in again.heard) == sorted(best)
+
+
+def test_the_winner_at_a_work_group_size_carries_it_in_its_manifest(tmp_path):
+    pf = load_program_file(SCAL)
+    sizes = {"N": 1 << 16}
+    result = explore(pf, "scal", sizes, [Candidate(pf.kernels["scal_global"])], budget_s=300, out_dir=tmp_path,
+                     timing=FAST, bandwidth=KNOWN_BANDWIDTH, progress=False, work_group_sizes=(64,))
+    assert (result.evaluated, [r.params for r in result.ranked]) == (1, [{"local_size": 64}])
+    manifest = json.loads(result.files["manifest"].read_text())
+    assert [(k["global_size"], k["local_size"]) for k in manifest["kernels"]] == [(["65536"], ["64"])]
+    assert "global [65536], local [64]" in result.files["cl"].read_text()
+    assert "winner's work-group size (kernels the driver would size): 64" in result.summary()

@@ -36,7 +36,10 @@ def test_bad_budgets_are_rejected_clearly(text):
 
 @pytest.mark.parametrize("settings, message", [(dict(budget_s=0), "budget must be positive"),
                                                (dict(jobs=0), "jobs must be at least 1"),
-                                               (dict(max_candidates=0), "max_candidates must be at least 1")])
+                                               (dict(max_candidates=0), "max_candidates must be at least 1"),
+                                               (dict(work_group_sizes=()), "work_group_sizes"),
+                                               (dict(work_group_sizes=(1, 1)), "work_group_sizes"),
+                                               (dict(work_group_sizes=(None, 0)), "work_group_sizes")])
 def test_bad_explore_settings_are_rejected_before_anything_runs(tmp_path, settings, message):
     with pytest.raises(ExploreError, match=message):
         explore(EXAMPLES / "asum.py", "asum", None, [], out_dir=tmp_path, **{"budget_s": 60, **settings})
@@ -66,6 +69,45 @@ def test_keys_ignore_binder_names_but_not_structure_or_user_code():
     assert program_key(a) != program_key(_twice(negate)), "a user function's body is part of the key"
     assert program_key(a) != program_key(_twice(ident, 32))
     assert Candidate(a, [{"rule": "r"}]).key == program_key(a)
+
+
+def test_a_work_group_size_changes_key_params_and_launch_but_not_the_program():
+    program = _twice(UserFun("ident", ("v",), "return v;", (Float,), Float, python=lambda v: v))
+    plain = Candidate(program, [{"rule": "r"}], {"chunk": 64})
+    at = {n: plain.with_local_size(n) for n in (None, 1, 64)}
+    assert at[None].key == plain.key == program_key(program), "the driver's choice keeps the program's key"
+    assert len({c.key for c in at.values()}) == 3
+    assert at[64].key == Candidate(program, local_size=64).key == program_key(program, 64)
+    assert [c.params for c in at.values()] == [{"chunk": 64, "local_size": n} for n in (None, 1, 64)]
+    assert plain.params == {"chunk": 64} and at[64].derivation == plain.derivation
+    sizes = {"N": 4096}
+    launches = [[(k.launch.evaluate(sizes)) for k in c.generate("twice", sizes).kernels] for c in at.values()]
+    assert launches == [[((64,), None)], [((64,), (1,))], [((64,), (64,))]]
+    from lift.opencl_gen.manifest import header, manifest
+
+    generated = at[64].generate("twice", sizes)
+    assert [k["local_size"] for k in manifest(generated)["kernels"]] == [["64"]]
+    assert "global [64], local [64]" in header(generated)
+    assert [k["local_size"] for k in manifest(at[None].generate("twice", sizes))["kernels"]] == [None]
+
+
+def test_local_size_overrides_only_touch_kernels_the_driver_would_size():
+    """A driver-sized kernel gets `local` work-items along dimension 0 (one along the others); a kernel whose
+    expression fixes its work-groups (asum's Figure 9(c) form) is left alone."""
+    from lift.ir.program_file import load_program_file
+    from lift.opencl_gen.launch import Launch, local_size_overrides
+    from lift.types.arith import Cst
+
+    ident = UserFun("ident", ("v",), "return v;", (Float,), Float, python=lambda v: v)
+    two_d = fun([ArrayType(ArrayType(Float, 32), N)], lambda a: MapGlb(1)(MapGlb(0)(ident))(a))
+    g = generate(two_d, "two_d", {"N": 8})
+    assert [k.launch.evaluate({}) for k in g.kernels] == [((32, 8), None)]
+    overrides = local_size_overrides(g.kernels, 4)
+    assert overrides == {0: Launch(g.kernels[0].launch.global_size, (Cst(4), Cst(1)))}
+    assert overrides[0].evaluate({}) == ((32, 8), (4, 1))
+    fixed = generate(load_program_file(EXAMPLES / "asum.py").kernels["asum_intel"], "asum", {"N": 1 << 16})
+    assert all(k.launch.local_size is not None for k in fixed.kernels)
+    assert local_size_overrides(fixed.kernels, 4) == {}
 
 
 def test_keys_are_stable_across_processes():

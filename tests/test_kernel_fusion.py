@@ -64,7 +64,7 @@ def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
     assert dict(g.ops[1].reads) == {"v": 1024, "%0": 1024} and dict(g.ops[1].writes) == {"%1": 1024}
     assert dict(g.ops[2].reads) == {"%1": 1024, "u": 1024} and dict(g.ops[2].writes) == {"%2": 4}
     assert g.outputs == {"%1", "%2"}
-    assert g.ops[1].flops == 2 * 256 and g.ops[2].flops == 2 * 256
+    assert g.ops[0].flops == 0 and g.ops[1].flops == 2 * 256 and g.ops[2].flops == 2 * 256  # copy: idf
 
 
 def test_the_partitioner_fuses_what_one_space_allows():
@@ -85,6 +85,22 @@ def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error
         kf.lower(graph("axpydot"), [(0, 2), (1,)], CHUNK, SIZES)
     with pytest.raises(kf.KernelFusionError, match=r"does not lower: vectorize-zip-map: parameters \{n=3\}"):
         kf.lower(graph("axpydot"), [(0, 1, 2)], CHUNK, SIZES, width=3)
+
+
+def test_table4_measures_the_chosen_implementations_at_once_and_ranks_them():
+    impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
+    seen = []
+
+    def measure(lowered):
+        seen.append([low.program for low in lowered])
+        return [None if i == 1 else abs(i - 2) + 1.0 for i in range(len(lowered))]
+
+    row = kf.table4("axpydot", graph("axpydot"), SIZES, measure, budget=4, chunks=(4, 8))
+    assert len(seen) == 1 and len(seen[0]) == 5  # the first 4 predicted, and fuse-nothing (the last)
+    assert (row.implementations, row.measured, row.best_rank) == (len(impls), 4, 3)
+    assert (row.first_quality, row.worst) == (1.0 / 3.0, 1.0 / 3.0)
+    assert [t for _, _, t in row.times] == [3.0, 1.0, 2.0, 3.0]
+    assert (row.dp_ms, row.fuse_nothing_ms) == (3.0, 3.0)
 
 
 def dp_blocks(name):

@@ -258,6 +258,10 @@ def test_signature_and_source():
     assert translate(absf) == translate(absf) and len({translate(absf), translate(absf), translate(add)}) == 2
 
 
+def test_flops_count_floating_point_arithmetic_only():
+    assert [translate(f).flops for f in (add, mult, absf, int_ops, cross3, scale_pair)] == [1, 1, 0, 0, 9, 1]
+
+
 def string_annotations(x: "Float4", n: "Int") -> "(Float, Int)":
     return (x.w, n)
 

@@ -4,7 +4,7 @@ The rewrite search proposes `Candidate`s; `explore` generates, builds, runs, che
 one in isolated worker processes within a time budget, logs every result as it comes (a re-run
 resumes), orders the candidates by an analytic cost model, and writes out the winner.
 
-- `candidate`: candidates and their stable keys;
+- `candidate`: candidates (a program, and the work-group size of its driver-sized kernels) and their stable keys;
 - `plan`: what a worker needs to run a generated program;
 - `evaluation`: one evaluation on the device, the output check, adaptive timing, failure classes;
 - `worker`: the worker processes (device and builds), killed and restarted on crashes and hangs;

@@ -4,6 +4,12 @@ A candidate's `key` names its program across processes and runs, so that the log
 candidates were already measured: it hashes the program's DSL source with its bound parameters
 renamed in order of appearance (the search names them from a process-wide counter) and the C bodies
 of its user functions (the source names them only).
+
+A candidate may also fix the work-group size (`local_size`) of the kernels whose local size the generator
+leaves to the driver (`map-global` kernels): the explorer measures a program at several such sizes, since
+the driver's choice can be far from the best (PoCL's halved a fused BiCGK kernel's speed against groups of
+one work-item). The size takes part in the key, so the log tells these measurements apart, and in the
+parameters, so the log and the report show it; a candidate without one keeps its program's key.
 """
 
 from __future__ import annotations
@@ -17,31 +23,49 @@ from lift.ir.nodes import Lambda, Node, Param, substitute
 from lift.ir.printer import python_source
 from lift.ir.userfun import UserFun
 from lift.opencl_gen.kernels import GeneratedProgram, generate
+from lift.opencl_gen.launch import local_size_overrides
+
+LOCAL_SIZE = "local_size"
 
 
 @dataclass(frozen=True, eq=False)
 class Candidate:
-    """A lowered program, the rewrite steps that derived it (JSON data, opaque here) and its parameters."""
+    """A lowered program, the rewrite steps that derived it (JSON data, opaque here), its parameters, and the
+    work-group size of its kernels that the generator leaves to the driver (None: the driver's choice)."""
 
     program: Lambda
     derivation: tuple = ()
     params: Mapping = field(default_factory=dict)
+    local_size: Optional[int] = None
     key: str = field(init=False)
 
     def __post_init__(self):
         object.__setattr__(self, "derivation", tuple(self.derivation))
-        object.__setattr__(self, "key", program_key(self.program))
+        if self.local_size is not None:
+            object.__setattr__(self, "params", {**self.params, LOCAL_SIZE: self.local_size})
+        object.__setattr__(self, "key", program_key(self.program, self.local_size))
+
+    def with_local_size(self, local_size: Optional[int]) -> "Candidate":
+        """This candidate at work-group size `local_size` (None: the driver's choice), noted in its params
+        either way, so that the log says which size a measurement of a tunable program was taken at."""
+        return replace(self, local_size=local_size, params={**self.params, LOCAL_SIZE: local_size})
 
     def generate(self, name: str, sizes: Optional[Mapping[str, int]] = None) -> GeneratedProgram:
-        """The candidate's OpenCL kernels for bound `sizes`."""
-        return generate(self.program, name, sizes)
+        """The candidate's OpenCL kernels for bound `sizes`, launched at its work-group size."""
+        generated = generate(self.program, name, sizes)
+        if self.local_size is None:
+            return generated
+        overrides = local_size_overrides(generated.kernels, self.local_size)
+        return generate(self.program, name, sizes, launch=overrides) if overrides else generated
 
 
-def program_key(program: Lambda) -> str:
-    """A stable structural hash of `program` (see the module docstring), as 16 hex digits."""
+def program_key(program: Lambda, local_size: Optional[int] = None) -> str:
+    """A stable structural hash of `program` (see the module docstring), and of the work-group size of its
+    driver-sized kernels where one is given, as 16 hex digits."""
     canonical = _rename_binders(program, itertools.count(), root=True)
     bodies = sorted({f"{f.name}({', '.join(f.param_names)}) {{{f.body}}}" for f in _userfuns(program)})
-    text = "\n".join([python_source(canonical)] + bodies)
+    launch = [] if local_size is None else [f"local size {local_size}"]
+    text = "\n".join([python_source(canonical)] + bodies + launch)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

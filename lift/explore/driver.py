@@ -4,10 +4,13 @@
 device worker with the inputs, and measures (or reads from the output folder) the device's streaming
 bandwidth. It then pulls candidates from the search, skipping those already in the log, generates
 their code and predicts their time with the cost model; within a window of `2 * jobs` candidates the
-ones predicted fastest go first. `jobs` build workers compile ahead while the single device worker
-runs, checks and times one candidate at a time. Every evaluation is logged at once, and a new best
-candidate is written out at once. The loop stops when the candidates run out, after
-`max_candidates`, or at the budget (the candidate in flight then is dropped, not logged).
+ones predicted fastest go first. A candidate whose program has kernels that the generator leaves to the
+driver to size (`map-global` kernels) is evaluated at each work-group size of `work_group_sizes` the device
+can run (`Candidate.local_size`), these evaluations one after the other; the search hears the best of them.
+`jobs` build workers compile ahead while the single device worker runs, checks and times one candidate at
+a time. Every evaluation is logged at once, and a new best candidate is written out at once. The loop
+stops when the candidates run out, after `max_candidates`, or at the budget (the candidate in flight then
+is dropped, not logged).
 """
 
 from __future__ import annotations
@@ -17,16 +20,16 @@ import math
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Optional
+from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
 from lift.errors import LiftError
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
-from lift.explore.candidate import Candidate
+from lift.explore.candidate import LOCAL_SIZE, Candidate
 from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.plan import RunPlan, make_plan
@@ -39,6 +42,14 @@ from lift.ir.printer import paper
 from lift.ir.program_file import ProgramFile, load_program_file
 from lift.ir.typecheck import infer
 from lift.opencl_gen.kernels import GeneratedProgram
+from lift.opencl_gen.launch import check_launch, local_size_overrides
+
+# The work-group sizes tried for kernels whose local size the generator leaves to the driver (None: the
+# driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
+# is what a CPU driver such as PoCL runs best when each work-item already loops over a chunk (its own choice
+# halved a fused BiCGK kernel's speed); 64 is a multiple of an NVIDIA warp (32) and an AMD wavefront (64),
+# small enough for any device, and lets a CPU driver vectorise across work-items.
+WORK_GROUP_SIZES = (None, 1, 64)
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 EXHAUSTED, MAX_CANDIDATES, BUDGET = "candidates exhausted", "max candidates reached", "budget used up"
@@ -145,6 +156,10 @@ class ExploreResult:
         if self.winner is not None:
             lines.append(f"winner: {self.winner.time_ms:.4f} ms, {self.winner.gbps:.2f} GB/s, written to "
                          f"{self.files['cl']}")
+            if LOCAL_SIZE in self.winner.params:
+                local = self.winner.params[LOCAL_SIZE]
+                lines.append("winner's work-group size (kernels the driver would size): "
+                             + ("the driver's choice" if local is None else str(local)))
         return lines
 
 
@@ -152,18 +167,20 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             *, budget_s: float, out_dir, device: Optional[str] = None, max_candidates: Optional[int] = None,
             jobs: int = 1, plot: bool = False, baseline: Optional[str] = None,
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
-            timing: TimingPolicy = TimingPolicy(), progress: bool = True) -> ExploreResult:
+            timing: TimingPolicy = TimingPolicy(), progress: bool = True,
+            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
     those already logged included, so that a resumed run goes on with the same ones; `baseline` names a
     hand-written lowered kernel of the same file, measured alongside for the table and the plot's
     reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
-    build and each evaluation; `timing` says when a candidate's time is stable. The output folder
+    build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes` are the
+    work-group sizes tried for kernels the driver would size (None: the driver's choice). The output folder
     receives the log, the inputs, the bandwidth, the winner's files and, with `plot`, the plot.
     """
     deadline = time.monotonic() + budget_s
-    _check_settings(budget_s, jobs, max_candidates)
+    _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
     pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
     if baseline is not None:
         pf.kernel(baseline)
@@ -183,7 +200,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
                                                   facts.vector_width)
         with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
             search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
-                             max_candidates, shown)
+                             max_candidates, shown, tuple(work_group_sizes),
+                             (facts.max_work_group_size, facts.max_item_sizes))
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
             stopped = search.run(candidates)
@@ -195,7 +213,7 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
                                "takes the reference interpreter, the device worker and the bandwidth measurement): "
                                "give a larger budget")
         raise ExploreError("the search gave no candidates to evaluate")
-    ranked = sorted((r for r in found if r.ok), key=lambda r: r.time_ms) + \
+    ranked = sorted((r for r in found if r.ok), key=lambda r: (r.key not in search.remeasured, r.time_ms)) + \
         sorted((r for r in found if not r.ok), key=lambda r: r.status)
     base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
     result = ExploreResult(problem.kernel, dict(problem.sizes), facts.label, bandwidth, ranked, base,
@@ -208,13 +226,17 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     return result
 
 
-def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int]) -> None:
+def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], work_group_sizes: Sequence) -> None:
     if budget_s <= 0:
         raise ExploreError(f"the budget must be positive, got {budget_s} s")
     if jobs < 1:
         raise ExploreError(f"jobs must be at least 1, got {jobs}")
     if max_candidates is not None and max_candidates < 1:
         raise ExploreError(f"max_candidates must be at least 1, got {max_candidates}")
+    if not work_group_sizes or len(set(work_group_sizes)) != len(work_group_sizes) or \
+            any(n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1) for n in work_group_sizes):
+        raise ExploreError("work_group_sizes must be distinct positive work-group sizes or None (the driver's "
+                           f"choice), at least one, got {work_group_sizes!r}")
 
 
 @dataclass
@@ -226,6 +248,17 @@ class _Prepared:
     generated: Optional[GeneratedProgram] = None
     plan: Optional[RunPlan] = None
     predicted_ms: Optional[float] = None
+    origin: Optional[str] = None
+
+
+@dataclass
+class _Tally:
+    """The evaluations of a candidate at several work-group sizes still to come, and the best so far: the
+    search hears of the candidate once, at the best of them, as if it had been measured once."""
+
+    origin: Candidate
+    left: int
+    best: Optional[Record] = None
 
 
 class _Search:
@@ -233,16 +266,20 @@ class _Search:
 
     def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builds: BuildPool,
                  model: cost_model.DeviceModel, device: str, out_dir: Path, deadline: float, timeout_s: float,
-                 jobs: int, max_candidates: Optional[int], progress: ExploreProgress):
+                 jobs: int, max_candidates: Optional[int], progress: ExploreProgress,
+                 work_group_sizes: tuple, limits: tuple):
         self.problem, self.log, self.worker, self.builds, self.model = problem, log, worker, builds, model
         self.device, self.out_dir, self.deadline, self.timeout_s = device, out_dir, deadline, timeout_s
         self.jobs, self.max_candidates, self.progress = jobs, max_candidates, progress
+        self.work_group_sizes, self.limits = work_group_sizes, limits  # limits: max work-group, item sizes
+        self.tallies: dict = {}
         self.started = time.monotonic()
         self.seen: set = set()
         self.evaluated = self.failed = self.skipped = 0
         self.end = EXHAUSTED
         self.observe = None
         self.kept: dict = {}
+        self.remeasured: set = set()  # keys of the final round's candidates
         self.offered: dict = {}
         logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
         self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
@@ -283,7 +320,8 @@ class _Search:
         """Measure this run's fastest candidates again, interleaved, and log the medians of these rounds.
 
         Candidates measured minutes apart on a shared machine see different loads; measured side by
-        side, the winner is the one that is fastest, not the one that was measured in a quiet moment.
+        side, the winner is the one that is fastest, not the one that was measured in a quiet moment: they
+        rank ahead of the others (`remeasured`), whose times were not taken beside theirs.
         The fastest of every run so far take part (a resumed run generates the earlier ones again); a run
         that measured nothing new measures nothing again.
         """
@@ -310,6 +348,7 @@ class _Search:
             outcomes = sorted(samples[item.candidate.key], key=lambda o: o.timing.median_ms)
             if outcomes:
                 self._record(item, outcomes[len(outcomes) // 2], counted=False)
+                self.remeasured.add(item.candidate.key)
 
     def _build_ahead(self, building: deque, ordered: Iterator[_Prepared]) -> None:
         while len(building) < self.jobs and self.remaining() > 0:
@@ -330,8 +369,8 @@ class _Search:
         self._record(item, outcome)
         return True
 
-    def _prepared(self, candidates: Iterator[Candidate]) -> Iterator[_Prepared]:
-        """New candidates, generated and predicted; those that fail to generate are recorded here."""
+    def _prepared(self, candidates: Iterator[Candidate]) -> Iterator[list]:
+        """The new evaluations of each new candidate (`_variants`), one list per candidate that has any."""
         taken = 0
         while self.max_candidates is None or taken < self.max_candidates:
             candidate = next(candidates, None) if self.remaining() > 0 else None
@@ -341,33 +380,94 @@ class _Search:
                 continue
             self.seen.add(candidate.key)
             taken += 1
-            logged = self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
-            self.offered[candidate.key] = candidate
-            if logged is not None:
-                self.skipped += 1
-                self._tell(candidate, logged)
+            group = self._variants(candidate)
+            if group:
+                yield group
+            else:
                 self._show()
-                continue
-            item = self._prepare(candidate, CANDIDATE)
-            if item is not None:
-                yield item
         self.end = MAX_CANDIDATES
 
-    def _ordered(self, items: Iterator[_Prepared]) -> Iterator[_Prepared]:
-        """`items` reordered by predicted time within a window of `2 * jobs` (unknown predictions last)."""
+    def _variants(self, candidate: Candidate) -> list:
+        """The evaluations `candidate` needs, generated and predicted, in the order of `work_group_sizes`.
+
+        A program with no kernel the driver would size is evaluated once, as it is. Otherwise it is
+        evaluated at each work-group size the device can run (`_fits`; a size it cannot is dropped, not
+        logged, and a program it can run at none is left out). Evaluations the log holds are skipped, and a failure to generate is recorded. The log
+        says without generating anything whether an earlier run found the program tunable: its record at
+        the driver's choice notes the local size (a program measured before work-group sizes were searched
+        is not measured again).
+        """
+        self.offered[candidate.key] = candidate
+        base = self._find(candidate)
+        if base is not None and LOCAL_SIZE not in base.params:
+            return self._skip(candidate, [base])
+        variants = [candidate.with_local_size(n) for n in self.work_group_sizes]
+        logged = {v.key: self._find(v) for v in variants}
+        if all(r is not None for r in logged.values()):
+            self.offered.update({v.key: v for v in variants})
+            return self._skip(candidate, list(logged.values()))
+        item = self._prepare(candidate, CANDIDATE)
+        if item is None or all(k.launch.local_size is not None for k in item.generated.kernels):
+            return [] if item is None else [item]
+        self.offered.update({v.key: v for v in variants})
+        todo = [v for v in variants if logged[v.key] is None and self._fits(item.generated, v.local_size)]
+        done = [r for r in logged.values() if r is not None]
+        if not todo:
+            return self._skip(candidate, done) if done else []
+        self.tallies[candidate.key] = _Tally(candidate, len(todo) + len(done))
+        for record in done:
+            self.skipped += 1
+            self._settle(candidate.key, candidate, record)
+        group = []
+        for v in todo:
+            prepared = replace(item, candidate=v, origin=candidate.key) if v.local_size is None else \
+                self._prepare(v, CANDIDATE, candidate.key)
+            if prepared is not None:
+                group.append(prepared)
+        return group
+
+    def _fits(self, generated: GeneratedProgram, local_size: Optional[int]) -> bool:
+        """Whether the device can run `generated` with `local_size` work-items per work-group in its kernels
+        the driver would size: the size divides their global sizes and the device's limits allow it."""
+        if local_size is None:
+            return True
+        max_work_group, max_item_sizes = self.limits
+        try:
+            for i, launch in local_size_overrides(generated.kernels, local_size).items():
+                check_launch(launch, self.problem.sizes, max_work_group, max_item_sizes, generated.kernels[i].name)
+        except LiftError:
+            return False
+        return True
+
+    def _skip(self, candidate: Candidate, records: list) -> list:
+        """Count the logged evaluations of `candidate` as skipped and tell the search the best of them."""
+        self.skipped += len(records)
+        working = [r for r in records if r.ok]
+        self._tell(candidate, min(working, key=lambda r: r.time_ms) if working else records[0])
+        return []
+
+    def _ordered(self, groups: Iterator[list]) -> Iterator[_Prepared]:
+        """The evaluations of `groups` (one per candidate), the candidates reordered by predicted time within
+        a window of `2 * jobs` (unknown predictions last); a candidate's evaluations stay together, in their
+        order, placed by the fastest of their predictions."""
         window: list = []
-        for i, item in enumerate(items):
-            heapq.heappush(window, (item.predicted_ms if item.predicted_ms is not None else math.inf, i, item))
+        for i, group in enumerate(groups):
+            predicted = min((item.predicted_ms for item in group if item.predicted_ms is not None), default=math.inf)
+            heapq.heappush(window, (predicted, i, group))
             if len(window) >= 2 * self.jobs:
-                yield heapq.heappop(window)[2]
+                yield from heapq.heappop(window)[2]
         while window:
-            yield heapq.heappop(window)[2]
+            yield from heapq.heappop(window)[2]
+
+    def _find(self, candidate: Candidate) -> Optional[Record]:
+        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
 
     def _logged(self, candidate: Candidate, role: str) -> bool:
         return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
 
-    def _prepare(self, candidate: Candidate, role: str) -> Optional[_Prepared]:
-        """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None."""
+    def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[_Prepared]:
+        """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None.
+        `origin` is the key of the search's candidate that `candidate` evaluates at a work-group size."""
         p = self.problem
         try:
             types = infer(candidate.program).param_types
@@ -377,16 +477,17 @@ class _Search:
             generated = candidate.generate(p.kernel, p.sizes)
             plan = make_plan(generated, p.sizes)
         except LiftError as e:
-            self._record(_Prepared(candidate, role), Outcome(GENERATE, str(e)))
+            self._record(_Prepared(candidate, role, origin=origin), Outcome(GENERATE, str(e)))
             return None
         except Exception as e:
-            self._record(_Prepared(candidate, role), Outcome(GENERATE, f"internal error: {type(e).__name__}: {e}"))
+            self._record(_Prepared(candidate, role, origin=origin),
+                         Outcome(GENERATE, f"internal error: {type(e).__name__}: {e}"))
             return None
         try:
             predicted = cost_model.predict(cost_model.profile(generated), self.model)
         except ValueError:
             predicted = math.inf
-        return _Prepared(candidate, role, generated, plan, predicted if math.isfinite(predicted) else None)
+        return _Prepared(candidate, role, generated, plan, predicted if math.isfinite(predicted) else None, origin)
 
     def _record(self, item: _Prepared, outcome: Outcome, counted: bool = True) -> None:
         c, t = item.candidate, outcome.timing
@@ -398,7 +499,8 @@ class _Search:
                         derivation=c.derivation, params=dict(c.params), role=item.role, **times)
         self.log.append(record)
         if item.role == CANDIDATE:
-            self._tell(c, record)
+            if counted:  # the final round's medians come after the search has given its candidates
+                self._settle(item.origin or c.key, c, record)
             self.evaluated += counted
             self.failed += not record.ok
             if record.ok:
@@ -408,6 +510,20 @@ class _Search:
                 self.best = record
                 report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record, self.problem.program)
         self._show()
+
+    def _settle(self, origin: str, candidate: Candidate, record: Record) -> None:
+        """Count `record` (of `candidate`) towards the evaluations of the search's candidate `origin`; tell the
+        search when it has them all (at once for a candidate evaluated once)."""
+        tally = self.tallies.get(origin)
+        if tally is None:
+            self._tell(candidate, record)
+            return
+        tally.left -= 1
+        if record.ok and (tally.best is None or record.time_ms < tally.best.time_ms):
+            tally.best = record
+        if tally.left <= 0:
+            del self.tallies[origin]
+            self._tell(tally.origin, tally.best or record)
 
     def _tell(self, candidate: Candidate, record: Record) -> None:
         """Feed a result back to a search that learns from them (one with an `observe` method)."""

@@ -201,14 +201,15 @@ def _applied_depth(f, d: int, source: FunCall):
 
 
 def _flops(e, times: float) -> float:
-    """User-function applications in `e`, each counted as often as its maps and reductions run it."""
+    """The floating-point operations of `e`: its user functions' (`UserFun.flops`), each counted as often as
+    its maps and reductions run it."""
     if not isinstance(e, FunCall):
         return 0.0
     total = sum(_flops(a, times) for a in e.args)
     f = e.f
     n = _int(e.args[0].t.length) if e.args and isinstance(e.args[0].t, ArrayType) else 1
     if isinstance(f, UserFun):
-        return total + times
+        return total + times * f.flops
     if isinstance(f, (P.AbstractMap, P.Fold)):
         return total + _function_flops(f.f, times * n)
     if isinstance(f, Lambda):
@@ -218,7 +219,7 @@ def _flops(e, times: float) -> float:
 
 def _function_flops(f, times: float) -> float:
     if isinstance(f, UserFun):
-        return times
+        return times * f.flops
     if isinstance(f, Lambda):
         return _flops(f.body, times)
     if isinstance(f, (P.AbstractMap, P.Fold)):
@@ -522,21 +523,19 @@ class Table4Row:
 
 
 def table4(name: str, call_graph: CallGraph, sizes: Mapping[str, int],
-           measure: Callable[[Lowered], Optional[float]], budget: int, chunks: Sequence[int] = (64,),
-           limits: part.DeviceLimits = part.DeviceLimits(), model: part.CostModel = part.CostModel(),
-           widths: Sequence[int] = (1,)) -> Table4Row:
+           measure: Callable[[Sequence[Lowered]], Sequence[Optional[float]]], budget: int,
+           chunks: Sequence[int] = (64,), limits: part.DeviceLimits = part.DeviceLimits(),
+           model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> Table4Row:
     """Measure up to `budget` implementations in predicted order (the DP's choice, fuse-all-legal and
-    fuse-nothing always among them) with `measure` (a lowered program to its median ms after checking its
-    outputs, None when it fails) and summarise them as Table 4 does."""
+    fuse-nothing always among them) with `measure` (the lowered programs, all at once so that it may time
+    them interleaved, to their ms after checking their outputs, None for one that fails) and summarise
+    them as Table 4 does."""
     impls = implementations(call_graph, sizes, chunks, limits, model, widths)
     chosen = list(range(min(budget, len(impls))))
     chosen += [i for i, im in enumerate(impls)
                if im.roles and im.chunk == chunks[0] and im.width == widths[0] and i not in chosen]
-    times = {}
-    for i in chosen:
-        t = measure(impls[i].lower(call_graph, sizes))
-        if t is not None and math.isfinite(t):
-            times[i] = t
+    measured = measure([impls[i].lower(call_graph, sizes) for i in chosen])
+    times = {i: t for i, t in zip(chosen, measured) if t is not None and math.isfinite(t)}
     if not times:
         raise KernelFusionError(f"{name}: no implementation ran")
     fastest = min(times, key=times.get)

@@ -55,6 +55,7 @@ class DeviceFacts:
     local_mem_bytes: int
     max_work_group_size: int
     vector_width: int
+    max_item_sizes: tuple = ()
 
 
 class Worker:
@@ -266,4 +267,4 @@ def _facts(device) -> DeviceFacts:
 
     return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
                        device.max_compute_units, device.local_mem_size, device.max_work_group_size,
-                       device.native_vector_width_float)
+                       device.native_vector_width_float, tuple(device.max_work_item_sizes))

@@ -73,6 +73,14 @@ class PythonUserFun:
         return _CWriter(self.param_names, out_type, local_types).write(body)
 
     @cached_property
+    def flops(self) -> int:
+        """Floating-point operations of one application: the arithmetic operators (`+ - * / % **`) and calls
+        on floating-point values in every statement, both branches of a condition included (on vectors
+        the hardware runs both). `idf` has none, `add` one, `abs_and_add` one."""
+        body, _ = _typed_body(self, self.in_types, self.out_type)
+        return sum(_flops_of(stmt) for stmt in body)
+
+    @cached_property
     def numpy_impl(self) -> Callable:
         """The function on numpy arrays: vector values carry a trailing lane axis, tuples are Python tuples."""
         body, _ = _typed_body(self, self.in_types, self.out_type)
@@ -323,6 +331,18 @@ _UNSUPPORTED = {
     ast.YieldFrom: "`yield` expressions", ast.Await: "`await` expressions", ast.Starred: "`*` unpackings",
     ast.Slice: "slices", ast.Tuple: "tuples outside a `return` statement",
 }
+
+
+def _flops_of(node) -> int:
+    """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`)."""
+    if isinstance(node, tuple):
+        return sum(_flops_of(n) for n in node)
+    if not hasattr(node, "__dataclass_fields__"):
+        return 0
+    own = 0
+    if isinstance(node, (_Binary, _Call)) and _scalar(node.type) in (Float, Double):
+        own = 1 if isinstance(node, _Call) or node.op in ("+", "-", "*", "/", "%", "**") else 0
+    return own + sum(_flops_of(getattr(node, f)) for f in node.__dataclass_fields__ if f != "type")
 
 
 def _typed_body(fun: PythonUserFun, in_types: tuple, out_type: Type) -> tuple:

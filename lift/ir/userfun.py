@@ -45,6 +45,12 @@ class UserFun(FunDecl):
     def arity(self) -> int:
         return len(self.param_names)
 
+    @property
+    def flops(self) -> int:
+        """Floating-point operations of one application: counted in the body of a function written in Python
+        (`PythonUserFun.flops`); one for a C body, which is not parsed."""
+        return self.origin.flops if self.origin is not None else 1
+
     def c_body(self, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
         """The C body for the declared types, or for the vector types of `vectorize-n(f)`."""
         if self.origin is not None:

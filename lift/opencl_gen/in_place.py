@@ -13,7 +13,8 @@ it emitted for the program stays correct when the two buffers are one:
 - no kernel after the first one that writes reads `x` again.
 
 Anything else (a stencil reading neighbours, a reduction reading `x` after a map overwrote it, a user
-function taking the whole array) is refused with the reason.
+function taking the whole array) is refused with the reason. The first criterion (`misalignment`) also
+decides whether a sequential fold may update its array accumulator in place (`lift.opencl_gen.kernels`).
 """
 
 from __future__ import annotations
@@ -44,21 +45,34 @@ def check_in_place(name: str, sites: Sequence[Site]) -> None:
     if not writers:
         raise LiftCodegenError(f"the result cannot overwrite input {name}: no kernel writes the result to memory")
     for k in writers:
-        reads = [s for s in sites if s.kernel == k and not s.write]
-        (write, *more) = [s for s in sites if s.kernel == k and s.write]
-        if more or len(reads) > 1:
-            raise LiftCodegenError(
-                f"the result cannot overwrite input {name}: kernel {k} reads it at {len(reads)} places and writes "
-                f"it at {1 + len(more)}, not one element read then written by the same iteration")
-        if reads and (reads[0].index is None or
-                      (reads[0].index, reads[0].width, reads[0].depth) != (write.index, write.width, write.depth)):
-            raise LiftCodegenError(
-                f"the result cannot overwrite input {name}: kernel {k} reads {name} at another element than "
-                f"the one it writes ({_where(reads[0])} vs {_where(write)})")
+        reason = misalignment(name, [s for s in sites if s.kernel == k])
+        if reason:
+            raise LiftCodegenError(f"the result cannot overwrite input {name}: kernel {k} {reason}")
     later = [s.kernel for s in sites if s.kernel > writers[0] and s.kernel not in writers]
     if later:
         raise LiftCodegenError(f"the result cannot overwrite input {name}: kernel {later[0]} reads {name} after "
                                f"kernel {writers[0]} has overwritten it")
+
+
+def misalignment(name: str, sites: Sequence[Site]) -> Optional[str]:
+    """Why the accesses `sites` to memory `name` (one kernel's, or one step of a fold) are not each element
+    read then written by the same iteration, or None where they are.
+
+    They are when `name` is written at one site and read at most at one, with the same index, width and loop
+    depth: the value written over an element is then computed from that element alone. This is the
+    criterion for a result written over an input (`check_in_place`) and for a fold updating its array
+    accumulator in place (`lift.opencl_gen.kernels`).
+    """
+    reads = [s for s in sites if not s.write]
+    writes = [s for s in sites if s.write]
+    if len(writes) != 1 or len(reads) > 1:
+        return (f"reads it at {len(reads)} places and writes it at {len(writes)}, not one element read then "
+                "written by the same iteration")
+    (write,) = writes
+    if reads and (reads[0].index is None or
+                  (reads[0].index, reads[0].width, reads[0].depth) != (write.index, write.width, write.depth)):
+        return f"reads {name} at another element than the one it writes ({_where(reads[0])} vs {_where(write)})"
+    return None
 
 
 def _where(s: Site) -> str:

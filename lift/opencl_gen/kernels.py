@@ -7,6 +7,11 @@ expression once. Data-layout patterns become views (`lift.opencl_gen.views`); `m
 `reduce-seq` a loop over a private accumulator; `iterate` a loop over two buffers whose pointers swap
 (paper 3.1); `toLocal`, `toGlobal`, `toPrivate` choose the memory of a result.
 
+A fold with an array accumulator (`reduce-seq`, `map-accum-seq`) keeps it where its result goes and writes
+each step's new accumulator over the old one, where each element of the new one is computed from the same
+element of the old (`lift.opencl_gen.in_place.misalignment`, as for a result written over an input); a
+step that reads the accumulator elsewhere is emitted into a fresh buffer, copied back after it.
+
 A computation at the program's top level, outside every map, needs all of its input before it starts:
 each one becomes its own kernel, with a temporary buffer between it and the next (Brook's multi-pass
 reductions: asum's final `reduce-seq ∘ join ∘ map-workgroup(...)` is two kernels).
@@ -34,7 +39,7 @@ from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.opencl_gen import views as V
-from lift.opencl_gen.in_place import Site, check_in_place
+from lift.opencl_gen.in_place import Site, check_in_place, misalignment
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type,
                                     is_storable, output_types)
@@ -112,6 +117,7 @@ class _Generator:
         self.in_place = in_place
         self.in_place_mem: Optional[Memory] = None
         self.sites: list = []
+        self.watches: list = []
         self.typed = typed
         self.sizes = sizes
         self.launches = launches
@@ -190,6 +196,7 @@ class _Generator:
             raise LiftCodegenError(f"the result cannot overwrite input {mem.name}: the result has type {t}, "
                                    f"{mem.name} holds {mem.size} elements of {mem.elem}")
         self.in_place_mem = mem
+        self.watches.append((mem, self.sites))
         outputs.append(mem)
         return V.MemView(mem, t)
 
@@ -208,17 +215,34 @@ class _Generator:
     def record(self, access: V.Access, write: bool = False) -> None:
         if self.kernel is None:
             return
-        if isinstance(access, V.MemAccess) and access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
-            self.kernel.memories[access.mem.name] = access.mem
-            if access.mem is self.in_place_mem:
-                self.site(write, access.index, access.width)
+        if isinstance(access, V.MemAccess):
+            if access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
+                self.kernel.memories[access.mem.name] = access.mem
+            self.site(access.mem, write, access.index, access.width)
         for part in getattr(access, "parts", ()) or ():
             self.record(part, write)
         if isinstance(access, V.GuardedAccess):
             self.record(access.inner, write)
 
-    def site(self, write: bool, index: Optional[ArithExpr], width: int = 1) -> None:
-        self.sites.append(Site(len(self.kernels), write, index, width, len(self.scope)))
+    def site(self, mem: Memory, write: bool, index: Optional[ArithExpr], width: int = 1) -> None:
+        """Record an access to `mem` where it is watched: `self.watches` pairs a memory with the list of its
+        `Site`s (the input the result overwrites, a fold's array accumulator during one step)."""
+        for watched, sites in self.watches:
+            if watched is mem:
+                sites.append(Site(len(self.kernels), write, index, width, len(self.scope)))
+
+    def mark(self) -> tuple:
+        """The state of emission that `rewind` goes back to: the code, memories and sites so far."""
+        return (len(self.lines), len(self.temporaries), len(self.kernel.locals), dict(self.kernel.memories),
+                [(sites, len(sites)) for _, sites in self.watches])
+
+    def rewind(self, mark: tuple) -> None:
+        """Take back what was emitted since `mark` (user functions declared meanwhile stay, unused)."""
+        lines, temporaries, local_mems, memories, watched = mark
+        del self.lines[lines:], self.temporaries[temporaries:], self.kernel.locals[local_mems:]
+        self.kernel.memories = memories
+        for sites, n in watched:
+            del sites[n:]
 
     def lets(self, lets: tuple) -> None:
         for var, text in dict.fromkeys(lets):
@@ -514,8 +538,7 @@ class _Generator:
                                            "global buffer (an input or a toGlobal result)")
                 if self.kernel is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.kernel.memories[mem.name] = mem
-                    if mem is self.in_place_mem:
-                        self.site(False, None)
+                self.site(mem, False, None)
                 values.append(mem.name)
             else:
                 text = self.read(a)
@@ -662,7 +685,7 @@ class _Generator:
 
     def reduce_arrays(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
         """`reduce-seq` with an array accumulator: it lives where the result goes, initialised there and
-        updated in place by `f` (element `j` of the new accumulator is computed from element `j` of the old)."""
+        updated by each step of `f` (`fold_step`: in place where that is sound)."""
         (a,) = args
         if out is None:
             out = self.allocate(t, self.default_space(), path)
@@ -670,15 +693,48 @@ class _Generator:
         self.emit(f.init, acc, f"{path}.init")
 
         def body(i):
-            self.call(f.f, [acc, a.index(i)], f.init.t, acc, f"{path}.f")
+            self.fold_step(f, acc, a.index(i), f.init.t, lambda new: new, f"{path}.f")
 
         self.fold_loop(a.type.length, body, "reduce-seq")
         return out
 
+    def fold_step(self, f: P.Fold, acc: V.View, x: V.View, t: Type, out, path: str) -> None:
+        """One step `f(acc, x)` of a fold with the array accumulator `acc`, stored into `out(new)`, the
+        step's destination when its new accumulator goes to `new`.
+
+        The new accumulator is first written over the old one. That is sound when, within the step, the
+        accumulator is written at one site and read at most at one, at the same element
+        (`lift.opencl_gen.in_place.misalignment`): every fold the rewrite rules build,
+        `map(add)(zip(acc, row))`, is so. A step that reads other elements than it writes (a reordered
+        accumulator, `acc[0]` in every element, the whole array handed to a user function) would read
+        elements it has already overwritten: its code is taken back and emitted again into a fresh buffer,
+        copied over the accumulator after the step.
+        """
+        watches = [(m, []) for m in _memories(acc)]
+        mark = self.mark()
+        self.watches += watches
+        try:
+            self.call(f.f, [acc, x], t, out(acc), path)
+        finally:
+            del self.watches[len(self.watches) - len(watches):]
+        if all(misalignment(m.name, sites) is None for m, sites in watches):
+            return
+        self.rewind(mark)
+        new = self.allocate(f.init.t, _space_of(acc), path)
+        self.call(f.f, [acc, x], t, out(new), path)
+        self.copy(new, acc)
+
+    def copy(self, src: V.View, dst: V.View) -> None:
+        """`dst := src`, element by element in sequential loops."""
+        if isinstance(dst.type, ArrayType):
+            self.loop("seq", 0, dst.type.length, lambda i: self.copy(src.index(i), dst.index(i)), "copy")
+        else:
+            self.store(dst, self.read(src))
+
     def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, t: Type, out, path: str) -> V.View:
         """`map-accum-seq(f, z)`: one loop; step `i` stores its element at `i` of the first component of `out`
         and its accumulator over the last one. An array accumulator lives where the result's goes (as in
-        `reduce_arrays`), a scalar one in a private variable, stored after the loop."""
+        `reduce_arrays`, updated by `fold_step`), a scalar one in a private variable, stored after the loop."""
         (a,) = args
         if out is None:
             out = self.allocate(t, self.default_space(), path)
@@ -692,7 +748,11 @@ class _Generator:
         step_t = TupleType(t.elems[0].elem, acc_t)
 
         def body(i):
-            self.call(f.f, [acc, a.index(i)], step_t, V.TupleView((elems.index(i), acc), step_t), f"{path}.f")
+            if isinstance(acc_t, ArrayType):
+                self.fold_step(f, acc, a.index(i), step_t, lambda new: V.TupleView((elems.index(i), new), step_t),
+                               f"{path}.f")
+            else:
+                self.call(f.f, [acc, a.index(i)], step_t, V.TupleView((elems.index(i), acc), step_t), f"{path}.f")
 
         self.fold_loop(a.type.length, body, "map-accum-seq")
         if not isinstance(acc_t, ArrayType):
@@ -838,6 +898,29 @@ def _space_of(view: V.View) -> str:
         if view is None:
             return "private"
     return view.mem.space
+
+
+def _memories(view: V.View) -> list:
+    """The memories holding the elements of `view` (one per component of an array of tuples held apart).
+
+    A view maps all its elements into the same memories, so its first element tells them."""
+    t, depth = view.type, 0
+    while isinstance(t, ArrayType):
+        t, depth = t.elem, depth + 1
+    try:
+        access = view.access((Cst(0),) * depth)
+    except LiftCodegenError:
+        if not isinstance(t, TupleType):
+            raise
+        return list(dict.fromkeys(m for k in range(len(t.elems)) for m in _memories(view.get(k))))
+    return list(dict.fromkeys(_accessed(access)))
+
+
+def _accessed(access: V.Access) -> list:
+    """The memories an access reads or writes."""
+    inner = (access.inner,) if isinstance(access, V.GuardedAccess) else ()
+    own = [access.mem] if isinstance(access, V.MemAccess) else []
+    return own + [m for a in (getattr(access, "parts", ()) or ()) + inner for m in _accessed(a)]
 
 
 def _is_tuple_of_arrays(e: FunCall) -> bool:

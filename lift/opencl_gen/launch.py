@@ -58,6 +58,21 @@ def derive_launch(call: FunCall) -> Launch:
     return SEQUENTIAL
 
 
+def local_size_overrides(kernels, local_size: int) -> dict:
+    """Launch overrides (kernel index to launch, as `generate(..., launch=...)` takes them) giving every kernel
+    whose local size the generator leaves to the driver (a `map-global` kernel) work-groups of `local_size`
+    work-items.
+
+    The generator decides nothing, so a search picks `local_size` (`lift explore`, the benchmarks) and this
+    only spells it out: the global sizes stay, the work-group is `local_size` work-items along dimension 0
+    (the innermost map's, whose neighbouring work-items read neighbouring elements) and one along the others,
+    so that it holds `local_size` work-items whatever the kernel's dimensions. Whether a device can run the
+    result is `check_launch`'s to say. `kernels` are a generated program's, in launch order.
+    """
+    return {i: Launch(k.launch.global_size, (Cst(local_size),) + (Cst(1),) * (len(k.launch.global_size) - 1))
+            for i, k in enumerate(kernels) if k.launch.local_size is None}
+
+
 def check_launch(launch: Launch, sizes: Mapping[str, int], max_work_group: int, max_item_sizes: tuple,
                  where: str) -> None:
     """Reject a launch the device cannot run, before it is attempted."""
