@@ -1,7 +1,7 @@
 """The kernel-fusion paper's Table 4 for the Table 1 sequences on the default OpenCL device.
 
 For each sequence: the implementations (legal partitions of its calls × chunk sizes × vector widths), measured in the
-partition model's predicted order up to a budget (the DP's choice, fuse-all-legal and fuse-nothing always),
+partition model's predicted order (with the device's figures, as `lift explore` predicts) up to a budget (the DP's choice, fuse-all-legal and fuse-nothing always),
 each checked against `lift.interpret` of the high-level sequence before it is timed. Prints the number of
 implementations, timed in interleaved rounds (best time of each), the rank of the fastest measured, the first choice's quality (fastest / first choice),
 the worst (fastest / slowest), and the DP's, fuse-all-legal's and fuse-nothing's times.
@@ -17,7 +17,11 @@ from pathlib import Path
 from benchmarks.measure import check_outputs, interleaved
 from lift import CallGraph, interpret
 from lift.explore import kernel_fusion as kf
+from lift.explore import partition as part
+from lift.explore.bandwidth import measure_bandwidth
+from lift.explore.worker import device_facts
 from lift.ir.program_file import load_program_file
+from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 
 SEQUENCES = Path(__file__).resolve().parent.parent / "examples" / "sequences.py"
@@ -48,6 +52,14 @@ def measurer(name: str, inputs: list, reference: tuple, sizes: dict):
     return measure
 
 
+def device_cost_model(sizes: dict) -> part.CostModel:
+    """The partition cost model of the default OpenCL device, as `lift explore` makes it: the device's
+    facts and its streaming bandwidth measured over as many bytes as a vector and a matrix of `sizes`."""
+    device = runtime.select_device()
+    nbytes = 4 * (sizes["K"] + sizes["M"] * sizes["N"])
+    return part.CostModel.from_device_model(device_facts(device).model(measure_bandwidth(device, nbytes)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget", type=int, default=6, help="implementations measured per sequence")
@@ -61,6 +73,8 @@ def main() -> None:
     sizes.update({k: int(v) for k, v in (s.split("=") for s in args.size)})
     chunks = tuple(int(c) for c in args.chunks.split(","))
     widths = tuple(int(w) for w in args.widths.split(","))
+    model = device_cost_model(sizes)
+    print(f"cost model: {model}")
     rows = []
     for name in (args.only.split(",") if args.only else NAMES):
         program = pf.kernels[name]
@@ -68,7 +82,7 @@ def main() -> None:
         reference = interpret(program, *inputs, sizes=sizes)
         reference = reference if isinstance(reference, tuple) else (reference,)
         row = kf.table4(name, CallGraph.of(program), sizes, measurer(name, inputs, reference, sizes), args.budget,
-                        chunks, widths=widths)
+                        chunks, model=model, widths=widths)
         rows.append(row)
         print(_line(row), flush=True)
     print()

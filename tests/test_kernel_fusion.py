@@ -74,6 +74,11 @@ def test_the_partitioner_fuses_what_one_space_allows():
     impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
     assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1, 2),), 4), (((0, 1, 2),), 8)]
     assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 8
+    cpu = part.CostModel(bandwidth_gbps=50.0, peak_gflops=64.0, vector_width=16)
+    impls = kf.implementations(graph("bicgk"), {"M": 1024, "N": 1024}, (16, 64), model=cpu, widths=(1, 4, 8))
+    assert [(i.chunk, i.width) for i in impls[:2]] == [(16, 8), (64, 8)] and impls[0].blocks == ((0, 1),)
+    assert [i.predicted_ms for i in impls] == sorted(i.predicted_ms for i in impls)
+    assert impls[-1].width == 1
 
 
 def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error():

@@ -197,6 +197,14 @@ def test_device_figures_come_from_the_cost_models_device():
     assert kernel_time_ms(0, 0, Footprint(), 0, limits, m) == 0.01
 
 
+def test_a_kernel_narrower_than_the_devices_vectors_leaves_lanes_idle():
+    cpu = CostModel.from_device_model(DeviceModel.for_device("cpu", 2, 50.0, 0.002, 65536, 4096, 16))
+    assert (cpu.peak_gflops, cpu.vector_width) == (64.0, 16)
+    assert [cpu.at_width(w).peak_gflops for w in (1, 4, 16, 32)] == [4.0, 16.0, 64.0, 64.0]
+    compute_bound = [kernel_time_ms(1000, 1e6, Footprint(), 0, DeviceLimits(), cpu.at_width(w)) for w in (1, 8)]
+    assert compute_bound[0] > 7 * compute_bound[1]
+
+
 # --- the dynamic programme against the exhaustive search ----------------------------------------------
 
 

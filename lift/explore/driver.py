@@ -195,9 +195,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             nbytes = max(problem.useful_bytes // 2, 1 << 20)
             bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
                                lambda: measure_streaming(worker, nbytes))
-        model = cost_model.DeviceModel.for_device(facts.kind, facts.compute_units, bandwidth.gbps, bandwidth.launch_ms,
-                                                  facts.local_mem_bytes, facts.max_work_group_size,
-                                                  facts.vector_width)
+        model = facts.model(bandwidth)
+        if hasattr(candidates, "use_device"):
+            candidates.use_device(model)
         with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
             search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
                              max_candidates, shown, tuple(work_group_sizes),

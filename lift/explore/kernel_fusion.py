@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 from lift.errors import LiftError
 from lift.explore import partition as part
 from lift.explore.candidate import Candidate
+from lift.explore.cost_model import DeviceModel
 from lift.ir import patterns as P
 from lift.ir.call_graph import CallGraph, CallNode, Value, result_param
 from lift.ir.nodes import Expr, FunCall, Lambda, Param, free_params, substitute
@@ -453,8 +454,9 @@ def implementations(call_graph: CallGraph, sizes: Mapping[str, int], chunks: Seq
                     limits: part.DeviceLimits = part.DeviceLimits(),
                     model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> list:
     """Every legal partition of the calls (`partition.enumerate_partitions`) times every chunk size and
-    vector width, fastest predicted first (partitions in the model's order, then chunks and widths in
-    the order given); the DP's choice, fuse-all-legal and fuse-nothing are marked in `roles`."""
+    vector width, fastest predicted first: a partition at width `w` is predicted with `model.at_width(w)`
+    (the model does not tell chunk sizes apart: they keep the order given). The DP's choice,
+    fuse-all-legal and fuse-nothing are marked in `roles`."""
     graph = fusion_graph(call_graph, sizes)
     marks = {DP: part.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
              FUSE_ALL: part.fuse_all_legal(graph, limits, model), FUSE_NOTHING: part.fuse_nothing(graph, limits, model)}
@@ -462,8 +464,10 @@ def implementations(call_graph: CallGraph, sizes: Mapping[str, int], chunks: Seq
     for p in part.enumerate_partitions(graph, limits, model):
         roles = tuple(r for r, q in marks.items() if q.blocks == p.blocks)
         blocks = tuple(tuple(graph.index[name] for name in k.ops) for k in p.kernels)
-        out += [Implementation(blocks, c, p.time_ms, roles, w) for c in chunks for w in widths]
-    return out
+        names = [k.ops for k in p.kernels]
+        times = {w: part.predict(graph, names, limits, model.at_width(w)).time_ms for w in widths}
+        out += [Implementation(blocks, c, times[w], roles, w) for c in chunks for w in widths]
+    return sorted(out, key=lambda impl: impl.predicted_ms)
 
 
 def is_program_of_calls(program: Lambda) -> bool:
@@ -487,6 +491,11 @@ class SequenceSearch:
     limits: part.DeviceLimits = part.DeviceLimits()
     model: part.CostModel = part.CostModel()
     failures: list = field(default_factory=list)
+
+    def use_device(self, device: DeviceModel) -> None:
+        """Predict with the figures of the device the candidates will run on (the explorer calls this before
+        it takes any): its bandwidth, launch cost, native vector width and peak."""
+        self.model = part.CostModel.from_device_model(device)
 
     def __iter__(self) -> Iterator[Candidate]:
         cg = CallGraph.of(self.program)
@@ -526,15 +535,31 @@ def table4(name: str, call_graph: CallGraph, sizes: Mapping[str, int],
            measure: Callable[[Sequence[Lowered]], Sequence[Optional[float]]], budget: int,
            chunks: Sequence[int] = (64,), limits: part.DeviceLimits = part.DeviceLimits(),
            model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> Table4Row:
-    """Measure up to `budget` implementations in predicted order (the DP's choice, fuse-all-legal and
-    fuse-nothing always among them) with `measure` (the lowered programs, all at once so that it may time
-    them interleaved, to their ms after checking their outputs, None for one that fails) and summarise
-    them as Table 4 does."""
+    """Measure the first `budget` implementations that lower, in predicted order, and the first that lowers
+    of each of the DP's, fuse-all-legal's and fuse-nothing's partitions if none is among them, with
+    `measure` (the lowered programs, all at once so that it may time them interleaved, to their ms after
+    checking their outputs, None for one that fails), and summarise them as Table 4 does."""
     impls = implementations(call_graph, sizes, chunks, limits, model, widths)
-    chosen = list(range(min(budget, len(impls))))
-    chosen += [i for i, im in enumerate(impls)
-               if im.roles and im.chunk == chunks[0] and im.width == widths[0] and i not in chosen]
-    measured = measure([impls[i].lower(call_graph, sizes) for i in chosen])
+    lowered: dict = {}
+
+    def lower(i: int) -> None:
+        try:
+            lowered[i] = impls[i].lower(call_graph, sizes)
+        except KernelFusionError:  # a chunk that does not divide a width's vectors: not an implementation here
+            pass
+
+    for i in range(len(impls)):
+        if len(lowered) == budget:
+            break
+        lower(i)
+    for role in (DP, FUSE_ALL, FUSE_NOTHING):
+        for i, im in enumerate(impls):
+            if any(role in impls[j].roles for j in lowered):
+                break
+            if role in im.roles:
+                lower(i)
+    chosen = sorted(lowered)
+    measured = measure([lowered[i] for i in chosen])
     times = {i: t for i, t in zip(chosen, measured) if t is not None and math.isfinite(t)}
     if not times:
         raise KernelFusionError(f"{name}: no implementation ran")

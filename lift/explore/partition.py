@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -199,22 +199,31 @@ class DeviceLimits:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Device figures for predicting a kernel's time: streaming bandwidth (GB/s), peak arithmetic (Gflop/s),
-    launch cost (ms), the occupancy that hides memory latency (below it memory and compute stretch), and
-    how many partial results per reduced value a fused reduction leaves for its final pass."""
+    """Device figures for predicting a kernel's time: streaming bandwidth (GB/s), peak arithmetic (Gflop/s,
+    reached by kernels computing on vectors of the device's native `vector_width` lanes), launch cost (ms),
+    the occupancy that hides memory latency (below it memory and compute stretch), and how many partial
+    results per reduced value a fused reduction leaves for its final pass."""
 
     bandwidth_gbps: float = 500.0
     peak_gflops: float = 10000.0
     launch_ms: float = 0.005
     hiding_occupancy: float = 0.5
     partials: int = 64
+    vector_width: int = 1
 
     @classmethod
     def from_device_model(cls, m: DeviceModel, **others) -> "CostModel":
-        """The figures of the analytic cost model's device: bandwidth, launch, and the peak its `op_ns`
-        implies (one operation per `op_ns` per compute unit)."""
-        return cls(bandwidth_gbps=m.bandwidth_gbps, peak_gflops=m.compute_units / m.op_ns,
-                   launch_ms=m.launch_ms, **others)
+        """The figures of the analytic cost model's device: bandwidth, launch, its native vector width and
+        the peak its `op_ns` implies (one operation on every lane of a native vector per `op_ns` per
+        compute unit)."""
+        return cls(bandwidth_gbps=m.bandwidth_gbps, peak_gflops=m.compute_units * m.vector_width / m.op_ns,
+                   launch_ms=m.launch_ms, vector_width=m.vector_width, **others)
+
+    def at_width(self, width: int) -> "CostModel":
+        """The model of kernels computing on `width`-lane vectors: a narrower one than the device's native
+        vector leaves lanes idle, so its peak is `min(width, vector_width) / vector_width` of the device's."""
+        lanes = min(max(width, 1), self.vector_width)
+        return replace(self, peak_gflops=self.peak_gflops * lanes / self.vector_width)
 
 
 def occupancy(fp: Footprint, limits: DeviceLimits) -> float:

@@ -28,6 +28,7 @@ import numpy as np
 
 from lift.errors import LiftCodegenError, LiftDeviceError, LiftError
 from lift.explore.bandwidth import measure_bandwidth
+from lift.explore.cost_model import DeviceModel
 from lift.explore.evaluation import COMPILE, CRASH, OK, TIMEOUT, DeviceSession, Outcome, TimingPolicy
 from lift.opencl_gen import runtime
 
@@ -56,6 +57,11 @@ class DeviceFacts:
     max_work_group_size: int
     vector_width: int
     max_item_sizes: tuple = ()
+
+    def model(self, bandwidth) -> DeviceModel:
+        """The cost model's view of this device, with its measured `StreamingBandwidth`."""
+        return DeviceModel.for_device(self.kind, self.compute_units, bandwidth.gbps, bandwidth.launch_ms,
+                                      self.local_mem_bytes, self.max_work_group_size, self.vector_width)
 
 
 class Worker:
@@ -223,7 +229,7 @@ def _serve(conn, role: str, device_spec: Optional[str], data: Optional[Path], po
     except LiftError as e:
         conn.send(("error", str(e)))
         return
-    conn.send(("ready", _facts(device)))
+    conn.send(("ready", device_facts(device)))
     while True:
         try:
             kind, *payload = conn.recv()
@@ -262,7 +268,8 @@ def _build(device, source: str) -> Outcome:
     return Outcome(OK)
 
 
-def _facts(device) -> DeviceFacts:
+def device_facts(device) -> DeviceFacts:
+    """What the explorer needs to know of an OpenCL device (see `DeviceFacts`)."""
     import pyopencl as cl
 
     return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
