@@ -273,6 +273,7 @@ def test_work_group_sizes_of_driver_sized_kernels_are_searched_and_resumed(tmp_p
     written = json.loads(result.files["derivation"].read_text())
     manifest = json.loads(result.files["manifest"].read_text())
     assert written["key"] == result.winner.key, "the files written are the winner's"
+    assert result.remeasured == 5 and "#1-#5 measured again side by side" in result.table().title
     winner = variants.get(written["key"], fixed)
     assert written["params"] == winner.params
     assert manifest["kernels"] == manifest_of(winner.generate("scal", sizes))["kernels"]

@@ -127,6 +127,7 @@ class ExploreResult:
     stopped: str
     out_dir: Path
     files: dict = field(default_factory=dict)
+    remeasured: int = 0  # the first `remeasured` of `ranked` were measured again side by side at the end
 
     @property
     def winner(self) -> Optional[Record]:
@@ -142,7 +143,7 @@ class ExploreResult:
 
     def table(self, top: int = 10):
         """The ranking as a rich table (see `lift.explore.report.table`)."""
-        return report.table(self.ranked, self.bandwidth.gbps, self.baseline, top)
+        return report.table(self.ranked, self.bandwidth.gbps, self.baseline, top, self.remeasured)
 
     def summary(self) -> list:
         """Lines saying what was explored where, how it went, and how well the cost model ranked."""
@@ -217,7 +218,7 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
         sorted((r for r in found if not r.ok), key=lambda r: r.status)
     base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
     result = ExploreResult(problem.kernel, dict(problem.sizes), facts.label, bandwidth, ranked, base,
-                           search.evaluated, search.skipped, stopped, out_dir)
+                           search.evaluated, search.skipped, stopped, out_dir, remeasured=len(search.remeasured))
     if result.winner is not None:
         result.files.update({role: p for role, p in report.winner_paths(out_dir, problem.kernel).items() if p.exists()})
         if plot:

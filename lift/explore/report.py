@@ -66,8 +66,10 @@ def write_winner(out_dir: Path, kernel: str, candidate: Candidate, generated: Ge
     return paths
 
 
-def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Record] = None, top: int = 10):
-    """A rich table of the `top` fastest candidates (and the baseline), failures counted by class below it.
+def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Record] = None, top: int = 10,
+          remeasured: int = 0):
+    """A rich table of the `top` fastest candidates (and the baseline), failures counted by class below it;
+    the title says how many of the first were measured again side by side (they rank ahead of the rest).
 
     Columns: the median time and the inter-quartile half-width relative to it, the throughput and its
     share of the streaming bandwidth, the cost model's prediction, the derivation's length, and the
@@ -82,8 +84,10 @@ def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Re
     cells = [[label, f"{r.time_ms:.4f}", f"{50 * (r.q3_ms - r.q1_ms) / r.time_ms:.1f}%", f"{r.gbps:.2f}",
               f"{100 * r.gbps / streaming_gbps:.0f}%", "-" if r.predicted_ms is None else f"{r.predicted_ms:.4f}",
               str(len(r.derivation)), _truncate(r.expression)] for label, r in rows]
-    t = Table(title=f"fastest of {sum(r.ok for r in ranked)} working candidates", title_justify="left",
-              box=box.SIMPLE_HEAD)
+    title = f"fastest of {sum(r.ok for r in ranked)} working candidates"
+    if remeasured:
+        title += f" (#1-#{remeasured} measured again side by side at the end, ranked ahead of the others)"
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     for i, name in enumerate(("#", "ms", "±", "GB/s", "% bw", "model ms", "steps")):
         t.add_column(name, justify="right", no_wrap=True, min_width=max([len(name)] + [len(c[i]) for c in cells]))
     t.add_column("expression", overflow="fold")
