@@ -12,6 +12,7 @@ the worst (fastest / slowest), and the DP's, fuse-all-legal's and fuse-nothing's
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from benchmarks.measure import check_outputs, interleaved
@@ -44,7 +45,7 @@ def measurer(name: str, inputs: list, reference: tuple, sizes: dict):
                 continue
             reason = check_outputs(got, reference)
             if reason is None:
-                checked[i] = (lambda c: lambda: c.prepare(*inputs))(compiled)
+                checked[i] = partial(compiled.prepare, *inputs)
             else:
                 print(f"  {name}: implementation {i} is wrong: {reason}")
         times = interleaved(checked, ROUNDS, RUNS)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from functools import partial
 from pathlib import Path
 
 from benchmarks.measure import HostRun, check_outputs, interleaved
@@ -53,15 +54,10 @@ def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, width
                 if check_outputs(compiled(*inputs), reference) is not None:
                     raise AssertionError(f"{name} {blocks} chunk {chunk} width {width}: wrong output")
                 lowered[chunk, width, local] = compiled
-    times = interleaved({k: _run(c, inputs) for k, c in lowered.items()}, SEARCH_ROUNDS, RUNS)
+    times = interleaved({k: partial(c.prepare, *inputs) for k, c in lowered.items()}, SEARCH_ROUNDS, RUNS)
     best = min(times, key=lambda k: min(times[k]))
     compiled = lowered[best]
     return compiled, best, len(compiled.generated().kernels)
-
-
-def _run(compiled, inputs):
-    """A function giving a fresh run of `compiled` on `inputs` (buffers newly placed)."""
-    return lambda: compiled.prepare(*inputs)
 
 
 def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: tuple) -> dict:
@@ -82,7 +78,7 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: t
         blocks = tuple(tuple(graph.index[op] for op in k.ops) for k in p.kernels)
         compiled, (chunk, width, local), kernels = _best_lowering(name, cg, blocks, chunks, widths, locals_, inputs,
                                                                   reference, sizes)
-        runs[kind] = _run(compiled, inputs)
+        runs[kind] = partial(compiled.prepare, *inputs)
         row[kind] = {"chunk": chunk, "width": width, "local": local or "-", "kernels": kernels,
                      "bytes": p.global_bytes}
     runs["numpy"] = lambda: HostRun(lambda: pf.namespace["NUMPY"][name](*inputs))
