@@ -80,6 +80,16 @@ class Node:
                 return replace(self, **{name: v[:i] + (new,) + v[i + 1 :]}, **stale)
         raise KeyError(f"{type(self).__name__} has no child {step!r}")
 
+    def map_children(self, fn) -> "Node":
+        """This node with every child `c` replaced by `fn(c)`; the node itself when no child changed, so
+        that unchanged subtrees stay shared."""
+        out = self
+        for step, child in self.children():
+            new = fn(child)
+            if new is not child:
+                out = out.with_child(step, new)
+        return out
+
 
 class Expr(Node):
     """A value: a parameter, a literal, or the result of a call."""
@@ -270,12 +280,7 @@ def substitute(e: Node, mapping: dict) -> Node:
     if isinstance(e, Lambda):
         inner = {k: v for k, v in mapping.items() if k not in e.params}
         return replace(e, body=substitute(e.body, inner)) if inner else e
-    out = e
-    for step, c in e.children():
-        new = substitute(c, mapping)
-        if new is not c:
-            out = out.with_child(step, new)
-    return out
+    return e.map_children(lambda c: substitute(c, mapping))
 
 
 def _normalise_literal(value, t: Type):
@@ -321,8 +326,4 @@ def bind_sizes_in(e: Node, sizes: dict) -> Node:
         if new != v:
             changes[f.name] = new
     out = replace(e, **changes) if changes else e
-    for step, c in out.children():
-        new = bind_sizes_in(c, sizes)
-        if new is not c:
-            out = out.with_child(step, new)
-    return out
+    return out.map_children(lambda c: bind_sizes_in(c, sizes))
