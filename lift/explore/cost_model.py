@@ -30,7 +30,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
-from lift.opencl_gen.kernels import HIGH_LEVEL_ONLY, LAYOUT, GeneratedProgram
+from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes
 from lift.types.types import ArrayType, TupleType, Type
@@ -188,7 +188,7 @@ class _Walk:
         if isinstance(e, Literal):
             return PRIVATE
         f = e.f
-        if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+        if P.is_view(f) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
             inner = dest if isinstance(f, _INVERTIBLE) else None
             spaces = [self.value(a, inner, scope, env) for a in e.args]
             if isinstance(f, (P.Zip, P.Tuple)):
@@ -210,7 +210,7 @@ class _Walk:
         if f.arity > 1 and len(types) == 1 and isinstance(types[0], TupleType):
             spaces = list(spaces[0]) if isinstance(spaces[0], tuple) else [spaces[0]] * f.arity
             types = list(types[0].elems)
-        if isinstance(f, HIGH_LEVEL_ONLY):
+        if P.is_high_level(f):
             raise ValueError(f"{f.paper} is a high-level pattern")
         if isinstance(f, Lambda):
             inner = dict(env)

@@ -22,11 +22,24 @@ from lift.types.arith import ArithExpr, as_arith
 from lift.types.types import ScalarType, VectorType, literal_type
 
 
+HIGH, OPENCL_LEVEL, ANY = "high-level", "opencl", "any"
+
+
 class Pattern(FunDecl):
-    """A pattern. `paper` is its name in the paper's notation; `funs` name its function-valued fields."""
+    """A pattern and its traits, which every pass reads instead of keeping its own list of classes.
+
+    - `paper`: its name in the paper's notation; `funs`: its function-valued fields.
+    - `level`: `HIGH` for the algorithmic patterns the code generator does not know (Table 1, not bold in
+      Figures 3-4: they must be lowered first), `OPENCL_LEVEL` for the OpenCL patterns (Table 2), `ANY` for
+      those both levels share (zip, split, join, ...).
+    - `is_view`: a data-layout pattern that computes nothing: the generator turns it into an index function
+      over its input (reorder-stride, Section 3.2), never into a loop or a buffer.
+    """
 
     paper: str = ""
     funs: tuple = ()
+    level: str = ANY
+    is_view: bool = False
 
     def __post_init__(self):
         for name in self.funs:
@@ -44,10 +57,16 @@ def _as_size(n, what: str) -> ArithExpr:
 
 
 class AbstractMap(Pattern):
-    """`map(f)`: `T[n] -> U[n]` for `f: T -> U`. The subclasses place the iterations on OpenCL's threads."""
+    """`map(f)`: `T[n] -> U[n]` for `f: T -> U`. The subclasses place the iterations on OpenCL's threads.
+
+    `thread_level` says on which: `"wrg"` work-groups, `"lcl"` the work-items of a group, `"glb"` all
+    work-items, `"seq"` one work-item after another; None for the high-level `map`.
+    """
 
     funs = ("f",)
     is_parallel = True
+    level = OPENCL_LEVEL
+    thread_level = None
 
 
 class _DimMap(AbstractMap):
@@ -70,6 +89,7 @@ class Map(AbstractMap):
 
     f: FunDecl
     paper = "map"
+    level = HIGH
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +99,7 @@ class MapSeq(AbstractMap):
     f: FunDecl
     paper = "map-seq"
     is_parallel = False
+    thread_level = "seq"
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +109,7 @@ class MapGlb(_DimMap):
     f: FunDecl
     dim: int = 0
     paper = "map-global"
+    thread_level = "glb"
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +119,7 @@ class MapWrg(_DimMap):
     f: FunDecl
     dim: int = 0
     paper = "map-workgroup"
+    thread_level = "wrg"
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +129,7 @@ class MapLcl(_DimMap):
     f: FunDecl
     dim: int = 0
     paper = "map-local"
+    thread_level = "lcl"
 
 
 # --- reductions -------------------------------------------------------------------------------------
@@ -133,6 +157,7 @@ class Reduce(AbstractReduce):
     f: FunDecl
     init: Expr
     paper = "reduce"
+    level = HIGH
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,6 +167,7 @@ class ReduceSeq(AbstractReduce):
     f: FunDecl
     init: Expr
     paper = "reduce-seq"
+    level = OPENCL_LEVEL
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,6 +182,7 @@ class PartRed(AbstractReduce):
     init: Expr
     m: ArithExpr = 1
     paper = "part-red"
+    level = HIGH
 
     def __post_init__(self):
         super().__post_init__()
@@ -175,6 +202,7 @@ class MapAccumSeq(Fold):
     f: FunDecl
     init: Expr
     paper = "map-accum-seq"
+    level = OPENCL_LEVEL
 
 
 # --- data layout --------------------------------------------------------------------------------------
@@ -199,6 +227,7 @@ class Zip(_NaryValues):
 
     n: int
     paper = "zip"
+    is_view = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +247,7 @@ class Unzip(Pattern):
     """
 
     paper = "unzip"
+    is_view = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,6 +256,7 @@ class Get(Pattern):
 
     i: int
     paper = "get"
+    is_view = True
 
     def __new__(cls, *args, **kwargs):
         if len(args) == 2:
@@ -239,6 +270,7 @@ class Split(Pattern):
 
     n: ArithExpr
     paper = "split"
+    is_view = True
 
     def __post_init__(self):
         object.__setattr__(self, "n", _as_size(self.n, "Split"))
@@ -249,6 +281,7 @@ class Join(Pattern):
     """`join`: `T[n][m] -> T[m*n]`, the inverse of split (Table 1)."""
 
     paper = "join"
+    is_view = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -273,6 +306,7 @@ class Reorder(Pattern):
     """`reorder`: some permutation of the array, the implementation's choice (Table 1)."""
 
     paper = "reorder"
+    level = HIGH
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,6 +314,7 @@ class Transpose(Pattern):
     """`transpose`: `T[n][m] -> T[m][n]`, swapping the two outer dimensions."""
 
     paper = "transpose"
+    is_view = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,6 +331,7 @@ class Slide(Pattern):
     size: int
     step: int
     paper = "slide"
+    is_view = True
 
 
 PAD_MODES = ("clamp", "wrap", "mirror")
@@ -313,6 +349,7 @@ class Pad(Pattern):
     right: int
     boundary: Union[str, Expr] = "clamp"
     paper = "pad"
+    is_view = True
 
     def __post_init__(self):
         if isinstance(self.boundary, str):
@@ -336,6 +373,8 @@ class ReorderStride(Pattern):
 
     s: ArithExpr
     paper = "reorder-stride"
+    level = OPENCL_LEVEL
+    is_view = True
 
     def __post_init__(self):
         object.__setattr__(self, "s", _as_size(self.s, "ReorderStride"))
@@ -346,6 +385,7 @@ class AddressSpaceCast(Pattern):
 
     funs = ("f",)
     space = ""
+    level = OPENCL_LEVEL
 
 
 @dataclass(frozen=True, eq=False)
@@ -381,6 +421,8 @@ class AsVector(Pattern):
 
     n: int
     paper = "asVector"
+    level = OPENCL_LEVEL
+    is_view = True
 
     def __post_init__(self):
         if self.n not in (2, 3, 4, 8, 16):
@@ -392,6 +434,8 @@ class AsScalar(Pattern):
     """`asScalar`: `Tn[m] -> T[m*n]` on the innermost array of vectors (Table 2)."""
 
     paper = "asScalar"
+    level = OPENCL_LEVEL
+    is_view = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -401,6 +445,7 @@ class Vectorize(Pattern):
     n: int
     f: FunDecl
     paper = "vectorize"
+    level = OPENCL_LEVEL
     funs = ("f",)
 
     def __new__(cls, n=None, f=None):
@@ -429,7 +474,12 @@ def vector_literal(n: int, value) -> Literal:
     return Literal(v, VectorType(t, n))
 
 
-HIGH_LEVEL = (Map, Reduce, PartRed, Zip, Unzip, Tuple, Get, Split, Join, Iterate, Reorder, Transpose, Id, Slide,
-              Pad)
-OPENCL = (MapGlb, MapWrg, MapLcl, MapSeq, ReduceSeq, MapAccumSeq, ReorderStride, ToGlobal, ToLocal, ToPrivate,
-          AsVector, AsScalar, Vectorize)
+
+def is_view(f: FunDecl) -> bool:
+    """Whether `f` is a data-layout pattern (`Pattern.is_view`)."""
+    return isinstance(f, Pattern) and f.is_view
+
+
+def is_high_level(f: FunDecl) -> bool:
+    """Whether `f` is a pattern the code generator does not know, which rules must lower first."""
+    return isinstance(f, Pattern) and f.level == HIGH

@@ -48,9 +48,6 @@ from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
 from lift.types.types import (ArrayType, ScalarType, TupleType, Type, VectorType, bind_type, c_type_name,
                               tuple_field)
 
-LAYOUT = (P.Split, P.Join, P.Transpose, P.ReorderStride, P.AsVector, P.AsScalar, P.Zip, P.Unzip, P.Get, P.Slide,
-          P.Pad)
-HIGH_LEVEL_ONLY = (P.Map, P.Reduce, P.PartRed, P.Reorder)
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
 
@@ -295,7 +292,7 @@ class _Generator:
                     del self.shared[c]
                     self.shared_values.pop(c, None)
                 return out if out is not None else V.TupleView(parts, e.t)
-            if isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+            if P.is_view(f) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
                 return self.layout(e, out, path)
             if self.kernel is None and not isinstance(f, Lambda):
                 return self.kernel_call(e, out, path)
@@ -422,7 +419,7 @@ class _Generator:
         if _is_tuple_of_arrays(e):
             for k, a in enumerate(e.args):
                 yield from self.destinations(a, out.get(k), f"{path}.args{k}")
-        elif isinstance(f, LAYOUT) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+        elif P.is_view(f) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
             yield from self.destinations(e.args[0], self.inverse(e, out), f"{path}.args0")
         elif isinstance(f, Lambda):
             yield from self.destinations(f.body, out, f"{path}.f.body")
@@ -500,7 +497,7 @@ class _Generator:
     def call(self, f: FunDecl, args: list, t: Type, out: Optional[V.View], path: str) -> V.View:
         if f.arity > 1 and len(args) == 1 and isinstance(args[0].type, TupleType):
             args = [args[0].get(k) for k in range(f.arity)]
-        if isinstance(f, HIGH_LEVEL_ONLY):
+        if P.is_high_level(f):
             raise LiftCodegenError(
                 f"{paper(f)} at {path} is a high-level pattern: lower it first (for example map -> map-global, "
                 "reduce -> reduce-seq, reorder -> id)")
@@ -627,7 +624,7 @@ class _Generator:
         allocated = out is None
         if out is None:
             out = self.allocate(t, self.default_space(), path)
-        kind = {P.MapWrg: "wrg", P.MapLcl: "lcl", P.MapGlb: "glb", P.MapSeq: "seq"}[type(f)]
+        kind = f.thread_level
         n = a.type.length
 
         def body(i):
@@ -943,7 +940,7 @@ def _occurrences(exprs) -> dict:
 
 def _computes(e: Expr) -> bool:
     """Whether `e` is a call that computes its value (not a parameter, nor a view of one)."""
-    return isinstance(e, FunCall) and not isinstance(e.f, LAYOUT + (P.Id, P.Tuple))
+    return isinstance(e, FunCall) and not (P.is_view(e.f) or isinstance(e.f, (P.Id, P.Tuple)))
 
 
 def _has_holes(view: V.View) -> bool:
