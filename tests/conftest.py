@@ -1,10 +1,13 @@
 """Shared test fixtures: the example program files, loaded once per session."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from lift.ir.program_file import load_program_file
+
+os.environ.setdefault("LIFT_DEBUG_PASSES", "1")  # validate the program after every code-generation pass
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

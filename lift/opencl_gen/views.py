@@ -18,9 +18,14 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir import patterns as P
+from lift.ir.nodes import FunDecl
+from lift.ir.printer import paper
+from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.memory import Memory
+from lift.opencl_gen.userfuns import c_literal
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+from lift.types.types import ArrayType, TupleType, Type, VectorType, c_type_name, tuple_field
 
 _lets = itertools.count()
 
@@ -30,7 +35,7 @@ _lets = itertools.count()
 
 @dataclass(frozen=True)
 class Access(ABC):
-    """One read or write: `read()` is a C expression, `write(value)` a C statement.
+    """One read or write: `read()` is a C expression, `write(value)` a C statement (`lift.opencl_gen.c_ast`).
 
     `lets` are `(variable, C expression)` definitions the access needs first (a clamped index of `pad`).
     """
@@ -41,7 +46,7 @@ class Access(ABC):
     def read(self) -> str:
         """The C expression that reads this element."""
 
-    def write(self, value: str) -> str:
+    def write(self, value: str) -> C.Stmt:
         raise LiftCodegenError(f"cannot write to {self.read()}: it is not memory")
 
 
@@ -74,14 +79,14 @@ class MemAccess(Access):
             return f"vload{self.width}(0, {m.name} + {idx.to_c()})"
         return f"{m.name}[{idx.to_c()}]{self.field}"
 
-    def write(self, value: str) -> str:
+    def write(self, value: str) -> C.Stmt:
         m, idx = self.mem, self.index
         if m.readonly:
             raise LiftCodegenError(f"cannot write to the input {m.name}")
         if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
             pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
-            return f"vstore{self.width}({value}, 0, {pointer} + {idx.to_c()});"
-        return f"{self.read()} = {value};"
+            return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {idx.to_c()}"))
+        return C.Assign(self.read(), value)
 
 
 @dataclass(frozen=True)
@@ -425,6 +430,35 @@ def write(view: View, value: str) -> tuple:
     return a.write(value), a.lets
 
 
-def scalar_of(t: Type) -> ScalarType:
-    e = _element(t)
-    return e.elem if isinstance(e, VectorType) else e
+# --- patterns -------------------------------------------------------------------------------------------
+
+
+def view_of(f: FunDecl, args: list, t: Type) -> View:
+    """The view of the data-layout pattern `f` (or `id`, `tuple`) applied to the views `args`, of type `t`."""
+    a = args[0]
+    if isinstance(f, P.Split):
+        return SplitView(a, f.n, t)
+    if isinstance(f, P.Join):
+        return JoinView(a, a.type.elem.length, t)
+    if isinstance(f, P.Transpose):
+        return TransposeView(a, t)
+    if isinstance(f, P.ReorderStride):
+        return ReorderStrideView(a, f.s, a.type.length, t)
+    if isinstance(f, P.AsVector):
+        return AsVectorView(a, f.n, t)
+    if isinstance(f, P.AsScalar):
+        return AsScalarView(a, _element(a.type).width, t)
+    if isinstance(f, (P.Zip, P.Tuple)):
+        return TupleView(tuple(args), t)
+    if isinstance(f, P.Unzip):
+        return TupleView(tuple(a.get(k) for k in range(len(t.elems))), t)
+    if isinstance(f, P.Get):
+        return a.get(f.i)
+    if isinstance(f, P.Slide):
+        return SlideView(a, f.step, t)
+    if isinstance(f, P.Pad):
+        boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
+        return PadView(a, f.left, a.type.length, boundary, t)
+    if isinstance(f, P.Id):
+        return a
+    raise LiftCodegenError(f"no view for {paper(f)}")

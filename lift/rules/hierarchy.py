@@ -11,36 +11,56 @@ patterns enclosing the map and from those already inside its function:
 - `map-global` like `map-workgroup`, but nothing inside it may be a work-group or local map;
 - `map-seq` anywhere, as long as nothing parallel is inside it: a sequential pattern (`map-seq`,
   `reduce-seq`, a reduction's operator) runs in one thread.
+
+`placement_error` is the one statement of these constraints on the enclosing maps and sequential
+patterns: the rules ask it for every dimension (`parallel_dims`), and the code generator's
+`check_lowered` pass asks it for every OpenCL map of a lowered program.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
 
 PARALLEL_MAPS = (P.MapWrg, P.MapLcl, P.MapGlb)
 _SEQUENTIAL = (P.MapSeq, P.Fold)
-_OUTSIDE = {
-    P.MapWrg: (P.MapLcl, P.MapGlb, P.Iterate) + _SEQUENTIAL,
-    P.MapLcl: (P.MapGlb,) + _SEQUENTIAL,
-    P.MapGlb: (P.MapWrg, P.MapLcl, P.Iterate) + _SEQUENTIAL,
-}
 _INSIDE = {P.MapWrg: (P.MapGlb,), P.MapLcl: (P.MapWrg, P.MapGlb), P.MapGlb: (P.MapWrg, P.MapLcl)}
 
 
+def placement_error(kind: type, dim: int, enclosing: tuple) -> Optional[str]:
+    """Why a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) on dimension `dim` cannot run inside the patterns
+    `enclosing` (any order; only the OpenCL maps and sequential patterns count), or None where it can."""
+    outer = [p for p in enclosing if isinstance(p, PARALLEL_MAPS + _SEQUENTIAL)]
+    if kind is P.MapWrg:
+        if any(type(p) is not P.MapWrg or p.dim == dim for p in outer):
+            return "map-workgroup must be outermost (only inside map-workgroups of other dimensions)"
+    elif kind is P.MapGlb:
+        if any(type(p) is not P.MapGlb or p.dim == dim for p in outer):
+            return "map-global must be outermost (only inside map-globals of other dimensions)"
+    elif kind is P.MapLcl:
+        if not any(isinstance(p, P.MapWrg) for p in outer):
+            return "map-local must be inside a map-workgroup"
+        if any(isinstance(p, P.MapGlb) for p in outer):
+            return "map-local cannot be inside a map-global"
+        if any(isinstance(p, _SEQUENTIAL) or (type(p) is P.MapLcl and p.dim == dim) for p in outer):
+            return "map-local cannot be inside a sequential pattern or a map-local of the same dimension"
+    return None
+
+
 def parallel_dims(kind: type, enclosing: tuple, f: FunDecl) -> list:
-    """The dimensions on which a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) of `f` may run here."""
-    if any(isinstance(p, _OUTSIDE[kind]) for p in enclosing):
-        return []
-    if kind is P.MapLcl and not any(isinstance(p, P.MapWrg) for p in enclosing):
+    """The dimensions on which a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) of `f` may run here.
+
+    Besides `placement_error`, the rules keep work-group and global maps out of `iterate` (that would
+    need a barrier across work-groups) and out of each other's functions."""
+    if kind is not P.MapLcl and any(isinstance(p, P.Iterate) for p in enclosing):
         return []
     inner = [p for p in patterns_in(f) if isinstance(p, PARALLEL_MAPS)]
     if any(isinstance(p, _INSIDE[kind]) for p in inner):
         return []
-    used = {p.dim for p in enclosing + tuple(inner) if type(p) is kind}
-    return [d for d in (0, 1, 2) if d not in used]
+    used = {p.dim for p in inner if type(p) is kind}
+    return [d for d in (0, 1, 2) if d not in used and placement_error(kind, d, enclosing) is None]
 
 
 def is_sequential_safe(f: FunDecl) -> bool:

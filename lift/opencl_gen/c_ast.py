@@ -1,0 +1,139 @@
+"""A small C AST: the statements a generated kernel is made of, and their rendering as OpenCL C.
+
+The emitter (`lift.opencl_gen.emit`) builds these nodes instead of strings, so that the code of a kernel
+is data until the last pass (`render`): a pass may look at loops, declarations and barriers, and a
+tentative piece of code is a list of nodes to keep or drop, never text to take back. Expressions stay C
+strings (the views resolve them, `lift.opencl_gen.views`); statements are nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+INDENT = "    "
+
+
+class Stmt:
+    """A C statement."""
+
+
+@dataclass(frozen=True)
+class Decl(Stmt):
+    """`ctype name = init;`, or `ctype name[size];` for an array (no initialiser)."""
+
+    ctype: str
+    name: str
+    init: Optional[str] = None
+    size: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    """`target = value;`"""
+
+    target: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Call(Stmt):
+    """A function called for its effect: `name(args);` (`vstore4(v, 0, p)`)."""
+
+    name: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Barrier(Stmt):
+    """`barrier(fence);`: every work-item of the work-group waits here (`lift.opencl_gen.barriers`)."""
+
+    fence: str
+
+
+@dataclass(frozen=True)
+class Swap(Stmt):
+    """`{ ctype swap = a; a = b; b = swap; }`: the two buffers of `iterate` change roles."""
+
+    ctype: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """`for (int var = start; var < stop; var += step) { /* comment */ body }`"""
+
+    var: str
+    start: str
+    stop: str
+    step: str
+    body: tuple
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class Block(Stmt):
+    """`{ decl /* comment */ body }`: a scope, with an optional first declaration on its opening line and
+    an optional `guard` (`{ int l = get_local_id(0); if (l < n) { ... } }`)."""
+
+    body: tuple
+    decl: Optional[Decl] = None
+    comment: str = ""
+    guard: Optional[str] = None
+
+
+def render(stmts, depth: int = 1) -> list:
+    """The lines of C of `stmts`, indented `depth` levels."""
+    lines: list = []
+    for s in stmts:
+        _render(s, depth, lines)
+    return lines
+
+
+def _render(s: Stmt, depth: int, lines: list) -> None:
+    pad = INDENT * depth
+    if isinstance(s, Block):
+        head = "{"
+        if s.decl is not None:
+            head += " " + _statement(s.decl)
+        close = "}"
+        if s.guard is not None:
+            head += f" if ({s.guard}) {{"
+            close = "} }"
+        if s.comment:
+            head += f" /* {s.comment} */"
+        lines.append(pad + head)
+        lines.extend(render(s.body, depth + 1))
+        lines.append(pad + close)
+    elif isinstance(s, For):
+        comment = f" /* {s.comment} */" if s.comment else ""
+        lines.append(f"{pad}for (int {s.var} = {s.start}; {s.var} < {s.stop}; {s.var} += {s.step}) {{{comment}")
+        lines.extend(render(s.body, depth + 1))
+        lines.append(pad + "}")
+    else:
+        lines.append(pad + _statement(s))
+
+
+def _statement(s: Stmt) -> str:
+    if isinstance(s, Decl):
+        if s.size is not None:
+            return f"{s.ctype} {s.name}[{s.size}];"
+        return f"{s.ctype} {s.name} = {s.init};"
+    if isinstance(s, Assign):
+        return f"{s.target} = {s.value};"
+    if isinstance(s, Call):
+        return f"{s.name}({', '.join(s.args)});"
+    if isinstance(s, Barrier):
+        return f"barrier({s.fence});"
+    if isinstance(s, Swap):
+        return f"{{ {s.ctype} swap = {s.a}; {s.a} = {s.b}; {s.b} = swap; }}"
+    raise TypeError(f"not a C statement: {s!r}")
+
+
+def walk(stmts):
+    """Every statement in `stmts`, nested ones included, outermost first."""
+    for s in stmts:
+        yield s
+        if isinstance(s, (Block, For)):
+            yield from walk(s.body)

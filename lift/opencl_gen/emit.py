@@ -1,0 +1,493 @@
+"""Pass `emit`: a lowered, planned program becomes kernels of C statements (`lift.opencl_gen.c_ast`).
+
+Every choice was made by the rewrite rules and is in the expression: which map runs on work-groups,
+work-items or sequentially, where results are stored, what is vectorised. The emitter walks the
+expression once, dispatching on each function's class (`lift.ir.mapper.Mapper`, methods `call_<Class>`).
+Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`, `map-local`, `map-global`
+and `map-seq` become loops over group, local, global or loop ids (Figure 2(c)); folds loops over an
+accumulator (`lift.opencl_gen.folds`); `iterate` a loop over two buffers whose pointers swap (paper 3.1);
+`toLocal`, `toGlobal`, `toPrivate` choose the memory of a result. The fixed conventions it follows are
+passes' rules of their own: the kernels and destinations (`lift.opencl_gen.destinations`), the space of a
+result with no cast (`lift.opencl_gen.address_spaces`), barriers (`lift.opencl_gen.barriers`).
+
+Memory is allocated where a result with no destination is met: one slice per concurrent work-item or
+work-group (`allocate`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+from lift.errors import LiftCodegenError
+from lift.ir import patterns as P
+from lift.ir.mapper import Mapper
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.printer import paper
+from lift.ir.typecheck import infer_fun, length_ratio
+from lift.ir.userfun import UserFun
+from lift.opencl_gen import c_ast as C
+from lift.opencl_gen import destinations as D
+from lift.opencl_gen import views as V
+from lift.opencl_gen.address_spaces import default_space, space_of
+from lift.opencl_gen.barriers import at_workgroup_level, barrier
+from lift.opencl_gen.emission import Emission
+from lift.opencl_gen.folds import FoldEmission
+from lift.opencl_gen.in_place import Site
+from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
+from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type, \
+    is_storable
+from lift.opencl_gen.program import Kernel
+from lift.opencl_gen.userfuns import UserFunctions, c_literal
+from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+
+_ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
+             "glb": ("get_global_id", "get_global_size")}
+
+
+class Emitter(Mapper, FoldEmission):
+    """The emitter's state while it walks one program; `self(f, args, t, out, path)` emits a call of `f`."""
+
+    prefix = "call_"
+
+    def __init__(self, name: str, launches: dict, watched: tuple = ()):
+        self.name = name
+        self.launches = launches
+        self.watched: list = list(watched)
+        self.kernels: list = []
+        self.launch: Optional[Launch] = None
+        self.out = Emission()
+        self.scope: list = []
+        self.env: dict = {}
+        self.userfuns = UserFunctions()
+        self.names = itertools.count()
+        self.planned: dict = {}
+        self.computed: dict = {}
+        self.shared: dict = {}
+        self.shared_values: dict = {}
+
+    def fresh(self, hint: str) -> str:
+        return f"{hint}_{next(self.names)}"
+
+    @property
+    def kinds(self) -> tuple:
+        return tuple(k for k, *_ in self.scope)
+
+    # --- statements and accesses ---------------------------------------------------------------------------
+
+    def add(self, stmt: C.Stmt) -> None:
+        self.out.stmts.append(stmt)
+
+    def nested(self, body) -> tuple:
+        """The statements `body()` emits, as a tuple (the body of a loop or block)."""
+        saved, self.out.stmts = self.out.stmts, []
+        try:
+            body()
+            return tuple(self.out.stmts)
+        finally:
+            self.out.stmts = saved
+
+    def record(self, access: V.Access, write: bool = False) -> None:
+        if self.launch is None:
+            return
+        if isinstance(access, V.MemAccess):
+            if access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
+                self.out.memories[access.mem.name] = access.mem
+            self.site(access.mem, write, access.index, access.width)
+        for part in getattr(access, "parts", ()) or ():
+            self.record(part, write)
+        if isinstance(access, V.GuardedAccess):
+            self.record(access.inner, write)
+
+    def site(self, mem: Memory, write: bool, index: Optional[ArithExpr], width: int = 1) -> None:
+        """Record an access to `mem` where it is watched (the input the result overwrites, a fold's array
+        accumulator during one step)."""
+        if any(m is mem for m in self.watched):
+            self.out.sites.append((mem, Site(len(self.kernels), write, index, width, len(self.scope))))
+
+    def lets(self, lets: tuple) -> None:
+        for var, text in dict.fromkeys(lets):
+            self.add(C.Decl("int", var.name, text))
+
+    def read(self, view: V.View) -> str:
+        text, lets = V.read(view)
+        self.lets(lets)
+        self._record_view(view)
+        return text
+
+    def _record_view(self, view: V.View) -> None:
+        try:
+            self.record(view.access(()))
+        except LiftCodegenError:
+            for k in range(len(view.type.elems)):
+                self._record_view(view.get(k))
+
+    def store(self, out: V.View, value: str) -> None:
+        """Store a value; a tuple whose components go to different memories (`unzip`) is stored by parts."""
+        if isinstance(out.type, TupleType) and not _is_whole(out):
+            self.userfuns.require_type(out.type)
+            name = self.fresh("v")
+            self.add(C.Decl(c_type_name(out.type), name, value))
+            for k in range(len(out.type.elems)):
+                self.store(out.get(k), f"{name}.{tuple_field(k)}")
+            return
+        statement, lets = V.write(out, value)
+        self.lets(lets)
+        self.record(out.access(()), write=True)
+        self.add(statement)
+
+    # --- expressions ---------------------------------------------------------------------------------------
+
+    def emit(self, e: Expr, out: Optional[V.View], path: str) -> V.View:
+        """Emit the code of `e`; its value is returned as a view, stored into `out` when one is given."""
+        if isinstance(e, Param):
+            return self.deliver(self.env[e.name], out, path)
+        if isinstance(e, Literal) and isinstance(e.t, ArrayType):
+            return self.fill(e, out, path)
+        if isinstance(e, Literal):
+            return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
+        if isinstance(e, FunCall):
+            f = e.f
+            if D.is_tuple_of_arrays(e):
+                return self.tuple_of_arrays(e, out, path)
+            if D.is_layout(e):
+                return self.layout(e, out, path)
+            if self.launch is None and not isinstance(f, Lambda):
+                return self.kernel_call(e, out, path)
+            if e in self.shared:
+                return self.shared_call(e, path)
+            args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+            if out is not None and _has_holes(out):
+                out = self.complete(out, default_space(self.kinds), path)
+            return self.call(f, args, e.t, out, f"{path}.f")
+        raise LiftCodegenError(f"cannot generate code for {e!r} (at {path})")
+
+    def tuple_of_arrays(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
+        """Component by component, a computation several components read computed once (`D.shared`)."""
+        shared = D.shared(e, out, path, self.shared) if out is not None and self.launch is not None else {}
+        self.shared.update(shared)
+        parts = tuple(self.emit(a, None if out is None else out.get(k), f"{path}.args{k}")
+                      for k, a in enumerate(e.args))
+        for c in shared:
+            del self.shared[c]
+            self.shared_values.pop(c, None)
+        return out if out is not None else V.TupleView(parts, e.t)
+
+    def deliver(self, view: V.View, out: Optional[V.View], path: str) -> V.View:
+        """`view` itself, or copied into `out` when the consumer asked for the value there."""
+        if out is None:
+            return view
+        if isinstance(view.type, ArrayType):
+            raise LiftCodegenError(
+                f"the array at {path} must be written by a map to reach its destination (add map(id))")
+        self.store(out, self.read(view))
+        return out
+
+    def fill(self, lit: Literal, out: Optional[V.View], path: str) -> V.View:
+        """An array literal: its value stored in every element of `out` (new memory where none is given)."""
+        if out is None:
+            out = self.allocate(lit.t, default_space(self.kinds), path)
+        value = c_literal(Literal(lit.value, element_type(lit.t)))
+
+        def store(view: V.View, t: Type) -> None:
+            if isinstance(t, ArrayType):
+                self.loop("seq", 0, t.length, lambda i: store(view.index(i), t.elem), "fill")
+            else:
+                self.store(view, value)
+
+        store(out, lit.t)
+        return out
+
+    def layout(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
+        """A data-layout pattern: a view of its input; an output view is passed down through its inverse."""
+        f = e.f
+        inverse = D.inverse(e, out, self.launch is None)
+        args = [self.emit(a, inverse, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        view = V.view_of(f, args, e.t)
+        if out is not None and inverse is None:
+            raise LiftCodegenError(
+                f"the result of {paper(f)} at {path} cannot be written in place: "
+                "compute it with a map into memory first (for example map(id))")
+        return out if out is not None else view
+
+    # --- kernels ---------------------------------------------------------------------------------------------
+
+    def shared_call(self, e: FunCall, path: str) -> V.View:
+        """A computation `D.shared` found: computed the first time it is met, into its merged destination."""
+        if e not in self.shared_values:
+            out = self.shared[e]
+            out = None if out is None else self.complete(out, default_space(self.kinds), path)
+            args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+            self.shared_values[e] = self.call(e.f, args, e.t, out, f"{path}.f")
+        return self.shared_values[e]
+
+    def complete(self, out: Optional[V.View], space: str, path: str) -> V.View:
+        """`out` with its open tuple components (`None`) given new memory in `space`."""
+        if not isinstance(out, V.TupleView):
+            return out
+        parts = tuple(self.allocate(V.component_type(out.type, k), space, path) if p is None
+                      else self.complete(p, space, path) for k, p in enumerate(out.parts))
+        return V.TupleView(parts, out.type)
+
+    def kernel_call(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
+        """A computation outside every map: one kernel of its own, after the kernels of its inputs.
+
+        It runs once however often it occurs, into the destinations `D.plan_destinations` found for it.
+        """
+        if e in self.computed:
+            return self.computed[e]
+        args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        out = self.planned.get(e, out)
+        if out is None:
+            out = self.allocate(e.t, "global", path)
+        out = self.complete(out, "global", path)
+        index = len(self.kernels)
+        self.launch = self.launches.get(index) or derive_launch(e)
+        program, self.out = self.out, Emission()
+        try:
+            if derive_launch(e) is SEQUENTIAL:
+                self.scope.append(("seq-kernel", 0, None, None))
+            result = self.call(e.f, args, e.t, out, f"{path}.f")
+        finally:
+            self.scope = []
+            kernel, self.out = self.out, program
+        self.kernels.append(Kernel(f"{self.name}_k{index}", self.launch, tuple(kernel.stmts), kernel.memories,
+                                   kernel.locals))
+        program.temporaries += kernel.temporaries
+        program.sites += kernel.sites
+        self.launch = None
+        self.computed[e] = result
+        return result
+
+    # --- functions -------------------------------------------------------------------------------------------
+
+    def call(self, f: FunDecl, args: list, t: Type, out: Optional[V.View], path: str) -> V.View:
+        if f.arity > 1 and len(args) == 1 and isinstance(args[0].type, TupleType):
+            args = [args[0].get(k) for k in range(f.arity)]
+        return self(f, args, t, out, path)
+
+    def map_default(self, f: FunDecl, args, t, out, path: str):
+        raise LiftCodegenError(f"the code generator has no rule for {type(f).__name__} (at {path})")
+
+    def call_Lambda(self, f: Lambda, args: list, t: Type, out, path: str) -> V.View:
+        saved = dict(self.env)
+        for p, a in zip(f.params, args):
+            self.env[p.name] = a
+        try:
+            return self.emit(f.body, out, f"{path}.body")
+        finally:
+            self.env = saved
+
+    def value(self, text: str, t: Type, out: Optional[V.View]) -> V.View:
+        """A computed scalar, vector or struct: stored into `out`, or held in a new private variable."""
+        if out is not None:
+            self.store(out, text)
+            return out
+        name = self.fresh("v")
+        self.add(C.Decl(c_type_name(t), name, text))
+        return V.ValueView(name, t)
+
+    def call_UserFun(self, f: UserFun, args: list, t: Type, out, path: str, width: int = 0) -> V.View:
+        name = self.userfuns.declare(f, width)
+        values = []
+        for a, want in zip(args, f.in_types):
+            if isinstance(want, ArrayType):
+                mem = a.memory
+                if mem is None or mem.space != "global":
+                    raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be a "
+                                           "global buffer (an input or a toGlobal result)")
+                if self.launch is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
+                    self.out.memories[mem.name] = mem
+                self.site(mem, False, None)
+                values.append(mem.name)
+            else:
+                text = self.read(a)
+                if width and isinstance(a.type, ScalarType):
+                    text = f"({c_type_name(VectorType(a.type, width))})({text})"
+                values.append(text)
+        return self.value(f"{name}({', '.join(values)})", t, out)
+
+    def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:
+        if isinstance(f.f, P.Id):
+            return self.value(self.read(args[0]), t, out)
+        return self.call_UserFun(f.f, args, t, out, path, width=f.n)
+
+    def call_Id(self, f: P.Id, args: list, t: Type, out, path: str) -> V.View:
+        return self.value(self.read(args[0]), t, out)
+
+    def call_Tuple(self, f: P.Tuple, args: list, t: Type, out, path: str) -> V.View:
+        return self.value(f"({c_type_name(t)}){{{', '.join(self.read(a) for a in args)}}}", t, out)
+
+    def call_Pattern(self, f: P.Pattern, args: list, t: Type, out, path: str) -> V.View:
+        """A data-layout pattern applied as a function (its value is a view of its arguments)."""
+        if not P.is_view(f):
+            raise LiftCodegenError(f"{paper(f)} at {path} is a high-level pattern: lower it first (for example "
+                                   "map -> map-global, reduce -> reduce-seq, reorder -> id)")
+        return self.deliver(V.view_of(f, args, t), out, path)
+
+    # --- maps ---------------------------------------------------------------------------------------------
+
+    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str) -> None:
+        """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
+
+        Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
+        """
+        i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
+        index = Cst(0) if n == Cst(1) else i
+
+        def iteration():
+            self.scope.append((kind, dim, index, n))
+            try:
+                body(index)
+            finally:
+                self.scope.pop()
+
+        stmts = self.nested(iteration)
+        if kind == "seq" and n == Cst(1):
+            self.add(C.Block(stmts, comment=f"{label}: one iteration"))
+        elif kind == "seq":
+            self.add(C.For(i.name, "0", n.to_c(), "1", stmts))
+        else:
+            get_id, get_size = _ID_NAMES[kind]
+            size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
+            if size is not None and size == n:
+                self.add(C.Block(stmts, C.Decl("int", i.name, first), label))
+            elif size is not None and prove_lt(n, size):
+                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {n.to_c()}"))
+            else:
+                self.add(C.For(i.name, first, n.to_c(), f"{get_size}({dim})", stmts, label))
+
+    def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
+        launch = self.launch
+        if kind == "glb":
+            return launch.global_size[dim] if dim < len(launch.global_size) else None
+        if launch.local_size is None or dim >= len(launch.local_size):
+            return None
+        if kind == "lcl":
+            return launch.local_size[dim]
+        return launch.global_size[dim] / launch.local_size[dim]
+
+    def call_AbstractMap(self, f: P.AbstractMap, args: list, t: Type, out, path: str) -> V.View:
+        (a,) = args
+        allocated = out is None
+        if out is None:
+            out = self.allocate(t, default_space(self.kinds), path)
+
+        def body(i):
+            self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
+
+        self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper)
+        if isinstance(f, P.MapLcl) and allocated and at_workgroup_level(self.kinds):
+            self.add(barrier(space_of(out)))
+        return out
+
+    # --- memory ---------------------------------------------------------------------------------------------
+
+    def allocate(self, t: Type, space: str, path: str) -> V.View:
+        """New memory for a value of `t` in `space`, one slice per concurrent work-item or work-group.
+
+        A value with no flat layout (a tuple of arrays, or an array of them) gets one memory per component.
+        """
+        if not is_storable(t) and isinstance(element_type(t), TupleType):
+            return V.TupleView(tuple(self.allocate(V.component_type(t, k), space, path)
+                                     for k in range(len(element_type(t).elems))), t)
+        check_storable(t, f"the result at {path}")
+        replicate = {"global": ("wrg", "lcl", "glb"), "local": ("lcl",), PRIVATE: ()}[space]
+        prefix = tuple((i, n) for k, _, i, n in self.scope if k in replicate)
+        size = element_count(t)
+        for _, n in prefix:
+            size = size * n
+        elem = element_type(t)
+        name = self.fresh({"global": "tmp", "local": "lmem", PRIVATE: "pmem"}[space])
+        if space == "global":
+            mem = Memory(name, "global", elem, size, TEMPORARY)
+            self.out.temporaries.append(mem)
+        elif space == "local":
+            mem = Memory(name, "local", elem, size, LOCAL)
+            self.out.locals.append(mem)
+        else:
+            if not size.is_constant:
+                raise LiftCodegenError(f"the private array at {path} has the symbolic size {size}: private "
+                                       "memory needs a constant size (use toGlobal, or bind the sizes)")
+            mem = Memory(name, PRIVATE, elem, size, PRIVATE)
+            self.add(C.Decl(c_type_name(elem), name, size=size.value))
+        return V.MemView(mem, t, prefix)
+
+    def call_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
+        space = f.space
+        if space == "local" and "wrg" not in self.kinds:
+            raise LiftCodegenError(f"{paper(f)} at {path}: local memory exists only inside a map-workgroup")
+        if out is not None and space_of(out) == space:
+            return self.call(f.f, args, t, out, f"{path}.f")
+        if out is not None:
+            raise LiftCodegenError(
+                f"{paper(f)} at {path} stores its result in {space} memory, but it is needed in "
+                f"{space_of(out)} memory: copy it there (for example toGlobal(map-local(id)))")
+        target = self.allocate(t, space, path)
+        inner = f.f
+        while isinstance(inner, P.AddressSpaceCast):
+            inner = inner.f
+        self.call(f.f, args, t, target, f"{path}.f")
+        if isinstance(inner, P.MapLcl) and at_workgroup_level(self.kinds):
+            self.add(barrier(space_of(target)))
+        return target
+
+    # --- iterate --------------------------------------------------------------------------------------------
+
+    def call_Iterate(self, f: P.Iterate, args: list, t: Type, out, path: str) -> V.View:
+        """`iterate-n(f)`: a loop over two buffers; each step reads one and writes the other, then they swap."""
+        (a,) = args
+        mem = a.memory
+        if mem is None or mem.kind == INPUT:
+            raise LiftCodegenError(f"{paper(f)} at {path}: iterate needs its input in a buffer of its own "
+                                   "(store it with a map first)")
+        in_t = a.type
+        length = Var(self.fresh("len"), 1, None)
+        body_f, body_t = infer_fun(f.f, [ArrayType(in_t.elem, length)])
+        p, q = length_ratio(body_t.length, length)
+        step_out = in_t.length * p / q
+        if not prove_le(step_out, in_t.length):
+            raise LiftCodegenError(f"{paper(f)} at {path}: iterate over two buffers needs a function that does "
+                                   "not grow the array")
+        other = self.allocate(ArrayType(in_t.elem, step_out), mem.space, path)
+        ptr_t = f"{mem.space} {c_type_name(mem.elem)}*"
+        src, dst = self.fresh("in"), self.fresh("out")
+        self.add(C.Decl(ptr_t, src, mem.name))
+        self.add(C.Decl(ptr_t, dst, other.mem.name))
+        self.add(C.Decl("int", length.name, in_t.length.to_c()))
+        it = self.fresh("it")
+        src_mem = Memory(src, mem.space, mem.elem, in_t.length, mem.kind)
+        dst_mem = Memory(dst, mem.space, mem.elem, in_t.length, mem.kind)
+
+        def step():
+            self.call(body_f, [V.MemView(src_mem, ArrayType(in_t.elem, length))], body_t,
+                      V.MemView(dst_mem, body_t), f"{path}.f")
+            if at_workgroup_level(self.kinds):
+                self.add(barrier(space_of(V.MemView(src_mem, in_t))))
+            self.add(C.Swap(ptr_t, src, dst))
+            self.add(C.Assign(length.name, (length * p / q).to_c()))
+
+        self.add(C.For(it, "0", f.n.to_c(), "1", self.nested(step)))
+        result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)
+        if out is not None:
+            raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
+        return result
+
+
+def check_storable(t: Type, what: str) -> None:
+    if not is_storable(t):
+        raise LiftCodegenError(f"{what} has type {t}, which has no flat memory layout")
+
+
+def _has_holes(view: V.View) -> bool:
+    return isinstance(view, V.TupleView) and any(p is None or _has_holes(p) for p in view.parts)
+
+
+def _is_whole(view: V.View) -> bool:
+    """Whether a tuple-typed view is one memory element (else its components are stored apart)."""
+    try:
+        view.access(())
+    except LiftCodegenError:
+        return False
+    return True

@@ -1,0 +1,157 @@
+"""Folds (`reduce-seq`, `map-accum-seq`): a sequential loop threading an accumulator, and where it lives.
+
+A scalar accumulator is a private variable. An array accumulator lives where the fold's result goes,
+initialised there; each step writes its new accumulator over the old one where that is sound, else into
+a fresh buffer copied back after the step (`fold_step`: the rule "in place or copied").
+"""
+
+from __future__ import annotations
+
+from lift.errors import LiftCodegenError
+from lift.ir import patterns as P
+from lift.opencl_gen import c_ast as C
+from lift.opencl_gen import views as V
+from lift.opencl_gen.address_spaces import default_space, space_of
+from lift.opencl_gen.emission import Emission
+from lift.opencl_gen.in_place import misalignment
+from lift.opencl_gen.memory import PRIVATE, Memory
+from lift.types.arith import ArithExpr, Cst
+from lift.types.types import ArrayType, TupleType, Type, c_type_name
+
+
+class FoldEmission:
+    """The `Emitter`'s methods for folds (`lift.opencl_gen.emit`)."""
+
+    def call_ReduceSeq(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        if isinstance(f.init.t, ArrayType):
+            return self.reduce_arrays(f, args, t, out, path)
+        (a,) = args
+        acc_t = f.init.t
+        acc_view = self.private_accumulator(f, path)
+        acc = acc_view.mem
+
+        def body(i):
+            self.call(f.f, [acc_view, a.index(i)], acc_t, acc_view, f"{path}.f")
+
+        self.fold_loop(a.type.length, body, "reduce-seq")
+        result = V.MemView(acc, ArrayType(acc_t, Cst(1)))
+        if out is None:
+            return result
+        self.store(out.index(Cst(0)), acc.name)
+        return out
+
+    def private_accumulator(self, f: P.Fold, path: str) -> V.MemView:
+        """A fold's scalar accumulator: a private variable holding its initial value."""
+        mem = Memory(self.fresh("acc"), PRIVATE, f.init.t, Cst(1), PRIVATE, scalar_variable=True)
+        init = self.read(self.emit(f.init, None, f"{path}.init"))
+        self.add(C.Decl(c_type_name(f.init.t), mem.name, init))
+        return V.MemView(mem, f.init.t)
+
+    def fold_loop(self, n: ArithExpr, body, label: str) -> None:
+        """The sequential loop of a fold; what it contains nests as inside a sequential pattern."""
+        self.scope.append(("reduce", 0, None, None))
+        try:
+            self.loop("seq", 0, n, body, label)
+        finally:
+            self.scope.pop()
+
+    def reduce_arrays(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        """`reduce-seq` with an array accumulator: it lives where the result goes, initialised there and
+        updated by each step of `f` (`fold_step`)."""
+        (a,) = args
+        if out is None:
+            out = self.allocate(t, default_space(self.kinds), path)
+        acc = out.index(Cst(0))
+        self.emit(f.init, acc, f"{path}.init")
+
+        def body(i):
+            self.fold_step(f, acc, a.index(i), f.init.t, lambda new: new, f"{path}.f")
+
+        self.fold_loop(a.type.length, body, "reduce-seq")
+        return out
+
+    def fold_step(self, f: P.Fold, acc: V.View, x: V.View, t: Type, out, path: str) -> None:
+        """One step `f(acc, x)` of a fold with the array accumulator `acc`, stored into `out(new)`, the
+        step's destination when its new accumulator goes to `new`.
+
+        The rule: the new accumulator is written over the old one when, within the step, the accumulator
+        is written at one site and read at most at one, at the same element
+        (`lift.opencl_gen.in_place.misalignment`, the criterion for a result written over an input):
+        every fold the rewrite rules build, `map(add)(zip(acc, row))`, is so. A step that reads other
+        elements than it writes (a reordered accumulator, `acc[0]` in every element, the whole array
+        handed to a user function) would read elements it has already overwritten: it is emitted into a
+        fresh buffer instead, copied over the accumulator after the step. The step is first emitted
+        tentatively (an `Emission` of its own) to see its accesses; the code is kept or dropped.
+        """
+        watched = _memories(acc)
+        parent, self.out = self.out, Emission()
+        self.watched += watched
+        try:
+            self.call(f.f, [acc, x], t, out(acc), path)
+        finally:
+            del self.watched[len(self.watched) - len(watched):]
+            trial, self.out = self.out, parent
+        if all(misalignment(m.name, [s for w, s in trial.sites if w is m]) is None for m in watched):
+            parent.merge(trial)
+            return
+        new = self.allocate(f.init.t, space_of(acc), path)
+        self.call(f.f, [acc, x], t, out(new), path)
+        self.copy(new, acc)
+
+    def copy(self, src: V.View, dst: V.View) -> None:
+        """`dst := src`, element by element in sequential loops."""
+        if isinstance(dst.type, ArrayType):
+            self.loop("seq", 0, dst.type.length, lambda i: self.copy(src.index(i), dst.index(i)), "copy")
+        else:
+            self.store(dst, self.read(src))
+
+    def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, t: Type, out, path: str) -> V.View:
+        """`map-accum-seq(f, z)`: one loop; step `i` stores its element at `i` of the first component of `out`
+        and its accumulator over the last one. An array accumulator lives where the result's goes (as in
+        `reduce_arrays`, updated by `fold_step`), a scalar one in a private variable, stored after the loop."""
+        (a,) = args
+        if out is None:
+            out = self.allocate(t, default_space(self.kinds), path)
+        elems, result = out.get(0), out.get(1)
+        acc_t = f.init.t
+        if isinstance(acc_t, ArrayType):
+            acc = result.index(Cst(0))
+            self.emit(f.init, acc, f"{path}.init")
+        else:
+            acc = self.private_accumulator(f, path)
+        step_t = TupleType(t.elems[0].elem, acc_t)
+
+        def body(i):
+            if isinstance(acc_t, ArrayType):
+                self.fold_step(f, acc, a.index(i), step_t, lambda new: V.TupleView((elems.index(i), new), step_t),
+                               f"{path}.f")
+            else:
+                self.call(f.f, [acc, a.index(i)], step_t, V.TupleView((elems.index(i), acc), step_t), f"{path}.f")
+
+        self.fold_loop(a.type.length, body, "map-accum-seq")
+        if not isinstance(acc_t, ArrayType):
+            self.store(result.index(Cst(0)), self.read(acc))
+        return out
+
+
+def _memories(view: V.View) -> list:
+    """The memories holding the elements of `view` (one per component of an array of tuples held apart).
+
+    A view maps all its elements into the same memories, so its first element tells them."""
+    t, depth = view.type, 0
+    while isinstance(t, ArrayType):
+        t, depth = t.elem, depth + 1
+    try:
+        access = view.access((Cst(0),) * depth)
+    except LiftCodegenError:
+        if not isinstance(t, TupleType):
+            raise
+        return list(dict.fromkeys(m for k in range(len(t.elems)) for m in _memories(view.get(k))))
+    return list(dict.fromkeys(_accessed(access)))
+
+
+def _accessed(access: V.Access) -> list:
+    """The memories an access reads or writes."""
+    inner = (access.inner,) if isinstance(access, V.GuardedAccess) else ()
+    own = [access.mem] if isinstance(access, V.MemAccess) else []
+    return own + [m for a in (getattr(access, "parts", ()) or ()) + inner for m in _accessed(a)]
