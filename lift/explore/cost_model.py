@@ -2,8 +2,11 @@
 
 After Brook's cost model (a kernel's time is its memory traffic over the bandwidth, plus a fixed cost
 per pass) and the kernel-fusion paper's prediction (Section 4.2: transfers and computation are
-timed separately and overlap fully, so a kernel takes the longer of the two). `profile` reads each
-kernel of a generated program off its typed expression, walking it as the code generator does:
+timed separately and overlap fully, so a kernel takes the longer of the two). `profile` reads the kernels
+the code generator planned (`Kernel.expr`, the computation of each, its launch and local memories) and
+walks each kernel's computation, one method per pattern class (`lift.ir.mapper.Mapper`), with the
+generator's rules for the space of a result with no cast (`lift.opencl_gen.address_spaces`) and for
+work-group level (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written
   to, global or local memory, times the number of times it runs (values in views are not copied;
@@ -27,18 +30,18 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 from lift.ir import patterns as P
+from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
 from lift.ir.typecheck import infer_fun, length_ratio
-from lift.ir.userfun import UserFun
+from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE, default_space
+from lift.opencl_gen.barriers import at_workgroup_level
+from lift.opencl_gen.destinations import is_layout
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes
 from lift.types.types import ArrayType, TupleType, Type
 
-GLOBAL, LOCAL, PRIVATE = "global", "local", "private"
 _INVERTIBLE = (P.Split, P.Join, P.AsVector, P.AsScalar, P.Transpose, P.Id)
-_THREADED = ("lcl", "glb", "seq", "reduce", "seq-kernel")
-_MAP_KINDS = {P.MapWrg: "wrg", P.MapLcl: "lcl", P.MapGlb: "glb", P.MapSeq: "seq"}
 
 
 @dataclass(frozen=True)
@@ -87,18 +90,24 @@ class KernelProfile:
 
 
 def profile(g: GeneratedProgram) -> list:
-    """The profiles of a generated program's kernels, in launch order."""
-    walk = _Walk()
+    """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
+    (`Kernel.expr`), launch and local memories."""
     lam = g.typed.expr
-    walk.value(lam.body, GLOBAL, _Scope(), {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE
-                                            for p in lam.params})
-    for prof, k in zip(walk.kernels, g.kernels):
+    params = {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    profiles = []
+    for k in g.kernels:
+        prof = KernelProfile(k.name)
+        walk = _Walk(prof)
+        e = k.expr
+        spaces = [_top_level_space(a, params) for a in e.args]
+        kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
+        walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), params)
         glb, loc = k.launch.evaluate(g.sizes)
-        prof.name = k.name
         prof.work_items = math.prod(glb)
         prof.group_size = None if loc is None else math.prod(loc)
         prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
-    return walk.kernels
+        profiles.append(prof)
+    return profiles
 
 
 def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
@@ -154,41 +163,53 @@ class _Scope:
 
     times: float = 1.0
     kinds: tuple = ()
-    in_kernel: bool = False
 
     def inside(self, kind: str, n: float = 1.0) -> "_Scope":
-        return _Scope(self.times * n, self.kinds + (kind,), True)
+        return _Scope(self.times * n, self.kinds + (kind,))
 
     @property
     def default_space(self) -> str:
-        return PRIVATE if any(k in _THREADED for k in self.kinds) else GLOBAL
+        return default_space(self.kinds)
 
     @property
     def at_workgroup_level(self) -> bool:
-        return "wrg" in self.kinds and not any(k in ("lcl", "seq", "reduce") for k in self.kinds)
+        return at_workgroup_level(self.kinds)
 
 
-class _Walk:
-    """Mirrors the code generator's walk (`lift.opencl_gen.kernels`), counting instead of emitting.
+def _top_level_space(e: Expr, params: Mapping) -> object:
+    """The space of a kernel's argument: a program parameter's, a view of it, or global (another kernel's
+    result)."""
+    if isinstance(e, Param):
+        return params.get(e.name, GLOBAL)
+    if isinstance(e, Literal):
+        return PRIVATE
+    if not is_layout(e):
+        return GLOBAL
+    spaces = [_top_level_space(a, params) for a in e.args]
+    if isinstance(e.f, (P.Zip, P.Tuple)):
+        return tuple(spaces)
+    if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
+        return spaces[0][e.f.i]
+    return spaces[0]
+
+
+class _Walk(Mapper):
+    """Counts what one kernel's computation does; `call` dispatches on the function's class.
 
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
     """
 
-    def __init__(self):
-        self.kernels: list = []
-
-    @property
-    def kernel(self) -> KernelProfile:
-        return self.kernels[-1]
+    def __init__(self, kernel: KernelProfile):
+        self.kernel = kernel
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
         """Walk `e`, whose result goes to `dest` (None: where the generator puts it); return its space."""
         if isinstance(e, Param):
-            return env[e.name]
+            return env.get(e.name, GLOBAL)
         if isinstance(e, Literal):
             return PRIVATE
         f = e.f
-        if P.is_view(f) or (isinstance(f, (P.Id, P.Tuple)) and isinstance(e.t, ArrayType)):
+        if is_layout(e):
             inner = dest if isinstance(f, _INVERTIBLE) else None
             spaces = [self.value(a, inner, scope, env) for a in e.args]
             if isinstance(f, (P.Zip, P.Tuple)):
@@ -197,65 +218,94 @@ class _Walk:
                 return spaces[0][f.i]
             return spaces[0]
         spaces = [self.value(a, None, scope, env) for a in e.args]
-        types = [a.t for a in e.args]
-        if not scope.in_kernel and not isinstance(f, Lambda):
-            self.kernels.append(KernelProfile(""))
-            kernel_scope = _Scope(1.0, ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else (), True)
-            self.call(f, spaces, types, e.t, dest or GLOBAL, kernel_scope, env)
-            return GLOBAL
-        return self.call(f, spaces, types, e.t, dest, scope, env)
+        return self.call(f, spaces, [a.t for a in e.args], e.t, dest, scope, env)
 
     def call(self, f: FunDecl, spaces: list, types: list, out: Type, dest: Optional[str], scope: _Scope,
              env: Mapping) -> object:
         if f.arity > 1 and len(types) == 1 and isinstance(types[0], TupleType):
             spaces = list(spaces[0]) if isinstance(spaces[0], tuple) else [spaces[0]] * f.arity
             types = list(types[0].elems)
+        return self(f, spaces, types, out, dest, scope, env)
+
+    def map_default(self, f, *args):
+        raise ValueError(f"the cost model has no rule for {type(f).__name__}")
+
+    def map_Lambda(self, f: Lambda, spaces, types, out, dest, scope, env):
+        inner = dict(env)
+        inner.update({p.name: s for p, s in zip(f.params, spaces)})
+        return self.value(f.body, dest, scope, inner)
+
+    def map_UserFun(self, f: FunDecl, spaces, types, out, dest, scope, env):
+        """An application: its arguments read, its result written, where they are in memory."""
+        for s, t in zip(spaces, types):
+            self.traffic(s, t, scope.times)
+        if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
+            self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
+        target = dest or scope.default_space
+        self.traffic(target, out, scope.times)
+        return target
+
+    map_Vectorize = map_Id = map_Tuple = map_UserFun
+
+    def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
+        """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""
         if P.is_high_level(f):
             raise ValueError(f"{f.paper} is a high-level pattern")
-        if isinstance(f, Lambda):
-            inner = dict(env)
-            inner.update({p.name: s for p, s in zip(f.params, spaces)})
-            return self.value(f.body, dest, scope, inner)
-        if isinstance(f, (UserFun, P.Vectorize, P.Id, P.Tuple)):
-            for s, t in zip(spaces, types):
-                self.traffic(s, t, scope.times)
-            if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
-                self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
-            target = dest or scope.default_space
-            self.traffic(target, out, scope.times)
-            return target
-        if isinstance(f, P.AbstractMap):
-            n = types[0].length.value
-            target = dest or scope.default_space
-            if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
-                self.kernel.barriers += scope.times
-            self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(_MAP_KINDS[type(f)], n), env)
-            return target
-        if isinstance(f, P.ReduceSeq):
-            n = types[0].length.value
-            acc = f.init.t
-            self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
-            target = dest or scope.default_space
-            self.traffic(target, acc, scope.times)
-            return target
-        if isinstance(f, P.AddressSpaceCast):
-            inner = f.f
-            while isinstance(inner, P.AddressSpaceCast):
-                inner = inner.f
-            if isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
-                self.kernel.barriers += scope.times
-            return self.call(f.f, spaces, types, out, f.space, scope, env)
-        if isinstance(f, P.Iterate):
-            step, step_out = infer_fun(f.f, [types[0]])
-            p, q = length_ratio(step_out.length, types[0].length)
-            steps = f.n.value
-            repeated = sum((p / q) ** i for i in range(steps))
-            if scope.at_workgroup_level:
-                self.kernel.barriers += scope.times * steps
-            self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds, True),
-                      env)
-            return spaces[0]
-        raise ValueError(f"the cost model has no rule for {type(f).__name__}")
+        if isinstance(f, (P.Zip, P.Tuple)):
+            return tuple(spaces)
+        if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
+            return spaces[0][f.i]
+        return spaces[0]
+
+    def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
+        if P.is_high_level(f):
+            return self.map_Pattern(f, spaces, types, out, dest, scope, env)
+        n = types[0].length.value
+        target = dest or scope.default_space
+        if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
+            self.kernel.barriers += scope.times
+        self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(f.thread_level, n), env)
+        return target
+
+    def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
+        n = types[0].length.value
+        acc = f.init.t
+        self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
+        target = dest or scope.default_space
+        self.traffic(target, acc, scope.times)
+        return target
+
+    def map_MapAccumSeq(self, f: P.MapAccumSeq, spaces, types, out, dest, scope, env):
+        """One loop: each step writes its element to the result's first component and updates the
+        accumulator (private, or where the result's second component goes for an array), stored once."""
+        n = types[0].length.value
+        target = dest or scope.default_space
+        elems, result = target if isinstance(target, tuple) else (target, target)
+        acc_t = f.init.t
+        acc = result if isinstance(acc_t, ArrayType) else PRIVATE
+        step = TupleType(out.elems[0].elem, acc_t)
+        self.call(f.f, [acc, spaces[0]], [acc_t, types[0].elem], step, (elems, acc), scope.inside("reduce", n), env)
+        if acc == PRIVATE:
+            self.traffic(result, acc_t, scope.times)
+        return target
+
+    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, spaces, types, out, dest, scope, env):
+        inner = f.f
+        while isinstance(inner, P.AddressSpaceCast):
+            inner = inner.f
+        if isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
+            self.kernel.barriers += scope.times
+        return self.call(f.f, spaces, types, out, f.space, scope, env)
+
+    def map_Iterate(self, f: P.Iterate, spaces, types, out, dest, scope, env):
+        step, step_out = infer_fun(f.f, [types[0]])
+        p, q = length_ratio(step_out.length, types[0].length)
+        steps = f.n.value
+        repeated = sum((p / q) ** i for i in range(steps))
+        if scope.at_workgroup_level:
+            self.kernel.barriers += scope.times * steps
+        self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds), env)
+        return spaces[0]
 
     def traffic(self, space, t: Type, times: float) -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times."""

@@ -253,7 +253,7 @@ class Emitter(Mapper, FoldEmission):
             self.scope = []
             kernel, self.out = self.out, program
         self.kernels.append(Kernel(f"{self.name}_k{index}", self.launch, tuple(kernel.stmts), kernel.memories,
-                                   kernel.locals))
+                                   kernel.locals, expr=e))
         program.temporaries += kernel.temporaries
         program.sites += kernel.sites
         self.launch = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
+from lift.ir.nodes import FunCall
 from lift.ir.typecheck import TypedProgram
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.launch import Launch
@@ -13,7 +15,8 @@ from lift.opencl_gen.memory import INPUT, OUTPUT, TEMPORARY
 @dataclass
 class Kernel:
     """One generated kernel: its name, launch, body (C statements), the global memories it reads or writes
-    (`memories`, by name), its local memories and the free sizes it takes as arguments."""
+    (`memories`, by name), its local memories, the free sizes it takes as arguments, and `expr`, the
+    top-level computation it computes (a call of an OpenCL pattern, typed; the cost model reads it)."""
 
     name: str
     launch: Launch
@@ -21,6 +24,7 @@ class Kernel:
     memories: dict = field(default_factory=dict)
     locals: list = field(default_factory=list)
     size_params: tuple = ()
+    expr: Optional[FunCall] = None
 
     @property
     def params(self) -> list:
