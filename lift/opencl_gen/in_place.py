@@ -14,7 +14,7 @@ it emitted for the program stays correct when the two buffers are one:
 
 Anything else (a stencil reading neighbours, a reduction reading `x` after a map overwrote it, a user
 function taking the whole array) is refused with the reason. The first criterion (`misalignment`) also
-decides whether a sequential fold may update its array accumulator in place (`lift.opencl_gen.kernels`).
+decides whether a sequential fold may update its array accumulator in place (`lift.opencl_gen.folds`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def misalignment(name: str, sites: Sequence[Site]) -> Optional[str]:
     They are when `name` is written at one site and read at most at one, with the same index, width and loop
     depth: the value written over an element is then computed from that element alone. This is the
     criterion for a result written over an input (`check_in_place`) and for a fold updating its array
-    accumulator in place (`lift.opencl_gen.kernels`).
+    accumulator in place (`lift.opencl_gen.folds`).
     """
     reads = [s for s in sites if not s.write]
     writes = [s for s in sites if s.write]

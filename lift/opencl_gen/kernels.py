@@ -169,8 +169,10 @@ def validate(c: Compilation, after: str) -> None:
             if isinstance(n, FunCall):
                 calls.add(n)
                 stack.extend(n.args)
+                if isinstance(n.f, Lambda):
+                    stack.append(n.f.body)
         if any(e not in calls for e in c.planned):
-            raise LiftCodegenError("a planned computation is not a top-level call of the program")
+            raise LiftCodegenError("a planned computation is not a top-level call of the program (outside every map)")
     if c.emitter is not None:
         known = set(map(id, c.inputs + c.outputs)) | set(map(id, c.emitter.out.temporaries))
         names = [k.name for k in c.kernels]
