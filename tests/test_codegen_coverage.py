@@ -8,7 +8,7 @@ import pytest
 
 import lift
 from lift import ArrayType, Float, MapAccumSeq, MapGlb, MapSeq, ReduceSeq, SizeVar, Split, Join, Tuple, UserFun, fun
-from lift.explore.cost_model import _Walk, profile
+from lift.explore.cost_model import CostWalk, profile
 from lift.ir import patterns as P
 from lift.ir.mapper import handles
 from lift.opencl_gen import c_ast as C
@@ -44,11 +44,11 @@ def test_the_pattern_classes_are_found():
 @pytest.mark.parametrize("cls", PATTERNS, ids=lambda c: c.__name__)
 def test_the_emitter_and_the_cost_model_handle_every_pattern(cls):
     assert handles(Emitter, cls)
-    assert handles(_Walk, cls)
+    assert handles(CostWalk, cls)
     if not cls.is_view and cls.level != P.HIGH:
         # an OpenCL pattern that computes has a rule of its own, not the catch-all for views
         assert Emitter.method_name(cls) != "call_Pattern"
-        assert _Walk.method_name(cls) != "map_Pattern"
+        assert CostWalk.method_name(cls) != "map_Pattern"
 
 
 def test_the_cost_model_profiles_a_map_accum_seq():
@@ -64,7 +64,7 @@ def test_the_cost_model_profiles_a_map_accum_seq():
 
 def test_the_pipeline_names_its_passes_and_the_validator_catches_a_broken_pass():
     assert PIPELINE.names == ("inline-lets", "check-lowered", "allocate-io", "plan-kernels", "emit",
-                              "check-in-place", "render")
+                              "place-barriers", "check-in-place", "render")
     program = fun([ArrayType(F, N)], lambda x: (Join() @ MapGlb(MapSeq(neg)) @ Split(4))(x))
     twice = Pass("twice", lambda c: replace(c, kernels=c.kernels + c.kernels))
     broken = Pipeline(PIPELINE.passes[:5] + (twice,) + PIPELINE.passes[5:], PIPELINE.validate)

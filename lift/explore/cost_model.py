@@ -97,7 +97,7 @@ def profile(g: GeneratedProgram) -> list:
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name)
-        walk = _Walk(prof)
+        walk = CostWalk(prof)
         e = k.expr
         spaces = [_top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
@@ -193,7 +193,7 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
     return spaces[0]
 
 
-class _Walk(Mapper):
+class CostWalk(Mapper):
     """Counts what one kernel's computation does; `call` dispatches on the function's class.
 
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.

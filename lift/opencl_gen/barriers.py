@@ -1,4 +1,4 @@
-"""Barrier placement: where the work-items of a work-group wait for each other (OpenCL's `barrier`).
+"""Pass `place-barriers`: where the work-items of a work-group wait for each other (OpenCL's `barrier`).
 
 Work-items share memory only within a work-group, so a barrier is needed where the work-items of a
 `map-workgroup` hand values to each other, at the work-group's own level (not inside a work-item's code):
@@ -11,9 +11,15 @@ A `map-local` writing into a destination given from outside (the kernel's output
 the work-group reads it again. The fence covers local memory, and global memory too where the result is
 global. This is what the memory model requires for the code to be correct, not a choice: a rule that
 wants fewer barriers changes the expression (e.g. keeps results private).
+
+The emitter states the facts on its loops (`kind`, and `fresh`: the space of new memory the loop's
+work-items fill for each other, `lift.opencl_gen.c_ast.For`); `place_barriers` reads them off each
+kernel's body and inserts the barriers.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.address_spaces import LOCAL
@@ -29,3 +35,21 @@ def at_workgroup_level(kinds) -> bool:
 def barrier(space: str) -> C.Barrier:
     """The barrier after writing memory in `space`."""
     return C.Barrier("CLK_LOCAL_MEM_FENCE" if space == LOCAL else "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE")
+
+
+def place_barriers(body: tuple, kinds: tuple = ()) -> tuple:
+    """`body` with a barrier after each `map-local` loop that fills fresh memory at work-group level, and
+    before the swap that ends each step of an `iterate` at work-group level."""
+    out = []
+    for s in body:
+        if not isinstance(s, (C.For, C.Block)):
+            out.append(s)
+            continue
+        inner = place_barriers(s.body, kinds + ((s.kind,) if s.kind else ()))
+        if s.kind == "iterate" and at_workgroup_level(kinds):
+            swap = next(i for i, t in enumerate(inner) if isinstance(t, C.Swap))
+            inner = inner[:swap] + (barrier(s.fresh),) + inner[swap:]
+        out.append(replace(s, body=inner))
+        if s.kind == "lcl" and s.fresh is not None and at_workgroup_level(kinds):
+            out.append(barrier(s.fresh))
+    return tuple(out)

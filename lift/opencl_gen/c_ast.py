@@ -62,7 +62,12 @@ class Swap(Stmt):
 
 @dataclass(frozen=True)
 class For(Stmt):
-    """`for (int var = start; var < stop; var += step) { /* comment */ body }`"""
+    """`for (int var = start; var < stop; var += step) { /* comment */ body }`
+
+    `kind` says what the loop runs over (`wrg`, `lcl`, `glb`, `seq`, `iterate`; `""`: nothing the passes
+    look at) and `fresh` the address space of new memory its work-items fill for each other to read
+    after it (a `map-local` storing into memory of its own, the buffers of an `iterate`): the facts
+    barrier placement reads (`lift.opencl_gen.barriers`)."""
 
     var: str
     start: str
@@ -70,17 +75,22 @@ class For(Stmt):
     step: str
     body: tuple
     comment: str = ""
+    kind: str = ""
+    fresh: Optional[str] = None
 
 
 @dataclass(frozen=True)
 class Block(Stmt):
     """`{ decl /* comment */ body }`: a scope, with an optional first declaration on its opening line and
-    an optional `guard` (`{ int l = get_local_id(0); if (l < n) { ... } }`)."""
+    an optional `guard` (`{ int l = get_local_id(0); if (l < n) { ... } }`); a loop of one iteration per
+    id has `kind` and `fresh` as `For`."""
 
     body: tuple
     decl: Optional[Decl] = None
     comment: str = ""
     guard: Optional[str] = None
+    kind: str = ""
+    fresh: Optional[str] = None
 
 
 def render(stmts, depth: int = 1) -> list:

@@ -7,8 +7,9 @@ Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`, `m
 and `map-seq` become loops over group, local, global or loop ids (Figure 2(c)); folds loops over an
 accumulator (`lift.opencl_gen.folds`); `iterate` a loop over two buffers whose pointers swap (paper 3.1);
 `toLocal`, `toGlobal`, `toPrivate` choose the memory of a result. The fixed conventions it follows are
-passes' rules of their own: the kernels and destinations (`lift.opencl_gen.destinations`), the space of a
-result with no cast (`lift.opencl_gen.address_spaces`), barriers (`lift.opencl_gen.barriers`).
+rules of their own: the kernels and destinations (`lift.opencl_gen.destinations`), the space of a result
+with no cast (`lift.opencl_gen.address_spaces`); barriers are placed after it, from the facts it states
+on its loops (`lift.opencl_gen.barriers`).
 
 Memory is allocated where a result with no destination is met: one slice per concurrent work-item or
 work-group (`allocate`).
@@ -30,7 +31,6 @@ from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import default_space, space_of
-from lift.opencl_gen.barriers import at_workgroup_level, barrier
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.in_place import Site
@@ -66,6 +66,7 @@ class Emitter(Mapper, FoldEmission):
         self.computed: dict = {}
         self.shared: dict = {}
         self.shared_values: dict = {}
+        self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -328,10 +329,11 @@ class Emitter(Mapper, FoldEmission):
 
     # --- maps ---------------------------------------------------------------------------------------------
 
-    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str) -> None:
+    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str] = None) -> None:
         """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
+        `fresh`: the space of new memory the loop fills (`C.For.fresh`).
         """
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
@@ -344,19 +346,21 @@ class Emitter(Mapper, FoldEmission):
                 self.scope.pop()
 
         stmts = self.nested(iteration)
+        facts = dict(kind=kind, fresh=fresh)
         if kind == "seq" and n == Cst(1):
-            self.add(C.Block(stmts, comment=f"{label}: one iteration"))
+            self.add(C.Block(stmts, comment=f"{label}: one iteration", **facts))
         elif kind == "seq":
-            self.add(C.For(i.name, "0", n.to_c(), "1", stmts))
+            self.add(C.For(i.name, "0", n.to_c(), "1", stmts, **facts))
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
             if size is not None and size == n:
-                self.add(C.Block(stmts, C.Decl("int", i.name, first), label))
+                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, **facts))
             elif size is not None and prove_lt(n, size):
-                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {n.to_c()}"))
+                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {n.to_c()}",
+                                 **facts))
             else:
-                self.add(C.For(i.name, first, n.to_c(), f"{get_size}({dim})", stmts, label))
+                self.add(C.For(i.name, first, n.to_c(), f"{get_size}({dim})", stmts, label, **facts))
 
     def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
         launch = self.launch
@@ -370,16 +374,15 @@ class Emitter(Mapper, FoldEmission):
 
     def call_AbstractMap(self, f: P.AbstractMap, args: list, t: Type, out, path: str) -> V.View:
         (a,) = args
-        allocated = out is None
+        fresh = out is None or out is self.cast_target
         if out is None:
             out = self.allocate(t, default_space(self.kinds), path)
 
         def body(i):
             self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
 
-        self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper)
-        if isinstance(f, P.MapLcl) and allocated and at_workgroup_level(self.kinds):
-            self.add(barrier(space_of(out)))
+        self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
+                  space_of(out) if fresh else None)
         return out
 
     # --- memory ---------------------------------------------------------------------------------------------
@@ -428,9 +431,8 @@ class Emitter(Mapper, FoldEmission):
         inner = f.f
         while isinstance(inner, P.AddressSpaceCast):
             inner = inner.f
+        self.cast_target = target if isinstance(inner, P.MapLcl) else None
         self.call(f.f, args, t, target, f"{path}.f")
-        if isinstance(inner, P.MapLcl) and at_workgroup_level(self.kinds):
-            self.add(barrier(space_of(target)))
         return target
 
     # --- iterate --------------------------------------------------------------------------------------------
@@ -463,12 +465,10 @@ class Emitter(Mapper, FoldEmission):
         def step():
             self.call(body_f, [V.MemView(src_mem, ArrayType(in_t.elem, length))], body_t,
                       V.MemView(dst_mem, body_t), f"{path}.f")
-            if at_workgroup_level(self.kinds):
-                self.add(barrier(space_of(V.MemView(src_mem, in_t))))
             self.add(C.Swap(ptr_t, src, dst))
             self.add(C.Assign(length.name, (length * p / q).to_c()))
 
-        self.add(C.For(it, "0", f.n.to_c(), "1", self.nested(step)))
+        self.add(C.For(it, "0", f.n.to_c(), "1", self.nested(step), kind="iterate", fresh=mem.space))
         result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")

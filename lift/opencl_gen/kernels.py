@@ -11,10 +11,11 @@ named passes (`lift.opencl_gen.pipeline`), each a function from one `Compilation
 4. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
    computations at, each computed once, in a kernel of its own;
 5. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
-   local and private memories allocated, default address spaces (`lift.opencl_gen.address_spaces`)
-   and barriers (`lift.opencl_gen.barriers`) placed by their rules;
-6. `check-in-place`: a result written over an input keeps the program's meaning;
-7. `render` (`lift.opencl_gen.render`): the OpenCL C source.
+   local and private memories allocated, and the space of a result with no cast by its rule
+   (`lift.opencl_gen.address_spaces`);
+6. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
+7. `check-in-place`: a result written over an input keeps the program's meaning;
+8. `render` (`lift.opencl_gen.render`): the OpenCL C source.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from lift.ir.nodes import Expr, FunCall, Lambda, bind_sizes_in
 from lift.ir.typecheck import TypedProgram, infer
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import views as V
+from lift.opencl_gen.barriers import place_barriers
 from lift.opencl_gen.destinations import plan_destinations
 from lift.opencl_gen.emit import Emitter, check_storable
 from lift.opencl_gen.in_place import check_in_place
@@ -136,6 +138,10 @@ def _emit(c: Compilation) -> Compilation:
     return replace(c, emitter=e, kernels=kernels)
 
 
+def _place_barriers(c: Compilation) -> Compilation:
+    return replace(c, kernels=tuple(replace(k, body=place_barriers(k.body)) for k in c.kernels))
+
+
 def _check_in_place(c: Compilation) -> Compilation:
     if c.in_place is not None:
         (mem,) = [m for m in c.inputs if m.name == c.in_place]
@@ -196,6 +202,7 @@ PIPELINE = Pipeline((
     Pass("allocate-io", _allocate_io),
     Pass("plan-kernels", _plan_kernels),
     Pass("emit", _emit),
+    Pass("place-barriers", _place_barriers),
     Pass("check-in-place", _check_in_place),
     Pass("render", _render),
 ), validate)
