@@ -40,6 +40,7 @@ from lift.opencl_gen.memory import INPUT, OUTPUT, PRIVATE, Memory, element_count
 from lift.opencl_gen.pipeline import Pass, Pipeline
 from lift.opencl_gen.program import GeneratedProgram, Kernel
 from lift.opencl_gen.render import render_program
+from lift.opencl_gen.userfuns import UserFunctions
 from lift.types.arith import Cst
 from lift.types.types import ArrayType, TupleType, Type, bind_type
 
@@ -60,8 +61,10 @@ class Compilation:
     outputs: tuple = ()
     out: Optional[V.View] = None
     planned: Optional[dict] = None
-    emitter: Optional[Emitter] = None
-    kernels: tuple = ()
+    kernels: Optional[tuple] = None
+    temporaries: tuple = ()
+    sites: tuple = ()
+    userfuns: Optional[UserFunctions] = None
     source: Optional[str] = None
 
     @property
@@ -80,9 +83,8 @@ def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, i
         raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
     typed = specialise(program, sizes or {})
     c = PIPELINE.run(Compilation(name, typed, dict(sizes or {}), dict(launch or {}), in_place), debug)
-    e = c.emitter
     return GeneratedProgram(name, c.source, list(c.kernels), list(c.inputs), list(c.outputs),
-                            e.out.temporaries, typed, c.sizes, c.free_sizes)
+                            list(c.temporaries), typed, c.sizes, c.free_sizes)
 
 
 def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
@@ -135,7 +137,8 @@ def _emit(c: Compilation) -> Compilation:
         e.env[p.name] = V.MemView(mem, p.t)
     e.emit(c.body, c.out, "body")
     kernels = tuple(replace(k, size_params=c.free_sizes) for k in e.kernels)
-    return replace(c, emitter=e, kernels=kernels)
+    return replace(c, kernels=kernels, temporaries=tuple(e.out.temporaries), sites=tuple(e.out.sites),
+                   userfuns=e.userfuns)
 
 
 def _place_barriers(c: Compilation) -> Compilation:
@@ -145,12 +148,12 @@ def _place_barriers(c: Compilation) -> Compilation:
 def _check_in_place(c: Compilation) -> Compilation:
     if c.in_place is not None:
         (mem,) = [m for m in c.inputs if m.name == c.in_place]
-        check_in_place(c.in_place, [s for m, s in c.emitter.out.sites if m is mem])
+        check_in_place(c.in_place, [s for m, s in c.sites if m is mem])
     return c
 
 
 def _render(c: Compilation) -> Compilation:
-    return replace(c, source=render_program(c.typed.expr, list(c.kernels), c.emitter.userfuns, c.free_sizes))
+    return replace(c, source=render_program(c.typed.expr, list(c.kernels), c.userfuns, c.free_sizes))
 
 
 def validate(c: Compilation, after: str) -> None:
@@ -179,8 +182,8 @@ def validate(c: Compilation, after: str) -> None:
                     stack.append(n.f.body)
         if any(e not in calls for e in c.planned):
             raise LiftCodegenError("a planned computation is not a top-level call of the program (outside every map)")
-    if c.emitter is not None:
-        known = set(map(id, c.inputs + c.outputs)) | set(map(id, c.emitter.out.temporaries))
+    if c.kernels is not None:
+        known = set(map(id, c.inputs + c.outputs + c.temporaries))
         names = [k.name for k in c.kernels]
         if len(set(names)) != len(names):
             raise LiftCodegenError(f"kernel names repeat: {names}")
