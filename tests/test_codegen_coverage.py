@@ -86,3 +86,30 @@ def test_kernel_bodies_are_c_statements_rendered_at_the_end():
     assert "\n".join(k.lines) in g.source
     assert C.render((C.For("i", "0", "n", "1", (C.Assign("x[i]", "0.0f"),)),)) == [
         "    for (int i = 0; i < n; i += 1) {", "        x[i] = 0.0f;", "    }"]
+
+
+def test_barriers_follow_map_locals_that_fill_fresh_memory_at_work_group_level():
+    from lift.opencl_gen.barriers import place_barriers
+
+    fill = C.For("l", "get_local_id(0)", "64", "get_local_size(0)", (C.Assign("lmem[l]", "x[l]"),), kind="lcl",
+                 fresh="local")
+    into_output = replace(fill, fresh=None)
+    placed = place_barriers((C.Block((fill, into_output), C.Decl("int", "wg", "get_group_id(0)"), kind="wrg"),))
+    assert [type(s).__name__ for s in placed[0].body] == ["For", "Barrier", "For"]
+    assert placed[0].body[1] == C.Barrier("CLK_LOCAL_MEM_FENCE")
+    in_a_work_item = place_barriers((C.For("i", "0", "4", "1", (fill,), kind="seq"),))
+    assert not any(isinstance(s, C.Barrier) for s in C.walk(in_a_work_item))
+
+
+def test_the_generator_and_the_rules_share_one_hierarchy_check():
+    from lift.rules.hierarchy import parallel_dims, placement_error
+
+    wrg, seq = P.MapWrg(neg), P.MapSeq(neg)
+    assert placement_error(P.MapLcl, 0, ()) == "map-local must be inside a map-workgroup"
+    assert parallel_dims(P.MapLcl, (), neg) == []
+    assert parallel_dims(P.MapLcl, (wrg,), neg) == [0, 1, 2]
+    assert parallel_dims(P.MapLcl, (wrg, seq), neg) == []
+    program = fun([ArrayType(F, N)], lambda x: (Join() @ MapSeq(P.MapLcl(neg)) @ Split(4))(x))
+    where = r"map-local\(neg\) at body\.args0\.f\.f"
+    with pytest.raises(lift.LiftCodegenError, match=where + ": map-local must be inside a map-workgroup"):
+        generate(program)
