@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from lift.errors import LiftTypeError
 from lift.ir.python_userfun import translate
+from lift.opencl_gen.c_types import c_struct_definition, c_type_name
 from lift.types.arith import SizeVar
-from lift.types.types import (ArrayType, Bool, Double, Float, Int, TupleType, VectorType,
-                              c_struct_definition, c_type_name)
+from lift.types.types import ArrayType, Bool, Double, Float, Int, TupleType, VectorType
 
 Float4 = VectorType(Float, 4)
 SCALE = 0.5

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional
 
 from lift.errors import LiftTypeError
-from lift.types.types import Type, literal_type
+from lift.types.types import Type, literal_type, literals_are
 
 
 class Node:
@@ -144,6 +144,9 @@ class Literal(Expr):
 
     def __str__(self) -> str:
         return repr(self.value)
+
+
+literals_are(Literal)
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,8 +45,9 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from lift.errors import LiftEvalError, LiftTypeError
+from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type, VectorType,
-                              c_type_name, literal_type, tuple_field)
+                              literal_type, tuple_field)
 
 
 @dataclass(frozen=True)

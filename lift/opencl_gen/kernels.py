@@ -39,14 +39,15 @@ from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.opencl_gen import views as V
+from lift.opencl_gen.c_arith import c_arith
+from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.in_place import Site, check_in_place, misalignment
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import (INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type,
                                     is_storable, output_types)
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import (ArrayType, ScalarType, TupleType, Type, VectorType, bind_type, c_type_name,
-                              tuple_field)
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, bind_type, tuple_field
 
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
@@ -586,16 +587,16 @@ class _Generator:
         if kind == "seq" and n == Cst(1):
             header, close = f"{{ /* {label}: one iteration */", "}"
         elif kind == "seq":
-            header, close = f"for (int {i.name} = 0; {i.name} < {n.to_c()}; {i.name} += 1) {{", "}"
+            header, close = f"for (int {i.name} = 0; {i.name} < {c_arith(n)}; {i.name} += 1) {{", "}"
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
             if size is not None and size == n:
                 header, close = f"{{ int {i.name} = {first}; /* {label} */", "}"
             elif size is not None and prove_lt(n, size):
-                header, close = f"{{ int {i.name} = {first}; if ({i.name} < {n.to_c()}) {{ /* {label} */", "} }"
+                header, close = f"{{ int {i.name} = {first}; if ({i.name} < {c_arith(n)}) {{ /* {label} */", "} }"
             else:
-                header = (f"for (int {i.name} = {first}; {i.name} < {n.to_c()}; "
+                header = (f"for (int {i.name} = {first}; {i.name} < {c_arith(n)}; "
                           f"{i.name} += {get_size}({dim})) {{ /* {label} */")
                 close = "}"
         self.line(header)
@@ -834,9 +835,9 @@ class _Generator:
         src, dst = self.fresh("in"), self.fresh("out")
         self.line(f"{ptr_t} {src} = {mem.name};")
         self.line(f"{ptr_t} {dst} = {other.mem.name};")
-        self.line(f"int {length.name} = {in_t.length.to_c()};")
+        self.line(f"int {length.name} = {c_arith(in_t.length)};")
         it = self.fresh("it")
-        self.line(f"for (int {it} = 0; {it} < {f.n.to_c()}; {it} += 1) {{")
+        self.line(f"for (int {it} = 0; {it} < {c_arith(f.n)}; {it} += 1) {{")
         self.depth += 1
         src_mem = Memory(src, mem.space, mem.elem, in_t.length, mem.kind)
         dst_mem = Memory(dst, mem.space, mem.elem, in_t.length, mem.kind)
@@ -845,7 +846,7 @@ class _Generator:
         if self.at_workgroup_level():
             self.barrier(V.MemView(src_mem, in_t))
         self.line(f"{{ {ptr_t} swap = {src}; {src} = {dst}; {dst} = swap; }}")
-        self.line(f"{length.name} = {(length * p / q).to_c()};")
+        self.line(f"{length.name} = {c_arith(length * p / q)};")
         self.depth -= 1
         self.line("}")
         result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)

@@ -11,8 +11,8 @@ import math
 from lift.errors import LiftCodegenError
 from lift.ir.nodes import Literal
 from lift.ir.userfun import UserFun, vectorized_type
-from lift.types.types import (ArrayType, ScalarType, TupleType, Type, VectorType, c_struct_definition,
-                              c_type_name)
+from lift.opencl_gen.c_types import c_struct_definition, c_type_name
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 
 class UserFunctions:

@@ -18,9 +18,11 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.opencl_gen.c_arith import c_arith
+from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.memory import Memory
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
 
 _lets = itertools.count()
 
@@ -61,18 +63,18 @@ class MemAccess(Access):
     def read(self) -> str:
         m, idx = self.mem, self.index
         if m.scalar_variable and isinstance(m.elem, VectorType) and self.width == 1:
-            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{idx.to_c()}]"
+            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{c_arith(idx)}]"
         if m.scalar_variable:
             return m.name + self.field
         if isinstance(m.elem, VectorType):
             if self.width == m.elem.width:
-                return f"{m.name}[{(idx / self.width).to_c()}]{self.field}"
+                return f"{m.name}[{c_arith(idx / self.width)}]{self.field}"
             if self.width == 1:
-                return f"{self._lane_pointer()}[{idx.to_c()}]"
-            return f"vload{self.width}(0, {self._lane_pointer()} + {idx.to_c()})"
+                return f"{self._lane_pointer()}[{c_arith(idx)}]"
+            return f"vload{self.width}(0, {self._lane_pointer()} + {c_arith(idx)})"
         if self.width > 1:
-            return f"vload{self.width}(0, {m.name} + {idx.to_c()})"
-        return f"{m.name}[{idx.to_c()}]{self.field}"
+            return f"vload{self.width}(0, {m.name} + {c_arith(idx)})"
+        return f"{m.name}[{c_arith(idx)}]{self.field}"
 
     def write(self, value: str) -> str:
         m, idx = self.mem, self.index
@@ -80,7 +82,7 @@ class MemAccess(Access):
             raise LiftCodegenError(f"cannot write to the input {m.name}")
         if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
             pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
-            return f"vstore{self.width}({value}, 0, {pointer} + {idx.to_c()});"
+            return f"vstore{self.width}({value}, 0, {pointer} + {c_arith(idx)});"
         return f"{self.read()} = {value};"
 
 
@@ -318,8 +320,8 @@ class PadView(View):
     type: Type
 
     def access(self, idx: tuple) -> Access:
-        j = (idx[0] - self.left).to_c()
-        n = self.length.to_c()
+        j = c_arith(idx[0] - self.left)
+        n = c_arith(self.length)
         if not isinstance(self.boundary, str):
             var = Var(f"pad_{next(_lets)}", 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
