@@ -18,7 +18,12 @@ from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 @dataclass(frozen=True, eq=False)
 class UserFun(FunDecl):
-    """A user function: `name(params) { body }` with declared parameter and result types."""
+    """A user function: `name(params) { body }` with declared parameter and result types.
+
+    `body` is OpenCL C. For a function written in Python it is the C of its declared types, which makes two
+    translations equal exactly when they print alike; `origin` (its `PythonUserFun`) gives the C of other
+    types (`lift.opencl_gen.userfun_c.userfun_c_body`) and the flop count.
+    """
 
     name: str
     param_names: tuple
@@ -50,12 +55,6 @@ class UserFun(FunDecl):
         """Floating-point operations of one application: counted in the body of a function written in Python
         (`PythonUserFun.flops`); one for a C body, which is not parsed."""
         return self.origin.flops if self.origin is not None else 1
-
-    def c_body(self, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
-        """The C body for the declared types, or for the vector types of `vectorize-n(f)`."""
-        if self.origin is not None:
-            return self.origin.c_body(in_types, out_type)
-        return self.body
 
     def __str__(self) -> str:
         return self.name
