@@ -4,9 +4,10 @@ whatever was built before; names never clash with the program's own."""
 
 import numpy as np
 
-from lift import ArrayType, Float, Map, MapSeq, Param, Reduce, ReduceSeq, UserFun, fun, interpret, paper
+from lift import ArrayType, Float, Map, MapGlb, MapSeq, Pad, Param, Reduce, ReduceSeq, UserFun, fun, interpret, paper
 from lift.ir.names import highest_number, program_names
 from lift.ir.nodes import fresh_param
+from lift.opencl_gen.kernels import generate
 from lift.rules import Derivation, RewriteEngine
 from lift.types.arith import SizeVar
 
@@ -60,3 +61,12 @@ def test_names_in_a_program_scope_continue_above_the_programs_numbered_names():
 def test_outside_a_scope_names_never_repeat():
     names = {fresh_param("x").name for _ in range(100)}
     assert len(names) == 100
+
+
+def test_a_programs_kernel_source_does_not_depend_on_what_was_generated_before():
+    program = fun([ArrayType(Float, N)], lambda x: MapGlb(absf)(Pad(1, 1, "clamp")(x)))
+    first = generate(program).source
+    generate(fun([ArrayType(Float, N)], lambda y: MapGlb(absf)(Pad(2, 2, "wrap")(y))))
+    fresh_param("pad")
+    assert generate(program).source == first
+    assert "int pad_0 = clamp(g_0 - 1, 0, (N) - 1);" in first

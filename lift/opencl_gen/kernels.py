@@ -34,6 +34,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
+from lift.ir.names import program_names
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in, count_uses, substitute
 from lift.ir.printer import paper
 from lift.ir.typecheck import TypedProgram, infer, infer_fun, length_ratio
@@ -97,7 +98,8 @@ def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, i
     if not name.isidentifier():
         raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
     typed = specialise(program, sizes or {})
-    return _Generator(name, typed, dict(sizes or {}), dict(launch or {}), in_place).run()
+    with program_names(program):  # the names views make (`pad_n`) follow the program, not the process
+        return _Generator(name, typed, dict(sizes or {}), dict(launch or {}), in_place).run()
 
 
 def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:

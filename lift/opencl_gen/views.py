@@ -12,20 +12,17 @@ join's destination, which is how `join ∘ map-workgroup(f)` writes straight int
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.names import fresh_name
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.memory import Memory
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
-
-_lets = itertools.count()
-
 
 # --- accesses ---------------------------------------------------------------------------------------------
 
@@ -323,7 +320,7 @@ class PadView(View):
         j = c_arith(idx[0] - self.left)
         n = c_arith(self.length)
         if not isinstance(self.boundary, str):
-            var = Var(f"pad_{next(_lets)}", 0, None)
+            var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
             return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
                                  inner=inner, default=self.boundary)
@@ -332,7 +329,7 @@ class PadView(View):
             "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
             "mirror": f"(({j}) < 0 ? -1 - ({j}) : (({j}) >= ({n}) ? 2 * ({n}) - 1 - ({j}) : ({j})))",
         }[self.boundary]
-        var = Var(f"pad_{next(_lets)}", 0, self.length)
+        var = Var(fresh_name("pad"), 0, self.length)
         inner = self.inner.access((var,) + tuple(idx[1:]))
         return _with_lets(inner, ((var, clamped),))
 
