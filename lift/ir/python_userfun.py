@@ -4,7 +4,7 @@ Lift's user functions (`add`, `abs`, BlackScholes' `BSComputation`, MD's `update
 as annotated Python functions in a small subset, and serve both the OpenCL C code generator and the
 reference interpreter. `translate(fn)` parses the function's source with `ast` and infers the type
 of every expression from the parameter annotations, giving a small typed body. The typed body prints
-as OpenCL C statements (`PythonUserFun.c_body`, also for the vector types of `vectorize-n(f)`) and
+as OpenCL C statements (`lift.opencl_gen.userfun_c`, also for the vector types of `vectorize-n(f)`) and
 runs as numpy operations on whole arrays (`PythonUserFun.numpy_impl`).
 
 The modules: this one translates a function (`translate`, `PythonUserFun`); `lift.ir.userfun_typing` types
@@ -53,7 +53,7 @@ __all__ = ["PythonUserFun", "translate"]
 
 @dataclass(frozen=True)
 class PythonUserFun:
-    """A user function translated from Python: its signature and source, its C body and its numpy twin."""
+    """A user function translated from Python: its signature and source, its typed body and its numpy twin."""
 
     name: str
     param_names: tuple
@@ -64,11 +64,12 @@ class PythonUserFun:
     definition: ast.FunctionDef = field(compare=False, repr=False)
     first_line: int = field(compare=False, repr=False)
 
-    def c_body(self, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
-        """The OpenCL C statements of the body, for the declared types or for substituted (vector) ones."""
-        from lift.opencl_gen.userfun_c import python_userfun_c  # the C writer is the code generator's
-
-        return python_userfun_c(self, in_types, out_type)
+    @cached_property
+    def canonical_body(self) -> str:
+        """The typed body for the declared types, as text: what makes two translations the same function (two
+        closures of one source with different constants are not), and `UserFun.body` of the function."""
+        body, _ = typed_body(self, self.in_types, self.out_type)
+        return repr(body)
 
     @cached_property
     def flops(self) -> int:

@@ -2,7 +2,7 @@
 
 A user function has an OpenCL C body for the code generator and, for the reference interpreter, a
 Python callable that works on whole numpy arrays at once. Written as a restricted Python function
-(`@userfun`), one definition gives both; written as raw C (`UserFun(name, params, body, in_types,
+(`@userfun`), one definition gives both (the code generator writes the C, `lift.opencl_gen.userfun_c`); written as raw C (`UserFun(name, params, body, in_types,
 out_type)`), the Python equivalent is optional and the interpreter says so when it is missing.
 """
 
@@ -20,9 +20,10 @@ from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 class UserFun(FunDecl):
     """A user function: `name(params) { body }` with declared parameter and result types.
 
-    `body` is OpenCL C. For a function written in Python it is the C of its declared types, which makes two
-    translations equal exactly when they print alike; `origin` (its `PythonUserFun`) gives the C of other
-    types (`lift.opencl_gen.userfun_c.userfun_c_body`) and the flop count.
+    `body` is OpenCL C as the user wrote it. For a function written in Python, `origin` is its translation
+    (`PythonUserFun`) and `body` the text of its typed body (`PythonUserFun.canonical_body`), which makes
+    two translations equal exactly when their typed bodies are; the code generator writes its C
+    (`lift.opencl_gen.userfun_c.userfun_c_body`).
     """
 
     name: str
@@ -61,11 +62,11 @@ class UserFun(FunDecl):
 
 
 def userfun(fn: Callable) -> UserFun:
-    """Decorator: a restricted, annotated Python function becomes a `UserFun` (C body and numpy body)."""
+    """Decorator: a restricted, annotated Python function becomes a `UserFun` (typed body and numpy body)."""
     from lift.ir.python_userfun import translate
 
     spec = translate(fn)
-    return UserFun(spec.name, spec.param_names, spec.c_body(), spec.in_types, spec.out_type,
+    return UserFun(spec.name, spec.param_names, spec.canonical_body, spec.in_types, spec.out_type,
                    python=spec.numpy_impl, origin=spec)
 
 
