@@ -65,25 +65,27 @@ class PythonUserFun:
     first_line: int = field(compare=False, repr=False)
 
     @cached_property
+    def body(self) -> tuple:
+        """The typed statements (`lift.ir.userfun_body`) for the declared types."""
+        return typed_body(self, self.in_types, self.out_type)[0]
+
+    @cached_property
     def canonical_body(self) -> str:
-        """The typed body for the declared types, as text: what makes two translations the same function (two
-        closures of one source with different constants are not), and `UserFun.body` of the function."""
-        body, _ = typed_body(self, self.in_types, self.out_type)
-        return repr(body)
+        """The typed body as text: what makes two translations the same function (two closures of one source
+        with different constants are not), and the `UserFun.body` of the function."""
+        return repr(self.body)
 
     @cached_property
     def flops(self) -> int:
         """Floating-point operations of one application: the arithmetic operators (`+ - * / % **`) and calls
         on floating-point values in every statement, both branches of a condition included (on vectors
         the hardware runs both). `idf` has none, `add` one, `abs_and_add` one."""
-        body, _ = typed_body(self, self.in_types, self.out_type)
-        return sum(flops_of(stmt) for stmt in body)
+        return sum(flops_of(stmt) for stmt in self.body)
 
     @cached_property
     def numpy_impl(self) -> Callable:
         """The function on numpy arrays: vector values carry a trailing lane axis, tuples are Python tuples."""
-        body, _ = typed_body(self, self.in_types, self.out_type)
-        return numpy_function(self, body)
+        return numpy_function(self, self.body)
 
 
 def translate(fn: Callable) -> PythonUserFun:
@@ -131,7 +133,7 @@ def translate(fn: Callable) -> PythonUserFun:
     in_types = tuple(annotated_type(a.arg, a, f"parameter `{a.arg}`") for a in args.args)
     out_type = annotated_type("return", definition, "the result")
     fun = PythonUserFun(name, param_names, in_types, out_type, source, fn, definition, first_line)
-    typed_body(fun, in_types, out_type)
+    fun.body  # typed now, so that a function outside the subset fails where it is defined
     return fun
 
 
