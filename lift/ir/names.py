@@ -53,19 +53,14 @@ def program_names(program) -> Iterator[NameGenerator]:
 
 
 def highest_number(node) -> int:
-    """The highest `n` of the parameter names `..._n` in `node`, -1 if there is none."""
-    from lift.ir.nodes import Param
-
-    highest, seen, todo = -1, set(), [node]
-    while todo:
-        e = todo.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, Param):
-            match = _NUMBERED.search(e.name)
-            if match is not None:
-                highest = max(highest, int(match[1]))
-            continue
-        todo.extend(child for _, child in e.children())
+    """The highest `n` of the parameter names `..._n` in `node`, -1 if there is none; cached on each node
+    (nodes are immutable, and a rewrite shares all but one path with the program it rewrites)."""
+    highest = node.__dict__.get("_highest_number")
+    if highest is None:
+        match = _NUMBERED.search(node.name) if type(node).__name__ == "Param" else None
+        if match is not None:
+            highest = int(match[1])
+        else:
+            highest = max((highest_number(child) for _, child in node.children()), default=-1)
+        object.__setattr__(node, "_highest_number", highest)
     return highest
