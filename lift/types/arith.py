@@ -583,8 +583,8 @@ def _binding(e: ArithExpr, env: Mapping[str, int]) -> str:
     return ", ".join(f"{n}={env[n]}" for n in names)
 
 
-# The arithmetic and the range analysis call back into the classes above: imported last, so that either
-# module may be imported first (lift.types imports this one first).
+# The arithmetic (`polynomial`) and the range analysis (`ranges`) build the classes above, which call them
+# back: imported after the classes, `lift.types` importing this module before either of them.
 from lift.types.polynomial import _add, _div, _exact_div, _mul, _power, _scale  # noqa: E402
 from lift.types.ranges import (_bound, _floordiv, _is_integer, _mod, prove_le, prove_lt,  # noqa: E402,F401
                                prove_nonneg)
