@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from lift.types.arith import (ArithExpr, Cst, FloorDiv, Mod, NotDivisible, UnboundSize, Var, SizeVar, as_arith,
                               prove_le, prove_lt, prove_nonneg)
+from lift.opencl_gen.c_arith import c_arith
 
 N = SizeVar("N")
 M = SizeVar("M")
@@ -301,14 +302,14 @@ def test_str_is_readable():
 
 
 def test_to_c():
-    assert (N / M).to_c() == "(N/M)"
-    assert (3 * N / 4).to_c() == "((3*N)/4)"
-    assert (N / 1024).to_c() == "(N/1024)"
-    assert (4 * i + j).to_c() == "4*i + j"
-    assert ((N + 1) // 4).to_c() == "((N + 1)/4)"
-    assert (j % 3).to_c() == "(j%3)"
-    assert ((N + M) / 2).to_c() == "((M + N)/2)"
-    assert (N * N - 1).to_c() == "N*N - 1"
+    assert c_arith(N / M) == "(N/M)"
+    assert c_arith(3 * N / 4) == "((3*N)/4)"
+    assert c_arith(N / 1024) == "(N/1024)"
+    assert c_arith(4 * i + j) == "4*i + j"
+    assert c_arith((N + 1) // 4) == "((N + 1)/4)"
+    assert c_arith(j % 3) == "(j%3)"
+    assert c_arith((N + M) / 2) == "((M + N)/2)"
+    assert c_arith(N * N - 1) == "N*N - 1"
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -420,7 +421,7 @@ def test_eval_and_c_agree_with_the_arithmetic(tree, env):
     value = direct(tree, env, numerators)
     assert expr.eval(env) == value
     if all(n >= 0 for n in numerators):  # C's / and % are floor division only there
-        assert c_eval(expr.to_c(), env) == value, expr.to_c()
+        assert c_eval(c_arith(expr), env) == value, c_arith(expr)
 
 
 @settings(max_examples=200, deadline=None)

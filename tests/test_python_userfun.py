@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from lift.errors import LiftTypeError
 from lift.ir.python_userfun import translate
+from lift.opencl_gen.c_types import c_struct_definition, c_type_name
+from lift.opencl_gen.userfun_c import python_userfun_c
 from lift.types.arith import SizeVar
-from lift.types.types import (ArrayType, Bool, Double, Float, Int, TupleType, VectorType,
-                              c_struct_definition, c_type_name)
+from lift.types.types import ArrayType, Bool, Double, Float, Int, TupleType, VectorType
 
 Float4 = VectorType(Float, 4)
 SCALE = 0.5
@@ -273,7 +274,7 @@ def test_string_annotations_are_evaluated_in_the_module():
 
 def test_closures_with_other_constants_are_other_functions():
     assert translate(make_band_gain(1.5)) != translate(make_band_gain(2.0))
-    assert "x * 2.0f" in translate(make_band_gain(2.0)).c_body()
+    assert "x * 2.0f" in python_userfun_c(translate(make_band_gain(2.0)))
 
 
 def decorated(fn):
@@ -287,22 +288,22 @@ def decorated_abs(x: Float) -> Float:
 
 def test_decorators_are_not_part_of_the_source():
     assert translate(decorated_abs).source.startswith("def decorated_abs(")
-    assert translate(decorated_abs).c_body() == "return fabs(x);"
+    assert python_userfun_c(translate(decorated_abs)) == "return fabs(x);"
 
 
 def test_c_literals_follow_the_operand_types():
-    assert translate(absf).c_body() == "return x >= 0.0f ? x : -x;"
-    assert "0.5f" in translate(ramp).c_body()
-    damped_c = translate(damped).c_body()
+    assert python_userfun_c(translate(absf)) == "return x >= 0.0f ? x : -x;"
+    assert "0.5f" in python_userfun_c(translate(ramp))
+    damped_c = python_userfun_c(translate(damped))
     assert "0.1" in damped_c and not re.search(r"\d\.?\d*f\b", damped_c)
-    assert "(int)abs(a)" in translate(int_ops).c_body()
-    assert "select(" in translate(absf).c_body((Float4,), Float4)
+    assert "(int)abs(a)" in python_userfun_c(translate(int_ops))
+    assert "select(" in python_userfun_c(translate(absf), (Float4,), Float4)
 
 
 def test_tuple_results_are_structs():
-    c = translate(black_scholes).c_body()
+    c = python_userfun_c(translate(black_scholes))
     assert "Tuple_float_float result;" in c and "result._0 = " in c and c.endswith("return result;")
-    assert "p._1 * 2" in translate(scale_pair).c_body()
+    assert "p._1 * 2" in python_userfun_c(translate(scale_pair))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -331,7 +332,7 @@ def kernel_source(u, in_types, out_type):
     lines = ["#pragma OPENCL EXTENSION cl_khr_fp64 : enable"] + [c_struct_definition(t) for t in tuples]
     params = ", ".join(f"global {c_name(t.elem)}* {n}" if isinstance(t, ArrayType) else f"{c_name(t)} {n}"
                        for n, t in zip(u.param_names, in_types))
-    lines.append(f"{c_name(out_type)} {u.name}({params}) {{\n{u.c_body(in_types, out_type)}\n}}")
+    lines.append(f"{c_name(out_type)} {u.name}({params}) {{\n{python_userfun_c(u, in_types, out_type)}\n}}")
     buffers, body, args = [], [], []
     for k, t in enumerate(in_types):
         if isinstance(t, ArrayType):
@@ -515,4 +516,4 @@ def test_lambdas_are_rejected():
 
 def test_vector_condition_cannot_choose_a_scalar_result():
     with pytest.raises(LiftTypeError, match="cannot be returned under a vector condition"):
-        translate(ramp).c_body((Float4,), Float)
+        python_userfun_c(translate(ramp), (Float4,), Float)

@@ -24,6 +24,7 @@ from lift.ir.printer import python_source
 from lift.ir.userfun import UserFun
 from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import local_size_overrides
+from lift.opencl_gen.userfun_c import userfun_c_body
 
 LOCAL_SIZE = "local_size"
 
@@ -63,7 +64,7 @@ def program_key(program: Lambda, local_size: Optional[int] = None) -> str:
     """A stable structural hash of `program` (see the module docstring), and of the work-group size of its
     driver-sized kernels where one is given, as 16 hex digits."""
     canonical = _rename_binders(program, itertools.count(), root=True)
-    bodies = sorted({f"{f.name}({', '.join(f.param_names)}) {{{f.body}}}" for f in _userfuns(program)})
+    bodies = sorted({f"{f.name}({', '.join(f.param_names)}) {{{userfun_c_body(f)}}}" for f in _userfuns(program)})
     launch = [] if local_size is None else [f"local size {local_size}"]
     text = "\n".join([python_source(canonical)] + bodies + launch)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -13,12 +13,12 @@ creates them (`fresh_param`), and follow the Python lambda's argument names wher
 from __future__ import annotations
 
 import inspect
-import itertools
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional
 
 from lift.errors import LiftTypeError
-from lift.types.types import Type, literal_type
+from lift.ir.names import fresh_name
+from lift.types.types import Type, literal_type, literals_are
 
 
 class Node:
@@ -146,6 +146,9 @@ class Literal(Expr):
         return repr(self.value)
 
 
+literals_are(Literal)
+
+
 @dataclass(frozen=True, eq=False)
 class FunCall(Expr):
     """The application of a function to arguments; `t` is the result type once inferred."""
@@ -178,12 +181,9 @@ class Lambda(FunDecl):
         return FunCall(self, args)
 
 
-_counter = itertools.count()
-
-
 def fresh_param(hint: str = "x", t: Optional[Type] = None) -> Param:
-    """A parameter with a name no user program uses (`hint` followed by `_` and a unique number)."""
-    return Param(f"{hint}_{next(_counter)}", t)
+    """A parameter with a name new to the program being rewritten (`hint`, `_` and a number: see lift.ir.names)."""
+    return Param(fresh_name(hint), t)
 
 
 def param_named_after(node: Node, hint: str, t: Optional[Type] = None) -> Param:

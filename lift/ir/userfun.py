@@ -2,7 +2,7 @@
 
 A user function has an OpenCL C body for the code generator and, for the reference interpreter, a
 Python callable that works on whole numpy arrays at once. Written as a restricted Python function
-(`@userfun`), one definition gives both; written as raw C (`UserFun(name, params, body, in_types,
+(`@userfun`), one definition gives both (the code generator writes the C, `lift.opencl_gen.userfun_c`); written as raw C (`UserFun(name, params, body, in_types,
 out_type)`), the Python equivalent is optional and the interpreter says so when it is missing.
 """
 
@@ -18,7 +18,13 @@ from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 @dataclass(frozen=True, eq=False)
 class UserFun(FunDecl):
-    """A user function: `name(params) { body }` with declared parameter and result types."""
+    """A user function: `name(params) { body }` with declared parameter and result types.
+
+    `body` is OpenCL C as the user wrote it. For a function written in Python, `origin` is its translation
+    (`PythonUserFun`) and `body` the text of its typed body (`PythonUserFun.canonical_body`), which makes
+    two translations equal exactly when their typed bodies are; the code generator writes its C
+    (`lift.opencl_gen.userfun_c.userfun_c_body`).
+    """
 
     name: str
     param_names: tuple
@@ -51,22 +57,16 @@ class UserFun(FunDecl):
         (`PythonUserFun.flops`); one for a C body, which is not parsed."""
         return self.origin.flops if self.origin is not None else 1
 
-    def c_body(self, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
-        """The C body for the declared types, or for the vector types of `vectorize-n(f)`."""
-        if self.origin is not None:
-            return self.origin.c_body(in_types, out_type)
-        return self.body
-
     def __str__(self) -> str:
         return self.name
 
 
 def userfun(fn: Callable) -> UserFun:
-    """Decorator: a restricted, annotated Python function becomes a `UserFun` (C body and numpy body)."""
+    """Decorator: a restricted, annotated Python function becomes a `UserFun` (typed body and numpy body)."""
     from lift.ir.python_userfun import translate
 
     spec = translate(fn)
-    return UserFun(spec.name, spec.param_names, spec.c_body(), spec.in_types, spec.out_type,
+    return UserFun(spec.name, spec.param_names, spec.canonical_body, spec.in_types, spec.out_type,
                    python=spec.numpy_impl, origin=spec)
 
 

@@ -31,6 +31,8 @@ from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import default_space, space_of
+from lift.opencl_gen.c_arith import c_arith
+from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.in_place import Site
@@ -40,7 +42,7 @@ from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Mem
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name, tuple_field
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
 
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
@@ -350,17 +352,17 @@ class Emitter(Mapper, FoldEmission):
         if kind == "seq" and n == Cst(1):
             self.add(C.Block(stmts, comment=f"{label}: one iteration", **facts))
         elif kind == "seq":
-            self.add(C.For(i.name, "0", n.to_c(), "1", stmts, **facts))
+            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, **facts))
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
             if size is not None and size == n:
                 self.add(C.Block(stmts, C.Decl("int", i.name, first), label, **facts))
             elif size is not None and prove_lt(n, size):
-                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {n.to_c()}",
+                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {c_arith(n)}",
                                  **facts))
             else:
-                self.add(C.For(i.name, first, n.to_c(), f"{get_size}({dim})", stmts, label, **facts))
+                self.add(C.For(i.name, first, c_arith(n), f"{get_size}({dim})", stmts, label, **facts))
 
     def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
         launch = self.launch
@@ -457,7 +459,7 @@ class Emitter(Mapper, FoldEmission):
         src, dst = self.fresh("in"), self.fresh("out")
         self.add(C.Decl(ptr_t, src, mem.name))
         self.add(C.Decl(ptr_t, dst, other.mem.name))
-        self.add(C.Decl("int", length.name, in_t.length.to_c()))
+        self.add(C.Decl("int", length.name, c_arith(in_t.length)))
         it = self.fresh("it")
         src_mem = Memory(src, mem.space, mem.elem, in_t.length, mem.kind)
         dst_mem = Memory(dst, mem.space, mem.elem, in_t.length, mem.kind)
@@ -466,9 +468,9 @@ class Emitter(Mapper, FoldEmission):
             self.call(body_f, [V.MemView(src_mem, ArrayType(in_t.elem, length))], body_t,
                       V.MemView(dst_mem, body_t), f"{path}.f")
             self.add(C.Swap(ptr_t, src, dst))
-            self.add(C.Assign(length.name, (length * p / q).to_c()))
+            self.add(C.Assign(length.name, c_arith(length * p / q)))
 
-        self.add(C.For(it, "0", f.n.to_c(), "1", self.nested(step), kind="iterate", fresh=mem.space))
+        self.add(C.For(it, "0", c_arith(f.n), "1", self.nested(step), kind="iterate", fresh=mem.space))
         result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")

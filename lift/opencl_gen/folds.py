@@ -16,7 +16,8 @@ from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.in_place import misalignment
 from lift.opencl_gen.memory import PRIVATE, Memory
 from lift.types.arith import ArithExpr, Cst
-from lift.types.types import ArrayType, TupleType, Type, c_type_name
+from lift.opencl_gen.c_types import c_type_name
+from lift.types.types import ArrayType, TupleType, Type
 
 
 class FoldEmission:

@@ -25,6 +25,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
+from lift.ir.names import program_names
 from lift.ir.nodes import Expr, FunCall, Lambda, bind_sizes_in
 from lift.ir.typecheck import TypedProgram, infer
 from lift.opencl_gen import c_ast as C
@@ -82,7 +83,8 @@ def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, i
     if not name.isidentifier():
         raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
     typed = specialise(program, sizes or {})
-    c = PIPELINE.run(Compilation(name, typed, dict(sizes or {}), dict(launch or {}), in_place), debug)
+    with program_names(program):  # the names views make (`pad_n`) follow the program, not the process
+        c = PIPELINE.run(Compilation(name, typed, dict(sizes or {}), dict(launch or {}), in_place), debug)
     return GeneratedProgram(name, c.source, list(c.kernels), list(c.inputs), list(c.outputs),
                             list(c.temporaries), typed, c.sizes, c.free_sizes)
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from lift.ir.binding import host_dtype
 from lift.ir.printer import paper
+from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.memory import Memory, output_types
-from lift.types.types import ArrayType, Type, VectorType, c_type_name
+from lift.types.types import ArrayType, Type, VectorType
 
 
 def _shape(t: Type) -> list:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from lift.opencl_gen.c_types import c_type_name
 from lift.types.arith import ArithExpr, Cst
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, c_type_name
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 INPUT, OUTPUT, TEMPORARY, LOCAL, PRIVATE = "input", "output", "temporary", "local", "private"
 _serials = itertools.count()

@@ -8,7 +8,7 @@ from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.memory import Memory
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.userfuns import UserFunctions
-from lift.types.types import c_type_name
+from lift.opencl_gen.c_types import c_type_name
 
 
 def render_program(expr, kernels: list, userfuns: UserFunctions, free: tuple) -> str:

@@ -1,7 +1,7 @@
 """OpenCL C definitions of user functions, their vectorised versions, tuple structs, and literals.
 
 `vectorize-4(add)` is emitted as `add_v4`, the same body over `float4` (paper Table 2, vect-n):
-the user function's own translation gives it (`UserFun.c_body` with vector types).
+the user function's own translation gives it (`userfun_c_body` with vector types).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import math
 from lift.errors import LiftCodegenError
 from lift.ir.nodes import Literal
 from lift.ir.userfun import UserFun, vectorized_type
-from lift.types.types import (ArrayType, ScalarType, TupleType, Type, VectorType, c_struct_definition,
-                              c_type_name)
+from lift.opencl_gen.c_types import c_struct_definition, c_type_name
+from lift.opencl_gen.userfun_c import userfun_c_body
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 
 class UserFunctions:
@@ -44,7 +45,7 @@ class UserFunctions:
         for t in in_types + (out_type,):
             self.require_type(t)
         params = ", ".join(_param(n, t) for n, t in zip(f.param_names, in_types))
-        body = f.c_body(in_types, out_type) if width else f.c_body()
+        body = userfun_c_body(f, in_types, out_type) if width else userfun_c_body(f)
         body = "\n".join("    " + line if line.strip() else line for line in body.strip().splitlines())
         self.functions[name] = (f, f"{c_type_name(out_type)} {name}({params}) {{\n{body}\n}}")
         return name

@@ -12,7 +12,6 @@ join's destination, which is how `join ∘ map-workgroup(f)` writes straight int
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -22,12 +21,13 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
 from lift.ir.printer import paper
 from lift.opencl_gen import c_ast as C
+from lift.ir.names import fresh_name
+from lift.opencl_gen.c_arith import c_arith
+from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.memory import Memory
 from lift.opencl_gen.userfuns import c_literal
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
-from lift.types.types import ArrayType, TupleType, Type, VectorType, c_type_name, tuple_field
-
-_lets = itertools.count()
+from lift.types.types import ArrayType, TupleType, Type, VectorType, tuple_field
 
 
 # --- accesses ---------------------------------------------------------------------------------------------
@@ -66,18 +66,18 @@ class MemAccess(Access):
     def read(self) -> str:
         m, idx = self.mem, self.index
         if m.scalar_variable and isinstance(m.elem, VectorType) and self.width == 1:
-            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{idx.to_c()}]"
+            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{c_arith(idx)}]"
         if m.scalar_variable:
             return m.name + self.field
         if isinstance(m.elem, VectorType):
             if self.width == m.elem.width:
-                return f"{m.name}[{(idx / self.width).to_c()}]{self.field}"
+                return f"{m.name}[{c_arith(idx / self.width)}]{self.field}"
             if self.width == 1:
-                return f"{self._lane_pointer()}[{idx.to_c()}]"
-            return f"vload{self.width}(0, {self._lane_pointer()} + {idx.to_c()})"
+                return f"{self._lane_pointer()}[{c_arith(idx)}]"
+            return f"vload{self.width}(0, {self._lane_pointer()} + {c_arith(idx)})"
         if self.width > 1:
-            return f"vload{self.width}(0, {m.name} + {idx.to_c()})"
-        return f"{m.name}[{idx.to_c()}]{self.field}"
+            return f"vload{self.width}(0, {m.name} + {c_arith(idx)})"
+        return f"{m.name}[{c_arith(idx)}]{self.field}"
 
     def write(self, value: str) -> C.Stmt:
         m, idx = self.mem, self.index
@@ -85,7 +85,7 @@ class MemAccess(Access):
             raise LiftCodegenError(f"cannot write to the input {m.name}")
         if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
             pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
-            return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {idx.to_c()}"))
+            return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {c_arith(idx)}"))
         return C.Assign(self.read(), value)
 
 
@@ -323,10 +323,10 @@ class PadView(View):
     type: Type
 
     def access(self, idx: tuple) -> Access:
-        j = (idx[0] - self.left).to_c()
-        n = self.length.to_c()
+        j = c_arith(idx[0] - self.left)
+        n = c_arith(self.length)
         if not isinstance(self.boundary, str):
-            var = Var(f"pad_{next(_lets)}", 0, None)
+            var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
             return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
                                  inner=inner, default=self.boundary)
@@ -335,7 +335,7 @@ class PadView(View):
             "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
             "mirror": f"(({j}) < 0 ? -1 - ({j}) : (({j}) >= ({n}) ? 2 * ({n}) - 1 - ({j}) : ({j})))",
         }[self.boundary]
-        var = Var(f"pad_{next(_lets)}", 0, self.length)
+        var = Var(fresh_name("pad"), 0, self.length)
         inner = self.inner.access((var,) + tuple(idx[1:]))
         return _with_lets(inner, ((var, clamped),))
 

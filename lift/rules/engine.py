@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping, Optional
 
 from lift.errors import LiftError, LiftTypeError
+from lift.ir.names import program_names
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.rules.registry import RULES
@@ -96,17 +97,21 @@ class RewriteEngine:
         return tuple(r for r in rules if r.on_functions) if ctx.is_function else rules
 
     def apply(self, program: Lambda, rewrite: Rewrite) -> Lambda:
-        """`program` with `rewrite` applied; `RuleNotApplicable` if it does not apply there."""
+        """`program` with `rewrite` applied; `RuleNotApplicable` if it does not apply there. The parameters
+        the rule creates are named after `program`'s own (`lift.ir.names.program_names`), so that one rewrite
+        of one program gives one result, whatever ran before."""
         rule = self.rule(rewrite.rule)
-        try:
-            ctx = context_at(infer(program).expr, rewrite.location, self.choices)
-        except KeyError as e:
-            raise RuleNotApplicable(f"{rule.name}: {e.args[0]}") from None
-        if rule not in self._candidates(ctx):
-            raise RuleNotApplicable(f"{rule.name} does not rewrite {type(_head(ctx)).__name__} at {rewrite.location}")
-        params = rewrite.param_dict
-        rule.check(ctx.call, ctx, params)
-        result = replace_at(program, *_spliced(program, ctx, rule.apply(ctx.call, params)))
+        with program_names(program):
+            try:
+                ctx = context_at(infer(program).expr, rewrite.location, self.choices)
+            except KeyError as e:
+                raise RuleNotApplicable(f"{rule.name}: {e.args[0]}") from None
+            if rule not in self._candidates(ctx):
+                raise RuleNotApplicable(f"{rule.name} does not rewrite {type(_head(ctx)).__name__} at "
+                                        f"{rewrite.location}")
+            params = rewrite.param_dict
+            rule.check(ctx.call, ctx, params)
+            result = replace_at(program, *_spliced(program, ctx, rule.apply(ctx.call, params)))
         try:
             infer(result)
         except LiftTypeError as e:

@@ -22,6 +22,22 @@ class Type:
     __slots__ = ()
 
 
+_literal_class = None
+
+
+def literals_are(cls) -> None:
+    """Make `t(value)` build `cls(value, t)`: the IR registers its `Literal` node (lift.ir.nodes), so that
+    `Float(0.0)` is a literal while this layer imports nothing of the IR."""
+    global _literal_class
+    _literal_class = cls
+
+
+def _typed_literal(value, t: Type):
+    if _literal_class is None:
+        raise TypeError(f"{t}({value!r}) builds an IR literal: import lift.ir.nodes first")
+    return _literal_class(value, t)
+
+
 @dataclass(frozen=True)
 class ScalarType(Type):
     """A scalar type: `float`, `double`, `int` or `bool` (OpenCL C names)."""
@@ -33,10 +49,8 @@ class ScalarType(Type):
         return np.dtype(_SCALAR_DTYPES[self.name])
 
     def __call__(self, value) -> "object":
-        """`Float(0.0)` is a typed literal."""
-        from lift.ir.nodes import Literal
-
-        return Literal(value, self)
+        """`Float(0.0)` is a typed literal (see `literals_are`)."""
+        return _typed_literal(value, self)
 
     def __str__(self) -> str:
         return self.name.capitalize()
@@ -69,9 +83,8 @@ class VectorType(Type):
         return self.elem.dtype
 
     def __call__(self, value) -> "object":
-        from lift.ir.nodes import Literal
-
-        return Literal(value, self)
+        """`VectorType(Float, 4)(0.0)` is a typed literal (see `literals_are`)."""
+        return _typed_literal(value, self)
 
     def __str__(self) -> str:
         return f"{self.elem}{self.width}"
@@ -114,37 +127,6 @@ class ArrayType(Type):
         return f"{t}" + "".join(f"[{d}]" for d in dims)
 
 
-def scalar_of(t: Type) -> ScalarType:
-    """The scalar type underlying a scalar, vector or (nested) array of them."""
-    while isinstance(t, ArrayType):
-        t = t.elem
-    if isinstance(t, VectorType):
-        return t.elem
-    if isinstance(t, ScalarType):
-        return t
-    raise TypeError(f"{t} has no single scalar type")
-
-
-def array_dims(t: Type) -> tuple:
-    """The lengths of the nested array dimensions of `t`, outermost first, and the element type."""
-    dims = []
-    while isinstance(t, ArrayType):
-        dims.append(t.length)
-        t = t.elem
-    return tuple(dims), t
-
-
-def c_type_name(t: Type) -> str:
-    """The OpenCL C name of a scalar, vector or tuple type (tuples become structs named after their fields)."""
-    if isinstance(t, ScalarType):
-        return t.name
-    if isinstance(t, VectorType):
-        return f"{t.elem.name}{t.width}"
-    if isinstance(t, TupleType):
-        return "Tuple_" + "_".join(c_type_name(e) for e in t.elems)
-    raise TypeError(f"{t} has no OpenCL C scalar name (arrays are pointers)")
-
-
 def literal_type(value) -> Type:
     """The type of a Python literal: `float` is `Float`, `int` is `Int`, `bool` is `Bool`."""
     if isinstance(value, (bool, np.bool_)):
@@ -159,14 +141,8 @@ def literal_type(value) -> Type:
 
 
 def tuple_field(i: int) -> str:
-    """The C field name of a tuple's `i`-th component."""
+    """The field name of a tuple's `i`-th component, in host records (numpy) and in C structs alike."""
     return f"_{i}"
-
-
-def c_struct_definition(t: TupleType) -> str:
-    """The OpenCL C typedef of a tuple type; its name is `c_type_name(t)` and its fields `_0, _1, ...`."""
-    fields = " ".join(f"{c_type_name(e)} {tuple_field(i)};" for i, e in enumerate(t.elems))
-    return f"typedef struct {{ {fields} }} {c_type_name(t)};"
 
 
 def bind_type(t: Type, sizes) -> Type:

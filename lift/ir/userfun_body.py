@@ -1,0 +1,199 @@
+"""The typed body of a user function written in Python: what the front end (`lift.ir.userfun_typing`) makes
+of its `ast`, what the numpy evaluator (`lift.ir.userfun_numpy`) runs and the C writer
+(`lift.opencl_gen.userfun_c`) prints.
+
+Statements are `Assign`, `If` and `Return`; every expression node carries its type, a scalar, vector or
+tuple type (vectors of `Bool` are lane masks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
+
+# The functions of Python's `math` that user functions may call, by name, with their arity; OpenCL C has
+# functions of the same names.
+MATH_FUNCTIONS = {
+    "sqrt": 1, "exp": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "sin": 1, "cos": 1, "tan": 1,
+    "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
+    "floor": 1, "ceil": 1, "trunc": 1, "fabs": 1, "erf": 1, "pow": 2, "atan2": 2, "fmod": 2, "hypot": 2,
+    "copysign": 2,
+}
+NUMBER_RANK = {Int: 0, Float: 1, Double: 2}
+
+
+@dataclass(frozen=True)
+class Const:
+    """A constant: a Python bool, int or float of a scalar type."""
+
+    value: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A parameter or a local."""
+
+    name: str
+    type: Type
+
+
+@dataclass(frozen=True)
+class Unary:
+    """`-x` or `!x`."""
+
+    op: str  # "-" or "!"
+    operand: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic (`+ - * / %`), a comparison, or `and`/`or`; lane-wise on vectors."""
+
+    op: str  # + - * / % < <= > >= == != and or
+    left: object
+    right: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class Select:
+    """`then if cond else other`; lane by lane when `cond` is a lane mask."""
+
+    cond: object
+    then: object
+    other: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class Call:
+    """A math function (a key of `MATH_FUNCTIONS`) or `abs`, `min`, `max`."""
+
+    name: str  
+    args: tuple
+    type: Type
+
+
+@dataclass(frozen=True)
+class Convert:
+    """A conversion to `type`: between scalars, scalar to vector (a broadcast), or lane-wise."""
+
+    operand: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class MakeVector:
+    """A vector built from its lanes."""
+
+    elems: tuple
+    type: Type
+
+
+@dataclass(frozen=True)
+class Component:
+    """One lane of a vector."""
+
+    operand: object  # a vector
+    index: int
+    type: Type
+
+
+@dataclass(frozen=True)
+class Field:
+    """One component of a tuple."""
+
+    operand: object  # a tuple
+    index: int
+    type: Type
+
+
+@dataclass(frozen=True)
+class Index:
+    """One element of an array parameter."""
+
+    array: object
+    index: object
+    type: Type
+
+
+@dataclass(frozen=True)
+class MakeTuple:
+    """A tuple result, built in a `return` statement."""
+
+    elems: tuple
+    type: Type
+
+
+@dataclass(frozen=True)
+class Assign:
+    """`name = value`."""
+
+    name: str
+    value: object
+
+
+@dataclass(frozen=True)
+class If:
+    """An `if` statement; on a lane mask both branches run, lane by lane."""
+
+    cond: object
+    then: tuple
+    other: tuple
+    merged: tuple  # (name, type) of the variables assigned in a branch and defined after the `if`
+    returns: bool  # both branches return
+
+
+@dataclass(frozen=True)
+class Return:
+    """`return value`."""
+
+    value: object
+
+
+def lanes_scalar(t: Type) -> ScalarType:
+    """The scalar type of a scalar, or of a vector's lanes."""
+    return t.elem if isinstance(t, VectorType) else t
+
+
+def is_number(t: Type) -> bool:
+    """Whether `t` is an Int, Float or Double scalar or vector."""
+    return isinstance(t, (ScalarType, VectorType)) and lanes_scalar(t) in NUMBER_RANK
+
+
+def is_bool(t: Type) -> bool:
+    """Whether `t` is a Bool or a lane mask."""
+    return isinstance(t, (ScalarType, VectorType)) and lanes_scalar(t) == Bool
+
+
+def returns(stmts) -> bool:
+    """Whether typed statements end in a `return` on every path."""
+    last = stmts[-1] if stmts else None
+    return isinstance(last, Return) or isinstance(last, If) and last.returns
+
+
+def assigned(stmts) -> dict:
+    """The names assigned in typed statements, in order of first assignment (a dict used as ordered set)."""
+    names = {}
+    for stmt in stmts:
+        if isinstance(stmt, Assign):
+            names[stmt.name] = None
+        elif isinstance(stmt, If):
+            names.update(assigned(stmt.then))
+            names.update(assigned(stmt.other))
+    return names
+
+
+def flops_of(node) -> int:
+    """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`)."""
+    if isinstance(node, tuple):
+        return sum(flops_of(n) for n in node)
+    if not hasattr(node, "__dataclass_fields__"):
+        return 0
+    own = 0
+    if isinstance(node, (Binary, Call)) and lanes_scalar(node.type) in (Float, Double):
+        own = 1 if isinstance(node, Call) or node.op in ("+", "-", "*", "/", "%", "**") else 0
+    return own + sum(flops_of(getattr(node, f)) for f in node.__dataclass_fields__ if f != "type")
