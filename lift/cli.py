@@ -62,7 +62,7 @@ class LiftGroup(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            status = super().main(args, prog_name or "lift", complete_var, standalone_mode=False, **extra)
         except click.ClickException as e:
             where = f"{e.ctx.command_path}: " if getattr(e, "ctx", None) is not None and \
                 isinstance(e, click.UsageError) else ""
@@ -123,6 +123,13 @@ class WorkGroupSizes(click.ParamType):
         return tuple(None if n == 0 else n for n in sizes)
 
 
+def not_nan(value: float, ctx, param) -> float:
+    """`value`, unless it is NaN (which passes FloatRange, every comparison with it being false)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number.", ctx, param)
+    return value
+
+
 def seed_option(help_text: str):
     return click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help=help_text)
 
@@ -145,7 +152,7 @@ device_option = click.option("--device", default=None,
                              help="OpenCL device: a name substring (nvidia, intel, pocl, cpu, gpu) or #index.")
 
 
-@click.group(cls=LiftGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("lift", cls=LiftGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(lift.__version__, prog_name="lift")
 def main():
     """lift: functional data-parallel patterns rewritten into fast OpenCL kernels."""
@@ -242,6 +249,7 @@ def compile_command(program, kernel, sizes, output, check, device):
 @click.option("--baseline", default=None, help="A hand-lowered kernel of the same file, measured for comparison.")
 @click.option("--plot", is_flag=True, help="Write a PNG of every candidate's throughput.")
 @click.option("--timeout", type=click.FloatRange(0, 86400, min_open=True), default=60.0, show_default=True,
+              callback=lambda ctx, param, v: not_nan(v, ctx, param),
               help="Seconds allowed per build and run.")
 @seed_option("Seed of the inputs and of the search.")
 @click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64", show_default=True,
@@ -266,9 +274,11 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     out_dir = path_argument(out_dir, "--out")
     if plot and importlib.util.find_spec("matplotlib") is None:
         raise CommandError("--plot needs matplotlib: pip install matplotlib (or lift's [bench] extra)")
-    runtime.select_device(device)
     pf, name, expr, bound = load(program, kernel, sizes)
     lift.infer(expr).check_sizes(bound)
+    if baseline is not None:
+        pf.kernel(baseline)
+    runtime.select_device(device)
     search = SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
@@ -319,9 +329,15 @@ def derive(program, kernel, steps_file, as_python):
     if isinstance(recorded, dict) and recorded.get("kernel", name) != name:
         raise CommandError(f"{steps_path} is a derivation of kernel {recorded['kernel']!r}, not of {name!r} "
                            f"(choose the kernel with --kernel)")
-    click.echo(derivation.format_figure8(expr))
+    figure = derivation.format_figure8(expr)
+    result = derivation.replay(expr)
+    if isinstance(recorded, dict) and isinstance(recorded.get("expression"), str) and \
+            recorded["expression"] != lift.paper(result):
+        raise CommandError(f"{steps_path} leads {name} to another expression than the one it records: it is a "
+                           "derivation of another program")
+    click.echo(figure)
     if as_python:
-        click.echo(lift.python_source(derivation.replay(expr)))
+        click.echo(lift.python_source(result))
 
 
 if __name__ == "__main__":
