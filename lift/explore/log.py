@@ -144,7 +144,7 @@ _CHECKS = {
     "key": (_name, "a non-empty string"), "device": (_name, "a non-empty string"),
     "kernel": (lambda v: isinstance(v, str) and v.isidentifier(), "an identifier"),
     "sizes": (_sizes, "an object of size names to positive integers"),
-    "status": (lambda v: v == OK or v in FAILURES, f"one of {', '.join([OK, *FAILURES])}"),
+    "status": (lambda v: isinstance(v, str) and (v == OK or v in FAILURES), f"one of {', '.join([OK, *FAILURES])}"),
     "reason": (_text, "a string"),
     "time_ms": (_time, "a finite positive number or null"), "q1_ms": (_time, "a finite positive number or null"),
     "q3_ms": (_time, "a finite positive number or null"), "gbps": (_time, "a finite positive number or null"),
