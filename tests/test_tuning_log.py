@@ -272,7 +272,7 @@ def log_lines(draw):
     return draw(st.text(max_size=40)).replace("\n", " ").replace("\r", " ")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(log_lines(), max_size=12), st.binary(max_size=20))
 def test_fuzz_the_log_reader_never_crashes_and_keeps_only_valid_records(lines, tail):
     with tempfile.TemporaryDirectory() as folder:

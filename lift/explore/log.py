@@ -204,7 +204,7 @@ class ResultLog:
     def _read(self) -> None:
         data = self.path.read_bytes()
         complete = data[:data.rfind(b"\n") + 1]
-        lines = complete.decode("utf-8", errors="replace").splitlines()
+        lines = [line.decode("utf-8", errors="replace") for line in complete.split(b"\n")[:-1]]
         if len(complete) != len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(len(complete))
