@@ -336,3 +336,65 @@ def test_the_manifest_host_runs_every_example(tmp_path, stem, kernel, sizes):
         dtype = manifest["outputs"][0]["dtype"]
         assert dtype == {"fields": [{"name": "_0", "dtype": "float32", "offset": 0},
                                     {"name": "_1", "dtype": "float32", "offset": 4}], "itemsize": 8}
+
+
+# --- the explorer on a corrupted folder, and two explorers on one folder ---------------------------------
+
+@needs_device
+def test_explore_survives_a_corrupted_log_and_bandwidth_file(tmp_path, capsys):
+    from lift.explore.candidate import Candidate
+    from lift.explore.driver import explore
+    from lift.explore.evaluation import TimingPolicy
+
+    pf = load_program_file(EXAMPLES / "asum.py")
+    candidates = [Candidate(pf.kernels["asum_intel"]), Candidate(pf.kernels["asum_cpu"])]
+    sizes = {"N": 1 << 16}
+    fake = {**valid_line(candidates[0].key), "kernel": "asum", "sizes": sizes, "time_ms": -1.0}
+    (tmp_path / "log.jsonl").write_text("\n".join([
+        json.dumps(fake), json.dumps({**fake, "time_ms": "fast"}), "[1, 2, 3]", "",
+        json.dumps(fake).replace('"time_ms": -1.0', '"time_ms": NaN')]) + "\n")
+    (tmp_path / "bandwidth.json").write_text("{ not json")
+    result = explore(pf, "asum", sizes, candidates, budget_s=300, out_dir=tmp_path, progress=False,
+                     timing=TimingPolicy(min_runs=3, max_runs=20, max_s=0.3))
+    err = capsys.readouterr().err
+    for line in (1, 2, 3, 5):
+        assert f"log.jsonl, line {line}: " in err, err
+    assert "bandwidth.json is not JSON" in err
+    assert result.evaluated >= 2 and result.skipped == 0, "the bad records count for nothing"
+    assert candidates[0].key in {r.key for r in result.ranked if r.ok}, "the candidate of the bad records was measured"
+    assert result.winner is not None and 0 < result.winner.time_ms < math.inf and result.bandwidth.gbps > 0
+    assert json.loads((tmp_path / "asum.derivation.json").read_text())["key"] == result.winner.key
+
+
+@needs_device
+def test_two_explores_into_one_folder(tmp_path):
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "lift.cli", "explore", str(EXAMPLES / "asum.py"), "--size", "N=65536",
+            "--budget", "5m", "--max-candidates", "2", "--out", str(out)]
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    lock = out / LOCK_NAME
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and first.poll() is None:
+        if lock.is_file() and lock.read_text().strip() == str(first.pid):
+            break
+        time.sleep(0.05)
+    second = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    stdout, stderr = first.communicate(timeout=600)
+    assert first.returncode == 0, stderr
+    assert second.returncode == 1 and second.stderr.strip().splitlines() == [
+        f"error: {out} is in use by another lift explore (process {first.pid}): wait for it to finish, "
+        "or give another --out"], second.stderr
+
+    log, warnings = open_log(out / "log.jsonl")
+    with log:
+        lines = (out / "log.jsonl").read_text().splitlines()
+        evaluated = int(re.search(r"(\d+) evaluated now", stdout).group(1))
+        again = re.search(r"#1-#(\d+) measured again", stdout)
+        assert warnings == [] and len(lines) == evaluated + (int(again.group(1)) if again else 0), \
+            "every record is the first run's: none lost, none measured twice"
+        identities = [Record.from_json(l).identity for l in lines]
+        assert len(set(identities)) == evaluated
+        printed = re.search(r"winner: (\d+\.\d{4}) ms, .* written to (\S+)", stdout)
+        written = json.loads((out / "asum.derivation.json").read_text())
+        assert f"{written['time_ms']:.4f}" == printed.group(1) and printed.group(2).endswith("asum.cl")
+        assert log.find(written["key"], written["device"], "asum", {"N": 65536}).time_ms == written["time_ms"]

@@ -326,7 +326,7 @@ class _Search:
         side, the winner is the one that is fastest, not the one that was measured in a quiet moment: they
         rank ahead of the others (`remeasured`), whose times were not taken beside theirs.
         The fastest of every run so far take part (a resumed run generates the earlier ones again); a run
-        that measured nothing new measures nothing again.
+        that measured nothing new (or only failures again) measures nothing again.
         """
         logged = [r for r in self.log.matching(self.device, self.problem.kernel, self.problem.sizes)
                   if r.role == CANDIDATE and r.ok and r.key in self.offered]
@@ -336,7 +336,7 @@ class _Search:
                 self._prepare(self.offered[record.key], CANDIDATE)
             if item is not None:
                 best.append((item, record))
-        if len(best) < 2 or self.evaluated == 0 or self.remaining() <= 0:
+        if len(best) < 2 or self.evaluated == self.failed or self.remaining() <= 0:
             return
         samples = {item.candidate.key: [] for item, _ in best}
         for _ in range(rounds):
