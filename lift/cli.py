@@ -6,6 +6,7 @@ the expression cannot take) prints one line on stderr and exits with status 1, n
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -80,6 +81,21 @@ class LiftGroup(click.Group):
         if not standalone_mode:
             return status
         sys.exit(status if isinstance(status, int) else 0)
+
+
+@contextlib.contextmanager
+def native_stderr_silenced():
+    """The OpenCL compiler's own messages (written straight to file descriptor 2) kept off the terminal while
+    it builds: its error is in the exception, which the command reports as one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def path_argument(value, what: str) -> Path:
@@ -230,7 +246,8 @@ def compile_command(program, kernel, sizes, output, check, device):
                 raise
             dev = None
         if dev is not None:
-            runtime.build(g.source, dev)
+            with native_stderr_silenced():
+                runtime.build(g.source, dev)
     cl_path, manifest_path = write_cl(g, output)
     click.echo(f"wrote {cl_path} ({len(g.kernels)} kernel{'s' if len(g.kernels) > 1 else ''}) and {manifest_path}")
 

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from lift.cli import main
 from lift.rules import paper_derivations
 
+from opencl_device import needs_device
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ASUM, DOT, SCAL = EXAMPLES / "asum.py", EXAMPLES / "dot.py", EXAMPLES / "scal.py"
 HEADER = "from lift import *\nN = SizeVar('N')\n"
@@ -239,3 +241,32 @@ def test_help_and_version_still_exit_0():
     assert CliRunner().invoke(main, ["--help"]).exit_code == 0
     assert CliRunner().invoke(main, ["explore", "--help"]).exit_code == 0
     assert CliRunner().invoke(main, ["--version"]).exit_code == 0
+
+
+USERFUNS = HEADER + """from lift.ir.userfun import UserFun
+SIZES = {"N": 4096}
+bad_c = UserFun("bad_c", ("x",), "return x +;", (Float,), Float, python=lambda x: x)
+off_by_one = UserFun("off_by_one", ("x",), "return x + 2.0f;", (Float,), Float, python=lambda x: x + 1)
+broken = fun([ArrayType(Float, N)], lambda x: MapGlb(bad_c)(x))
+wrong = fun([ArrayType(Float, N)], lambda x: Map(off_by_one)(x))
+"""
+
+
+@needs_device
+def test_a_build_error_is_one_line_without_the_compilers_noise(tmp_path):
+    (tmp_path / "userfuns.py").write_text(USERFUNS)
+    result = subprocess.run([sys.executable, "-m", "lift.cli", "compile", "userfuns.py", "--kernel", "broken"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert_contract(result.returncode, result.stderr, "the OpenCL compiler rejected the generated code")
+    assert "error" in result.stderr.split("rejected the generated code", 1)[1], "the compiler's first error"
+    assert not (tmp_path / "broken.cl").exists()
+
+
+@needs_device
+def test_explore_in_which_no_candidate_works_exits_1(tmp_path):
+    (tmp_path / "userfuns.py").write_text(USERFUNS)
+    result = subprocess.run([sys.executable, "-m", "lift.cli", "explore", "userfuns.py", "--kernel", "wrong",
+                             "--max-candidates", "1", "--work-group-sizes", "0", "--out", "out"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert_contract(result.returncode, result.stderr, "no candidate of wrong worked (1 failed")
+    assert "failed: 1 wrong" in result.stdout

@@ -463,10 +463,10 @@ class _Search:
             yield from heapq.heappop(window)[2]
 
     def _find(self, candidate: Candidate) -> Optional[Record]:
-        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
+        return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
 
     def _logged(self, candidate: Candidate, role: str) -> bool:
-        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
+        return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
 
     def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[_Prepared]:
         """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None.

@@ -228,8 +228,14 @@ class ResultLog:
 
     def find(self, key: str, device: str, kernel: str, sizes: Mapping[str, int],
              role: str = CANDIDATE) -> Optional[Record]:
-        """The logged evaluation, or None when there is none or it is to be done again (`retries`)."""
-        record = self.records.get(identity(key, device, kernel, sizes, role))
+        """The last logged evaluation, or None."""
+        return self.records.get(identity(key, device, kernel, sizes, role))
+
+    def settled(self, key: str, device: str, kernel: str, sizes: Mapping[str, int],
+                role: str = CANDIDATE) -> Optional[Record]:
+        """The logged evaluation that stands, or None when there is none or it is to be done again (`retries`):
+        what a run skips."""
+        record = self.find(key, device, kernel, sizes, role)
         return None if record is None or self.retries(record) else record
 
     def matching(self, device: str, kernel: str, sizes: Mapping[str, int]) -> list:
