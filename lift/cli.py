@@ -1,7 +1,8 @@
 """The `lift` command line: devices, evaluating and compiling program files, rules, derivations, search.
 
-Every failure the user can cause (a missing or broken program file, an unknown kernel or device, sizes
-the expression cannot take) prints one line on stderr and exits with status 1, never a traceback.
+Every failure the user can cause (a missing or broken program file, an unknown kernel, device or size
+variable, sizes the expression cannot take, an option out of its range, click's own usage errors) prints
+one line on stderr starting `error:` and exits with status 1, never a traceback (`LiftGroup`).
 """
 
 from __future__ import annotations
@@ -58,12 +59,15 @@ def reports_errors(command):
 class LiftGroup(click.Group):
     """The `lift` group, the one handler of the error contract: every error, click's usage errors included,
     is one line on stderr starting `error:`, with exit status 1 (a closed pipe, `lift rules | head`, ends
-    quietly: click's own handling). An unexpected exception is reported the same way as an internal error (`LIFT_TRACEBACK=1`
-    shows its traceback)."""
+    quietly: click's own handling). An unexpected exception is reported the same way, as an internal error
+    (`LIFT_TRACEBACK=1` shows its traceback)."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             status = super().main(args, prog_name or "lift", complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help())  # `lift` alone asks for help
+            status = 0
         except click.ClickException as e:
             where = f"{e.ctx.command_path}: " if getattr(e, "ctx", None) is not None and \
                 isinstance(e, click.UsageError) else ""

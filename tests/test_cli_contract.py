@@ -238,6 +238,8 @@ def test_a_closed_pipe_ends_quietly():
 
 
 def test_help_and_version_still_exit_0():
+    alone = CliRunner().invoke(main, [])
+    assert alone.exit_code == 0 and "Usage: lift [OPTIONS] COMMAND" in alone.stdout
     assert CliRunner().invoke(main, ["--help"]).exit_code == 0
     assert CliRunner().invoke(main, ["explore", "--help"]).exit_code == 0
     assert CliRunner().invoke(main, ["--version"]).exit_code == 0

@@ -1,8 +1,8 @@
 """The explorer's log, its tuning database: one JSON line per evaluated candidate, written as soon as it is measured.
 
 A record is keyed by the candidate's key, the device's label (with its driver version), the kernel,
-the sizes and its role (a searched candidate, or the hand-written baseline), so that a re-run skips what was already measured on that device for that problem and
-resumes. Each line is flushed and synced to disk before the next candidate starts: killing the explorer
+the sizes and its role (a searched candidate, or the hand-written baseline), so that a re-run skips what
+was already measured on that device for that problem and resumes. Each line is flushed and synced to disk before the next candidate starts: killing the explorer
 loses at most the candidate in flight.
 
 Reading is defensive, since a log may be edited by hand, copied between machines or written by another

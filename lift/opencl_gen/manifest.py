@@ -91,16 +91,19 @@ def _c_name(d) -> str:
                            for f in d["fields"]) + "}"
 
 
+def _buffer(b: dict) -> str:
+    return f"{b['name']}: {_c_name(b['dtype'])}[{', '.join(b['shape'])}]"
+
+
 def header(g: GeneratedProgram) -> str:
     """The comment that opens a standalone `.cl` file."""
     m = manifest(g)
     lines = [f"lift kernel {g.name}", "", "expression:", f"  {m['expression']}", ""]
     lines.append("sizes: " + (", ".join(f"{k} = {v}" for k, v in m["sizes"].items()) or "none"))
-    lines.append("inputs: " + ", ".join(f"{i['name']}: {_c_name(i['dtype'])}[{', '.join(i['shape'])}]" for i in m["inputs"]))
-    lines.append("outputs: " + ", ".join(f"{o['name']}: {_c_name(o['dtype'])}[{', '.join(o['shape'])}]" for o in m["outputs"]))
+    lines.append("inputs: " + ", ".join(map(_buffer, m["inputs"])))
+    lines.append("outputs: " + ", ".join(map(_buffer, m["outputs"])))
     if m["temporaries"]:
-        lines.append("temporaries (allocate, uninitialised): "
-                     + ", ".join(f"{t['name']}: {_c_name(t['dtype'])}[{', '.join(t['shape'])}]" for t in m["temporaries"]))
+        lines.append("temporaries (allocate, uninitialised): " + ", ".join(map(_buffer, m["temporaries"])))
     lines.append("")
     lines.append(f"kernels, launched in this order ({len(m['kernels'])}):")
     for i, k in enumerate(m["kernels"]):
