@@ -10,6 +10,7 @@ paths (kernel names) must be identifiers, so that no name leads out of its folde
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -52,7 +53,9 @@ def check_inside(path, folder) -> Path:
 def replace_with(path, write: Callable[[IO[bytes]], None]) -> Path:
     """Write the file `path` whole with `write(file)`: to a temporary file beside it, then `os.replace`."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path.parent))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
