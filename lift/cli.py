@@ -1,12 +1,17 @@
 """The `lift` command line: devices, evaluating and compiling program files, rules, derivations, search.
 
-Every failure the user can cause (a missing or broken program file, an unknown kernel or device, sizes
-the expression cannot take) prints one line on stderr and exits with status 1, never a traceback.
+Every failure the user can cause (a missing or broken program file, an unknown kernel, device or size
+variable, sizes the expression cannot take, an option out of its range, click's own usage errors) prints
+one line on stderr starting `error:` and exits with status 1, never a traceback (`LiftGroup`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,6 +30,13 @@ class CommandError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True, file=file)
 
 
+def one_line(message: str) -> str:
+    """A message as one line: its first, and the first later line that says `error` (a compiler's log)."""
+    lines = [l.strip() for l in str(message).strip().splitlines() if l.strip()] or ["(no message)"]
+    detail = next((l for l in lines[1:] if "error" in l.lower()), lines[1] if len(lines) > 1 else None)
+    return lines[0] if detail is None else f"{lines[0].rstrip(':')}: {detail}"
+
+
 def reports_errors(command):
     """Turn lift's errors (and interrupted runs) into one line and a non-zero exit."""
     @functools.wraps(command)
@@ -32,12 +44,70 @@ def reports_errors(command):
         try:
             return command(*args, **kwargs)
         except LiftError as e:
-            raise CommandError(str(e).replace("\n", "\n  ")) from None
+            raise CommandError(one_line(str(e))) from None
+        except BrokenPipeError:
+            raise
+        except MemoryError:
+            raise CommandError("out of memory: the sizes are too large for this machine") from None
         except OSError as e:
-            raise CommandError(f"{e.filename or ''}: {e.strerror}".lstrip(": ")) from None
+            raise CommandError(f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")) from None
         except KeyboardInterrupt:
             raise CommandError("interrupted") from None
     return wrapper
+
+
+class LiftGroup(click.Group):
+    """The `lift` group, the one handler of the error contract: every error, click's usage errors included,
+    is one line on stderr starting `error:`, with exit status 1 (a closed pipe, `lift rules | head`, ends
+    quietly: click's own handling). An unexpected exception is reported the same way, as an internal error
+    (`LIFT_TRACEBACK=1` shows its traceback)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            status = super().main(args, prog_name or "lift", complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help())  # `lift` alone asks for help
+            status = 0
+        except click.ClickException as e:
+            where = f"{e.ctx.command_path}: " if getattr(e, "ctx", None) is not None and \
+                isinstance(e, click.UsageError) else ""
+            click.echo(f"error: {where}{one_line(e.format_message())}", err=True)
+            status = 1
+        except click.Abort:
+            click.echo("error: interrupted", err=True)
+            status = 1
+        except Exception as e:
+            if os.environ.get("LIFT_TRACEBACK"):
+                raise
+            click.echo(f"error: internal error: {type(e).__name__}: {one_line(str(e))} "
+                       "(LIFT_TRACEBACK=1 shows where; please report it)", err=True)
+            status = 1
+        if not standalone_mode:
+            return status
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@contextlib.contextmanager
+def native_stderr_silenced():
+    """The OpenCL compiler's own messages (written straight to file descriptor 2) kept off the terminal while
+    it builds: its error is in the exception, which the command reports as one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def path_argument(value, what: str) -> Path:
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise CommandError(f"{what} is an empty path")
+    return Path(value)
 
 
 def parse_sizes(values) -> dict:
@@ -73,6 +143,28 @@ class WorkGroupSizes(click.ParamType):
         return tuple(None if n == 0 else n for n in sizes)
 
 
+def not_nan(value: float, ctx, param) -> float:
+    """`value`, unless it is NaN (which passes FloatRange, every comparison with it being false)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number.", ctx, param)
+    return value
+
+
+def seed_option(help_text: str):
+    return click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help=help_text)
+
+
+def load(program, kernel, sizes) -> tuple:
+    """The program file, the kernel's name and program, and its sizes with `--size` applied (names checked)."""
+    from lift.ir.program_file import load_program_file
+
+    pf = load_program_file(path_argument(program, "PROGRAM"))
+    name, expr = pf.kernel(kernel)
+    overrides = parse_sizes(sizes)
+    pf.check_overrides(name, overrides)
+    return pf, name, expr, pf.bind(overrides)
+
+
 size_option = click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
                            help="Bind a size variable (repeatable); overrides the program file's SIZES.")
 kernel_option = click.option("--kernel", default=None, help="Kernel to use (default: the one named after the file).")
@@ -80,7 +172,7 @@ device_option = click.option("--device", default=None,
                              help="OpenCL device: a name substring (nvidia, intel, pocl, cpu, gpu) or #index.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("lift", cls=LiftGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(lift.__version__, prog_name="lift")
 def main():
     """lift: functional data-parallel patterns rewritten into fast OpenCL kernels."""
@@ -108,15 +200,11 @@ def devices():
 @click.argument("program", type=click.Path(dir_okay=False))
 @kernel_option
 @size_option
-@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@seed_option("Seed of the random inputs.")
 @reports_errors
 def eval_command(program, kernel, sizes, seed):
     """Evaluate a kernel of a program file with the reference interpreter on random inputs."""
-    from lift.ir.program_file import load_program_file
-
-    pf = load_program_file(program)
-    name, expr = pf.kernel(kernel)
-    bound = pf.bind(parse_sizes(sizes))
+    pf, name, expr, bound = load(program, kernel, sizes)
     inputs = pf.inputs(name, bound, seed)
     start = time.perf_counter()
     result = lift.interpret(expr, *inputs, sizes=bound)
@@ -144,13 +232,15 @@ def eval_command(program, kernel, sizes, seed):
 @reports_errors
 def compile_command(program, kernel, sizes, output, check, device):
     """Write a lowered kernel as a standalone OpenCL C file and a JSON manifest."""
-    from lift.ir.program_file import load_program_file
     from lift.opencl_gen import runtime
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
 
-    pf = load_program_file(program)
-    name, expr = pf.kernel(kernel)
+    output = path_argument(output, "-o")
+    if output is not None and output.suffix == ".json":
+        raise CommandError(f"-o {output}: the manifest is written beside the .cl file as NAME.json; give NAME.cl")
+    pf, name, expr, _ = load(program, kernel, sizes)
+    output = output or Path(f"{name}.cl")
     g = generate(expr, name, parse_sizes(sizes))
     if check:
         try:
@@ -160,8 +250,9 @@ def compile_command(program, kernel, sizes, output, check, device):
                 raise
             dev = None
         if dev is not None:
-            runtime.build(g.source, dev)
-    cl_path, manifest_path = write_cl(g, Path(output or f"{name}.cl"))
+            with native_stderr_silenced():
+                runtime.build(g.source, dev)
+    cl_path, manifest_path = write_cl(g, output)
     click.echo(f"wrote {cl_path} ({len(g.kernels)} kernel{'s' if len(g.kernels) > 1 else ''}) and {manifest_path}")
 
 
@@ -172,20 +263,25 @@ def compile_command(program, kernel, sizes, output, check, device):
 @size_option
 @click.option("--budget", default="10m", show_default=True, help="Time to search: 90s, 10m, 1h.")
 @click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Stop after this many candidates.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--jobs", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Candidates built in parallel while one runs on the device.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Output folder (default: lift-out/KERNEL); a re-run with the same folder resumes.")
 @click.option("--baseline", default=None, help="A hand-lowered kernel of the same file, measured for comparison.")
 @click.option("--plot", is_flag=True, help="Write a PNG of every candidate's throughput.")
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds allowed per build and run.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the inputs and of the search.")
+@click.option("--timeout", type=click.FloatRange(0, 86400, min_open=True), default=60.0, show_default=True,
+              callback=lambda ctx, param, v: not_nan(v, ctx, param),
+              help="Seconds allowed per build and run.")
+@seed_option("Seed of the inputs and of the search.")
 @click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64", show_default=True,
               help="Work-group sizes tried for kernels whose size the generator leaves to the driver "
                    "(map-global); 0 is the driver's choice.")
+@click.option("--retry-failed", is_flag=True,
+              help="Evaluate every failure in the log again (timeouts, crashes and failed launches are retried "
+                   "anyway, a few times).")
 @reports_errors
 def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
-            work_group_sizes):
+            work_group_sizes, retry_failed):
     """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device."""
     from rich.console import Console
 
@@ -193,20 +289,22 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     from lift.explore import parse_budget
     from lift.explore.kernel_fusion import SequenceSearch, is_program_of_calls
     from lift.explore.rewrite_search import RewriteSearch
-    from lift.ir.program_file import load_program_file
     from lift.opencl_gen import runtime
 
     budget_s = parse_budget(budget)
-    runtime.select_device(device)
-    pf = load_program_file(program)
-    name, expr = pf.kernel(kernel)
-    bound = pf.bind(parse_sizes(sizes))
+    out_dir = path_argument(out_dir, "--out")
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        raise CommandError("--plot needs matplotlib: pip install matplotlib (or lift's [bench] extra)")
+    pf, name, expr, bound = load(program, kernel, sizes)
     lift.infer(expr).check_sizes(bound)
+    if baseline is not None:
+        pf.kernel(baseline)
+    runtime.select_device(device)
     search = SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
                          timeout_s=timeout, seed=seed, progress=sys.stderr.isatty(),
-                         work_group_sizes=work_group_sizes)
+                         work_group_sizes=work_group_sizes, retry_failed=retry_failed)
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(result.table())
     for line in result.summary():
@@ -214,6 +312,9 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     if result.winner is not None and "partition" in result.winner.params:
         console.print(f"partition: {result.winner.params['partition']} (chunk {result.winner.params['chunk']}, "
                       f"{result.winner.params['kernels']} kernel groups)")
+    if result.winner is None:
+        raise CommandError(f"no candidate of {name} worked ({len(result.ranked)} failed; see the table's caption "
+                           f"and {Path(result.out_dir) / 'log.jsonl'})")
 
 
 @main.command()
@@ -236,15 +337,19 @@ def rules():
 @reports_errors
 def derive(program, kernel, steps_file, as_python):
     """Replay a derivation on a kernel and print it as the paper's Figure 8."""
-    from lift.ir.program_file import load_program_file
     from lift.rules import Derivation
 
-    pf = load_program_file(program)
-    _, expr = pf.kernel(kernel)
+    steps_path = path_argument(steps_file, "--steps")
+    pf, name, expr, _ = load(program, kernel, ())
+    text = steps_path.read_text()
     try:
-        derivation = Derivation.from_json(Path(steps_file).read_text())
-    except (ValueError, KeyError, TypeError) as e:
-        raise CommandError(f"{steps_file} is not a derivation: {e}") from None
+        derivation = Derivation.from_json(text)
+        recorded = json.loads(text)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise CommandError(f"{steps_path} is not a derivation: {one_line(str(e))}") from None
+    if isinstance(recorded, dict) and recorded.get("kernel", name) != name:
+        raise CommandError(f"{steps_path} is a derivation of kernel {recorded['kernel']!r}, not of {name!r} "
+                           f"(choose the kernel with --kernel)")
     click.echo(derivation.format_figure8(expr))
     if as_python:
         click.echo(lift.python_source(derivation.replay(expr)))

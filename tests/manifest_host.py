@@ -2,12 +2,20 @@
 
     python manifest_host.py K.cl K.json inputs.npz outputs.npz
 
-The tests run it in a subprocess, so that nothing of lift is loaded: the manifest must say everything.
+The tests run it in a subprocess, so that nothing of lift is loaded: the manifest must say everything,
+struct (tuple) elements included: their named fields, offsets and size.
 """
 
 import json, sys
 import numpy as np
 import pyopencl as cl
+
+def dtype(d):
+    if isinstance(d, str):
+        return np.dtype(d)
+    formats = [(dtype(f["dtype"]), tuple(f["shape"])) if "shape" in f else dtype(f["dtype"]) for f in d["fields"]]
+    return np.dtype({"names": [f["name"] for f in d["fields"]], "formats": formats,
+                     "offsets": [f["offset"] for f in d["fields"]], "itemsize": d["itemsize"]})
 
 source = open(sys.argv[1]).read()
 manifest = json.load(open(sys.argv[2]))
@@ -22,14 +30,14 @@ def shape(dims):
 flags = cl.mem_flags
 arguments = {}
 for i in manifest["inputs"]:
-    data = stored[i["name"]].astype(i["dtype"])
+    data = stored[i["name"]].astype(dtype(i["dtype"]))
     arguments[i["name"]] = data[()] if not i["shape"] else cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
                                                                       hostbuf=data)
-outputs = {o["name"]: np.empty(shape(o["shape"]), o["dtype"]) for o in manifest["outputs"]}
+outputs = {o["name"]: np.empty(shape(o["shape"]), dtype(o["dtype"])) for o in manifest["outputs"]}
 for name, host in outputs.items():
     arguments[name] = cl.Buffer(ctx, flags.READ_WRITE, host.nbytes)
 for t in manifest["temporaries"]:
-    nbytes = np.dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
+    nbytes = dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
     arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
 for k in manifest["kernels"]:
     kernel = cl.Kernel(program, k["name"])

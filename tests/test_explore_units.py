@@ -156,7 +156,8 @@ def test_adaptive_timing_stops_when_stable_or_at_the_cap():
 
 
 def _record(key, status="ok", time_ms=1.0, **kw):
-    return Record(key, "dev (driver 1)", "asum", {"N": 1024}, status, time_ms=time_ms, **kw)
+    return Record(key, "dev (driver 1)", "asum", {"N": 1024}, status, time_ms=time_ms,
+                  gbps=None if time_ms is None else 4.0 / time_ms, **kw)
 
 
 def test_the_log_resumes_and_drops_a_line_cut_short(tmp_path):

@@ -14,6 +14,8 @@ device worker; `cached` keeps it in the output folder, keyed by the device's lab
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from lift.explore.evaluation import TimingPolicy, measure
+from lift.files import write_text
 from lift.opencl_gen import runtime
 
 SOURCE = """
@@ -103,12 +106,31 @@ def measure_bandwidth(device, nbytes: int = MAX_BYTES, policy: TimingPolicy = Ti
 
 def cached(path: Path, device_label: str, measure_now: Callable[[], StreamingBandwidth]) -> StreamingBandwidth:
     """The bandwidth of the device labelled `device_label` stored in the JSON file `path`, or measured now and stored."""
-    stored = json.loads(path.read_text()) if path.is_file() else {}
+    stored = _stored(path)
     if device_label in stored:
-        return StreamingBandwidth(**stored[device_label])
+        return stored[device_label]
     result = measure_now()
-    stored[device_label] = asdict(result)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(stored, indent=2) + "\n")
-    tmp.replace(path)
+    stored[device_label] = result
+    write_text(path, json.dumps({k: asdict(v) for k, v in stored.items()}, indent=2) + "\n")
     return result
+
+
+def _stored(path: Path) -> dict:
+    """The valid measurements of the file `path` by device label; one warning for a file or entry that is not
+    one (its rates positive and finite), which is measured again."""
+    try:
+        data = json.loads(path.read_text()) if path.is_file() else {}
+    except (ValueError, UnicodeDecodeError) as e:
+        print(f"warning: {path} is not JSON ({e}); measuring again", file=sys.stderr)
+        return {}
+    stored = {}
+    for label, entry in (data.items() if isinstance(data, dict) else [("(the whole file)", data)]):
+        try:
+            value = StreamingBandwidth(**entry)
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                       for v in asdict(value).values()):
+                raise ValueError("its rates must be finite and positive")
+            stored[label] = value
+        except (TypeError, ValueError) as e:
+            print(f"warning: {path}: the entry of {label} is not a measurement ({e}); skipped", file=sys.stderr)
+    return stored

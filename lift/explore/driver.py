@@ -27,6 +27,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from lift.errors import LiftError
+from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
@@ -108,8 +109,8 @@ class Problem:
         """`input_i` and `reference` (or `reference_k` per output) in one `.npz` file (`worker._session` reads it)."""
         references = {"reference": self.reference} if not isinstance(self.reference, tuple) else \
             {f"reference_{k}": r for k, r in enumerate(self.reference)}
-        np.savez(path, **references, **{f"input_{i}": a for i, a in enumerate(self.inputs)})
-        return path
+        return replace_with(path, lambda f: np.savez(f, **references,
+                                                     **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
 
 
 @dataclass
@@ -169,7 +170,7 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             jobs: int = 1, plot: bool = False, baseline: Optional[str] = None,
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
             timing: TimingPolicy = TimingPolicy(), progress: bool = True,
-            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES) -> ExploreResult:
+            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
@@ -177,8 +178,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     hand-written lowered kernel of the same file, measured alongside for the table and the plot's
     reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
     build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes` are the
-    work-group sizes tried for kernels the driver would size (None: the driver's choice). The output folder
-    receives the log, the inputs, the bandwidth, the winner's files and, with `plot`, the plot.
+    work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
+    evaluates every logged failure again (`ResultLog`). The output folder receives the log, the inputs, the
+    bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     """
     deadline = time.monotonic() + budget_s
     _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
@@ -188,8 +190,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     problem = Problem.prepare(pf, kernel, sizes, seed)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = problem.save(out_dir / "inputs.npz")
-    with ResultLog(out_dir / "log.jsonl") as log, Worker(DEVICE, device, data, timing) as worker, \
+    with ResultLog(out_dir / "log.jsonl", retry_failed) as log, \
+            Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
             BuildPool(jobs, device) as builds:
         facts = worker.start()
         if bandwidth is None:
@@ -324,7 +326,7 @@ class _Search:
         side, the winner is the one that is fastest, not the one that was measured in a quiet moment: they
         rank ahead of the others (`remeasured`), whose times were not taken beside theirs.
         The fastest of every run so far take part (a resumed run generates the earlier ones again); a run
-        that measured nothing new measures nothing again.
+        that measured nothing new (or only failures again) measures nothing again.
         """
         logged = [r for r in self.log.matching(self.device, self.problem.kernel, self.problem.sizes)
                   if r.role == CANDIDATE and r.ok and r.key in self.offered]
@@ -334,7 +336,7 @@ class _Search:
                 self._prepare(self.offered[record.key], CANDIDATE)
             if item is not None:
                 best.append((item, record))
-        if len(best) < 2 or self.evaluated == 0 or self.remaining() <= 0:
+        if len(best) < 2 or self.evaluated == self.failed or self.remaining() <= 0:
             return
         samples = {item.candidate.key: [] for item, _ in best}
         for _ in range(rounds):
@@ -461,10 +463,10 @@ class _Search:
             yield from heapq.heappop(window)[2]
 
     def _find(self, candidate: Candidate) -> Optional[Record]:
-        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
+        return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, CANDIDATE)
 
     def _logged(self, candidate: Candidate, role: str) -> bool:
-        return self.log.find(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
+        return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
 
     def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[_Prepared]:
         """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None.

@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 from lift.errors import LiftError
 from lift.explore.candidate import Candidate
 from lift.explore.log import Record
+from lift.files import check_name, replace_with
 from lift.ir.nodes import Lambda
 from lift.ir.printer import paper, python_source
 from lift.opencl_gen.kernels import GeneratedProgram
@@ -30,6 +31,7 @@ EXPRESSION_WIDTH = 72
 
 def winner_paths(out_dir: Path, kernel: str) -> dict:
     """The files the winner is written to, by role."""
+    check_name(kernel)
     return {"cl": out_dir / f"{kernel}.cl", "manifest": out_dir / f"{kernel}.json",
             "derivation": out_dir / f"{kernel}.derivation.json", "notation": out_dir / f"{kernel}.derivation.txt"}
 
@@ -124,5 +126,4 @@ def plot(ranked: Sequence[Record], path: Path, streaming_gbps: float, baseline: 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("GB/s")
     ax.legend(loc="best")
-    fig.savefig(path, dpi=120)
-    return path
+    return replace_with(path, lambda f: fig.savefig(f, format="png", dpi=120))

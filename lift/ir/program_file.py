@@ -6,12 +6,17 @@ The convention, documented in the README:
 - an optional `inputs(kernel, sizes, rng)` returns the kernel's input arrays, for programs whose inputs
   must be valid (MD's neighbour indices); otherwise inputs are random values of the parameter types.
 
+A program file is Python: loading it runs its code, with the rights of the user who runs lift. Load only
+files you trust.
+
 The file's own folder is importable while it loads, so programs can share user functions (`blas.py`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -21,8 +26,10 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from lift.errors import LiftError
+from lift.files import check_name
 from lift.ir.binding import host_dtype, host_shape
 from lift.ir.nodes import Lambda
+from lift.ir.typecheck import infer
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
@@ -53,7 +60,7 @@ class ProgramFile:
         if name not in self.kernels:
             raise ProgramFileError(
                 f"{self.path} has no kernel {name!r}; it defines: {', '.join(self.kernels) or 'none'}")
-        return name, self.kernels[name]
+        return check_name(name), self.kernels[name]
 
     def bind(self, overrides: Optional[Mapping[str, int]] = None) -> dict:
         """The file's default sizes with `overrides` applied."""
@@ -61,12 +68,70 @@ class ProgramFile:
         sizes.update(overrides or {})
         return sizes
 
+    def size_names(self, name: str) -> set:
+        """The size variables kernel `name` can be given: those of its parameter and result types, and SIZES."""
+        typed = infer(self.kernels[name])
+        found = set(self.sizes)
+        for t in (*typed.param_types, typed.type):
+            found |= _size_vars(t)
+        return found
+
+    def check_overrides(self, name: str, overrides: Mapping[str, int]) -> None:
+        """Refuse a size the kernel does not have (a typo such as `n` for `N` would go unnoticed)."""
+        known = self.size_names(name)
+        for size in overrides:
+            if size not in known:
+                raise ProgramFileError(f"{name} has no size variable {size!r}; its sizes are: "
+                                       f"{', '.join(sorted(known)) or 'none'}")
+
     def inputs(self, name: str, sizes: Mapping[str, int], seed: int = 0) -> list:
-        """Inputs for kernel `name` under `sizes`: the file's generator, or random values of the declared types."""
+        """Inputs for kernel `name` under `sizes`: the file's generator, or random values of the declared types.
+
+        A generator that fails or returns something other than one value per parameter, and inputs too large
+        for this machine's memory, are `ProgramFileError`s."""
+        params = self.kernels[name].params
         rng = np.random.default_rng(seed)
-        if self.input_generator is not None:
-            return list(self.input_generator(name, dict(sizes), rng))
-        return [random_value(p.t, sizes, rng) for p in self.kernels[name].params]
+        try:
+            if self.input_generator is None:
+                _check_fits(name, [p.t for p in params], sizes)
+                return [random_value(p.t, sizes, rng) for p in params]
+            produced = self.input_generator(name, dict(sizes), rng)
+        except LiftError:
+            raise
+        except MemoryError:
+            raise ProgramFileError(f"the inputs of {name} at {_sizes_text(sizes)} do not fit in memory") from None
+        except Exception as e:
+            raise ProgramFileError(f"{self.path}{_line_in(self.path, e)}: inputs() raised "
+                                   f"{type(e).__name__}: {e}") from None
+        if not isinstance(produced, (list, tuple)) or len(produced) != len(params):
+            got = type(produced).__name__ if not isinstance(produced, (list, tuple)) else f"{len(produced)} values"
+            raise ProgramFileError(f"{self.path}: inputs({name!r}, ...) must return a list of {len(params)} "
+                                   f"value(s), one per parameter, got {got}")
+        return list(produced)
+
+
+def _size_vars(t: Type) -> set:
+    if isinstance(t, ArrayType):
+        return {v.name for v in t.length.free_vars()} | _size_vars(t.elem)
+    if isinstance(t, TupleType):
+        return set().union(*(_size_vars(e) for e in t.elems))
+    return set()
+
+
+def _sizes_text(sizes: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
+
+
+def _check_fits(name: str, types: list, sizes: Mapping[str, int]) -> None:
+    """Refuse inputs larger than the machine's memory before allocating them (which could thrash or be killed)."""
+    nbytes = sum(host_dtype(t).itemsize * math.prod(host_shape(t, sizes)) for t in types)
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if nbytes > memory:
+        raise ProgramFileError(f"the inputs of {name} at {_sizes_text(sizes)} take {nbytes / 2**30:.1f} GiB, more "
+                               f"than this machine's {memory / 2**30:.1f} GiB of memory: choose smaller sizes")
 
 
 def random_value(t: Type, sizes: Mapping[str, int], rng: np.random.Generator):
@@ -111,18 +176,21 @@ def load_program_file(path) -> ProgramFile:
         raise ProgramFileError(f"{path}: {e}") from None
     except SyntaxError as e:
         raise ProgramFileError(f"{path}, line {e.lineno}: syntax error: {e.msg}") from None
+    except SystemExit as e:
+        raise ProgramFileError(f"{path}{_line_in(path, e)}: exits while loading (sys.exit({e.code!r}))") from None
     except Exception as e:
         line = _line_in(path, e)
         raise ProgramFileError(f"{path}{line}: {type(e).__name__}: {e}") from None
     finally:
         sys.path.remove(folder)
-    kernels = {name: v for name, v in vars(module).items()
-               if isinstance(v, Lambda) and v.params and all(p.t is not None for p in v.params)}
+    kernels = {name: v for name, v in vars(module).items() if isinstance(name, str) and name.isidentifier()
+               and isinstance(v, Lambda) and v.params and all(p.t is not None for p in v.params)}
     if not kernels:
         raise ProgramFileError(f"{path} defines no lift program (a module-level fun([types], lambda ...))")
     sizes = getattr(module, "SIZES", {})
-    if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
-        raise ProgramFileError(f"{path}: SIZES must be a dict of size names to integers")
+    if not isinstance(sizes, dict) or not all(isinstance(k, str) and k.isidentifier() and isinstance(v, int)
+                                              and not isinstance(v, bool) and v > 0 for k, v in sizes.items()):
+        raise ProgramFileError(f"{path}: SIZES must be a dict of size names to positive integers, got {sizes!r:.80}")
     generator = getattr(module, "inputs", None)
     return ProgramFile(path, kernels, dict(sizes), generator if callable(generator) else None, vars(module))
 

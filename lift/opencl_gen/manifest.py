@@ -4,7 +4,9 @@ The `.cl` file compiles with no part of lift: bound sizes are constants, unbound
 arguments. Its header comment gives the expression in the paper's notation, each kernel's arguments in
 order with types and sizes, the launch configuration, and the kernels' order and temporary buffers.
 The manifest says the same as data (the shapes and sizes are size expressions in the size variables);
-it lists every output in order (one per component of a result that is a tuple of arrays).
+it lists every output in order (one per component of a result that is a tuple of arrays). An element
+that is a tuple is a C struct: its dtype lists the struct's named fields with their offsets
+(`describe_dtype`), from which a host program builds the matching record type (numpy, a C struct).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
+from lift.files import UnsafePathError, write_text
 from lift.ir.binding import host_dtype
 from lift.ir.printer import paper
 from lift.opencl_gen.c_types import c_type_name
@@ -30,15 +35,26 @@ def _shape(t: Type) -> list:
     return shape
 
 
-def _dtype(t: Type) -> str:
-    d = host_dtype(t)
-    return d.name if d.fields is None else c_type_name(_elem(t))
+def _dtype(t: Type):
+    return describe_dtype(host_dtype(t))
 
 
-def _elem(t: Type) -> Type:
-    while isinstance(t, ArrayType):
-        t = t.elem
-    return t
+def describe_dtype(d: np.dtype):
+    """A numpy dtype as JSON any host program can rebuild: a scalar's name (`"float32"`), or for a struct (a
+    tuple element) its named fields with their offsets and the struct's size, the C compiler's layout:
+    `{"fields": [{"name": "_0", "dtype": "float32", "offset": 0}, ...], "itemsize": 8}`; a field that is a
+    vector has a `shape` (its lanes), a field that is a tuple a `dtype` of its own fields."""
+    if d.fields is None:
+        return d.name
+    described = []
+    for name in d.names:
+        sub, offset = d.fields[name][:2]
+        base, shape = (sub.subdtype if sub.subdtype is not None else (sub, ()))
+        entry = {"name": name, "dtype": describe_dtype(base), "offset": offset}
+        if shape:
+            entry["shape"] = list(shape)
+        described.append(entry)
+    return {"fields": described, "itemsize": d.itemsize}
 
 
 def manifest(g: GeneratedProgram) -> dict:
@@ -60,13 +76,24 @@ def manifest(g: GeneratedProgram) -> dict:
             "temporaries": temporaries, "kernels": kernels}
 
 
-def _mem_dtype(m: Memory) -> str:
-    d = host_dtype(m.elem)
-    return d.name if d.fields is None else c_type_name(m.elem)
+def _mem_dtype(m: Memory):
+    return describe_dtype(host_dtype(m.elem))
 
 
 def _lanes(m: Memory) -> list:
     return [str(m.elem.width)] if isinstance(m.elem, VectorType) else []
+
+
+def _c_name(d) -> str:
+    """A described dtype as the header prints it: `float32`, or a struct's fields `{_0: float32, _1: float32}`."""
+    if isinstance(d, str):
+        return d
+    return "{" + ", ".join(f"{f['name']}: {_c_name(f['dtype'])}" + (f"[{f['shape'][0]}]" if "shape" in f else "")
+                           for f in d["fields"]) + "}"
+
+
+def _buffer(b: dict) -> str:
+    return f"{b['name']}: {_c_name(b['dtype'])}[{', '.join(b['shape'])}]"
 
 
 def header(g: GeneratedProgram) -> str:
@@ -74,11 +101,10 @@ def header(g: GeneratedProgram) -> str:
     m = manifest(g)
     lines = [f"lift kernel {g.name}", "", "expression:", f"  {m['expression']}", ""]
     lines.append("sizes: " + (", ".join(f"{k} = {v}" for k, v in m["sizes"].items()) or "none"))
-    lines.append("inputs: " + ", ".join(f"{i['name']}: {i['dtype']}[{', '.join(i['shape'])}]" for i in m["inputs"]))
-    lines.append("outputs: " + ", ".join(f"{o['name']}: {o['dtype']}[{', '.join(o['shape'])}]" for o in m["outputs"]))
+    lines.append("inputs: " + ", ".join(map(_buffer, m["inputs"])))
+    lines.append("outputs: " + ", ".join(map(_buffer, m["outputs"])))
     if m["temporaries"]:
-        lines.append("temporaries (allocate, uninitialised): "
-                     + ", ".join(f"{t['name']}: {t['dtype']}[{', '.join(t['shape'])}]" for t in m["temporaries"]))
+        lines.append("temporaries (allocate, uninitialised): " + ", ".join(map(_buffer, m["temporaries"])))
     lines.append("")
     lines.append(f"kernels, launched in this order ({len(m['kernels'])}):")
     for i, k in enumerate(m["kernels"]):
@@ -89,9 +115,13 @@ def header(g: GeneratedProgram) -> str:
 
 
 def write_cl(g: GeneratedProgram, path) -> tuple:
-    """Write `NAME.cl` and `NAME.json` beside it; return both paths."""
+    """Write `NAME.cl` and `NAME.json` beside it, each whole (`lift.files.write_text`); return both paths.
+
+    A path whose manifest would be itself (a `.json` path) is refused."""
     path = Path(path)
-    path.write_text(header(g) + g.source.split("\n", 1)[1])
     manifest_path = path.with_suffix(".json")
-    manifest_path.write_text(json.dumps(manifest(g), indent=2) + "\n")
+    if manifest_path == path or not path.name or path.name.startswith("."):
+        raise UnsafePathError(f"{path}: the .cl file needs a name other than its manifest's (NAME.cl, NAME.json)")
+    write_text(path, header(g) + g.source.split("\n", 1)[1])
+    write_text(manifest_path, json.dumps(manifest(g), indent=2) + "\n")
     return path, manifest_path
