@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Mapping, Optional
 
 from lift.errors import LiftError
@@ -28,14 +29,31 @@ from lift.explore.candidate import Candidate
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
-from lift.rules import Derivation, Rewrite, RewriteEngine, canonical
+from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
+from lift.rules.paper_derivations import (argument, groups, local_tree_groups, mapped, mapped_body, sequential_chunks, vector_groups, vector_lane_chunks,
+                                          vectorised_work_groups)
+from lift.rules.registry import RULES
+from lift.rules.strategy import (Focus, at_first, first_of, inside, is_fun, nowhere, normalize, repeat, rewrite,
+                                 where)
 from lift.types.types import ScalarType
-from lift.rules.paper_derivations import chunked, copied_to_global, fused_sequential, lanes, local_tree, \
-    local_tree_lowered, step
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
+
+clean_up = normalize(first_of(r for r in RULES if r.name in CLEANUP))
+"""The fusion and identity rules wherever they apply, outermost first, until none does."""
+
+_HIGH_LEVEL = is_fun((P.Map, P.Reduce, P.PartRed, P.Reorder))
+_LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
+              | (where(is_fun(P.Map) & ~inside()) >> rewrite("map-to-global", dim=0))
+              | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
+              | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
+              | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
+lower_rest = repeat(at_first(_HIGH_LEVEL, _LOWER_ONE), limit=200) >> nowhere(_HIGH_LEVEL)
+"""Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
+global work-items, any other map and every reduction sequential, a reorder keeping the order. Fails where one
+of them cannot be lowered so."""
 
 
 def _pow2_divisors(n: int, lo: int, hi: int) -> list:
@@ -45,69 +63,64 @@ def _pow2_divisors(n: int, lo: int, hi: int) -> list:
 # --- moves -------------------------------------------------------------------------------------------------
 
 
-def reduction_moves(at: str, length: int, in_map: bool, scalars: bool, zipped: bool) -> list:
-    """The moves at a reduction `reduce(f, z) ∘ map(g)` at `at` over `length` elements: `(name, params, steps)`.
+@lru_cache(maxsize=1024)
+def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> tuple:
+    """The moves at a reduction `reduce(f, z) ∘ map(g)` over `length` elements: `(name, params, strategy)`,
+    each strategy applying at the reduction.
 
     `scalars`: the map's elements are scalars (so it may be vectorised); `zipped`: it maps over a zip.
     """
-    groups, group, moves = f"{at}.args0.args0", f"{at}.args0.args0.f.f.body", []
-    moves.append(("sequential", {}, step("map-to-seq", f"{at}.args0") + step("reduce-to-seq", at)
-                  + step("reduce-seq-map-seq-fusion", at)))
+    moves = [("sequential", {}, argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq")
+              >> rewrite("reduce-seq-map-seq-fusion"))]
     if scalars and length % 4 == 0:
-        moves.append(("vectorize", {"width": 4}, step("vectorize-zip-map" if zipped else "vectorize-map",
-                                                        f"{at}.args0", n=4) + step("reduce-lanes", at)))
+        moves.append(("vectorize", {"width": 4}, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map",
+                                                                     n=4)) >> rewrite("reduce-lanes")))
     if in_map:
-        return moves
-    finish = step("reduce-to-seq", at)
+        return tuple(moves)
+    finish = rewrite("reduce-to-seq")
     for c in _pow2_divisors(length, 64, length // 8):
-        chunks = step("partial-reduction", at, chunk=c) + chunked(f"{at}.args0", c) + fused_sequential(group)
-        moves.append(("chunks-global", {"chunk": c}, chunks + step("map-to-global", groups, dim=0) + finish))
-        moves.append(("chunks-workgroup", {"chunk": c}, chunks + step("map-to-workgroup", groups, dim=0) + finish))
-    vector_groups, vector_group = f"{groups}.args0", f"{groups}.args0.f.f.body"
+        chunks = sequential_chunks(c)
+        moves.append(("chunks-global", {"chunk": c}, chunks >> groups(rewrite("map-to-global", dim=0)) >> finish))
+        moves.append(("chunks-workgroup", {"chunk": c},
+                      chunks >> groups(rewrite("map-to-workgroup", dim=0)) >> finish))
     for g in _pow2_divisors(length, 1024, length // 8):
         for k in (1, 4, 16, 64):
             per_item = g // 4 // k
             if per_item < 16:
                 continue
-            lanes_ = (step("partial-reduction", at, chunk=g // 4) + chunked(f"{at}.args0", g) + lanes(group, groups)
-                      + step("reduce-to-part-red", vector_group) + chunked(vector_group, per_item)
-                      + fused_sequential(f"{vector_group}.args0.f.f.body"))
-            items = f"{vector_group}.args0"
+            lanes_ = vector_lane_chunks(g, per_item)
+            items = mapped_body(argument(0, rewrite("map-to-local", dim=0)))
             moves.append(("lanes-workgroup", {"group": g, "items": k},
-                          lanes_ + step("map-to-workgroup", vector_groups, dim=0)
-                          + step("map-to-local", items, dim=0) + finish))
+                          lanes_ >> vector_groups(rewrite("map-to-workgroup", dim=0) >> items) >> finish))
             moves.append(("lanes-global", {"group": g, "items": k},
-                          lanes_ + step("map-to-global", vector_groups, dim=0) + step("map-to-seq", items) + finish))
+                          lanes_ >> vector_groups(rewrite("map-to-global", dim=0)
+                                                  >> mapped_body(argument(0, rewrite("map-to-seq")))) >> finish))
     for g in _pow2_divisors(length, 4096, length // 4):
         for items in (32, 64, 128):
             if g // items < 2:
                 continue
-            tree = (step("partial-reduction", at, chunk=g) + chunked(f"{at}.args0", g)
-                    + local_tree(group, items, g // items, int(math.log2(items)))
-                    + step("map-to-workgroup", groups, dim=0) + local_tree_lowered(group) + copied_to_global(group))
-            moves.append(("local-tree", {"group": g, "items": items}, tree + finish))
-    return moves
+            moves.append(("local-tree", {"group": g, "items": items},
+                          local_tree_groups(g, items, int(math.log2(items))) >> finish))
+    return tuple(moves)
 
 
-def map_moves(at: str, length: int, vectorisable: bool) -> list:
-    """The moves at a map outside every map, at `at`, over `length` elements."""
-    moves = [("global", {}, step("map-to-global", at, dim=0))]
+@lru_cache(maxsize=1024)
+def map_moves(length: int, vectorisable: bool) -> tuple:
+    """The moves at a map outside every map over `length` elements, each strategy applying at the map."""
+    moves = [("global", {}, rewrite("map-to-global", dim=0))]
     if vectorisable and length % 4 == 0:
         moves.append(("vector-global", {"width": 4},
-                      step("vectorize-map", at, n=4) + step("map-to-global", f"{at}.args0", dim=0)))
+                      rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0))))
     for n in _pow2_divisors(length, 16, length // 16):
-        split = step("split-join", at, n=n)
-        moves.append(("chunks-global", {"chunk": n}, split + step("map-to-global", f"{at}.args0", dim=0)
-                      + step("map-to-seq", f"{at}.args0.f.f")))
+        split = rewrite("split-join", n=n)
+        moves.append(("chunks-global", {"chunk": n}, split >> argument(0, rewrite("map-to-global", dim=0)
+                                                                       >> mapped(rewrite("map-to-seq")))))
         if n <= 4096:
-            moves.append(("workgroup", {"chunk": n}, split + step("map-to-workgroup", f"{at}.args0", dim=0)
-                          + step("map-to-local", f"{at}.args0.f.f", dim=0)))
+            moves.append(("workgroup", {"chunk": n}, split >> argument(0, rewrite("map-to-workgroup", dim=0)
+                                                                       >> mapped(rewrite("map-to-local", dim=0)))))
         if vectorisable and n % 4 == 0 and n <= 16384:
-            moves.append(("vector-workgroup", {"chunk": n, "width": 4},
-                          split + step("map-to-workgroup", f"{at}.args0", dim=0)
-                          + step("vectorize-map", f"{at}.args0.f.f", n=4)
-                          + step("map-to-local", f"{at}.args0.f.f.body.args0", dim=0)))
-    return moves
+            moves.append(("vector-workgroup", {"chunk": n, "width": 4}, vectorised_work_groups(n)))
+    return tuple(moves)
 
 
 # --- the bandit -------------------------------------------------------------------------------------------
@@ -198,12 +211,12 @@ class RewriteSearch:
 
     def build(self):
         """One derivation: moves at reductions and outermost maps, then lowering and clean-up."""
-        program, derivation, choices = self.program, Derivation(sizes=tuple(sorted(self.sizes.items()))), []
+        focus, choices = Focus(self.program, self.engine), []
         for _ in range(16):
-            point = self.next_point(program)
+            point = self.next_point(focus.program)
             if point is None:
                 break
-            decision, moves = point
+            place, decision, moves = point
             options = [(name, tuple(sorted(params.items()))) for name, params, _ in moves]
             live = [i for i, o in enumerate(options) if (decision, o) not in self.failed_moves] or [0]
             families = list(dict.fromkeys(options[i][0] for i in live))
@@ -211,54 +224,51 @@ class RewriteSearch:
             variants = [i for i in live if options[i][0] == family]
             pick = variants[self.bandit.choose(f"{decision}/{family}", [options[i] for i in variants])]
             choices.append((decision, family))
-            applied = self.apply(program, moves[pick][2])
+            applied = self.apply(focus.to(place), moves[pick][2])
             if applied is None:
                 self.failed_moves.add((decision, options[pick]))
                 if pick == 0:
                     return None
-                applied = self.apply(program, moves[0][2])
+                applied = self.apply(focus.to(place), moves[0][2])
                 if applied is None:
                     return None
                 pick = 0
                 choices[-1] = (decision, options[0][0])
-            program, steps = applied
-            derivation = derivation + steps
+            focus = applied.back_to("")
             choices.append((f"{decision}/{options[pick][0]}", options[pick]))
-        try:
-            program, derivation = self.lower_rest(program, derivation)
-            program, derivation = self.clean_up(program, derivation)
-        except LiftError:
+        focus = self.apply(focus, lower_rest >> clean_up)
+        if focus is None:
             return None
-        return program, derivation, tuple(choices)
+        return focus.program, focus.derivation(), tuple(choices)
 
-    def apply(self, program: Lambda, steps: Derivation):
-        """`steps` applied in turn, or None when one does not apply."""
+    @staticmethod
+    def apply(focus: Focus, move) -> Optional[Focus]:
+        """`move` applied at the focus, or None where it does not apply."""
         try:
-            for s in steps.steps:
-                program = self.engine.apply(program, s)
+            return move(focus)
         except LiftError:
             return None
-        return program, steps
 
     def next_point(self, program: Lambda):
-        """The first high-level reduction, else the first high-level map outside every map: its moves."""
+        """The first high-level reduction, else the first high-level map outside every map: its place, the
+        decision's name and its moves."""
         maps = None
         for ctx in walk(infer(program).expr, self.engine.choices):
             node = ctx.node
             if not isinstance(node, FunCall):
                 continue
-            inside = _enclosing_pattern(ctx)
+            in_pattern = inside()(ctx)
             if isinstance(node.f, P.Reduce) and _is_call_of(node.args[0], P.Map):
-                mapped = node.args[0]
-                length = self.length(mapped.t)
+                mapped_ = node.args[0]
+                length = self.length(mapped_.t)
                 if length is not None:
-                    zipped = _is_call_of(mapped.args[0], P.Zip)
-                    scalars = _scalar_elements(mapped) or (zipped and _scalar_result(mapped))
-                    return f"reduce@{ctx.path}", reduction_moves(ctx.path, length, inside, scalars, zipped)
-            if maps is None and isinstance(node.f, P.Map) and not inside:
+                    zipped = _is_call_of(mapped_.args[0], P.Zip)
+                    scalars = _scalar_elements(mapped_) or (zipped and _scalar_result(mapped_))
+                    return ctx, f"reduce@{ctx.path}", reduction_moves(length, in_pattern, scalars, zipped)
+            if maps is None and isinstance(node.f, P.Map) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
-                    maps = (f"map@{ctx.path}", map_moves(ctx.path, length, _scalar_elements(node)))
+                    maps = (ctx, f"map@{ctx.path}", map_moves(length, _scalar_elements(node)))
         return maps
 
     def length(self, t) -> Optional[int]:
@@ -267,53 +277,9 @@ class RewriteSearch:
         except (AttributeError, LiftError):
             return None
 
-    def lower_rest(self, program: Lambda, derivation: Derivation):
-        """Lower every high-level pattern left: outermost maps on global work-items, the rest sequential."""
-        for _ in range(200):
-            rewrite = None
-            for ctx in walk(infer(program).expr, self.engine.choices):
-                node = ctx.node
-                head = node.f if isinstance(node, FunCall) else node
-                if isinstance(head, P.Map):
-                    rewrite = Rewrite.of("map-to-seq", ctx.path) if _enclosing_pattern(ctx) else \
-                        Rewrite.of("map-to-global", ctx.path, {"dim": 0})
-                elif isinstance(head, P.Reduce):
-                    rewrite = Rewrite.of("reduce-to-seq", ctx.path)
-                elif isinstance(head, P.PartRed):
-                    rewrite = Rewrite.of("part-red-to-reduce", ctx.path)
-                elif isinstance(head, P.Reorder):
-                    rewrite = Rewrite.of("reorder-to-id", ctx.path)
-                if rewrite is not None:
-                    break
-            if rewrite is None:
-                return program, derivation
-            program = self.engine.apply(program, rewrite)
-            derivation = derivation + Derivation((rewrite,))
-        raise LiftError("lowering did not terminate")
-
-    def clean_up(self, program: Lambda, derivation: Derivation):
-        """Apply the fusion and identity rules wherever they apply, until none does."""
-        for _ in range(100):
-            found = next((rw for rw in self.engine.rewrites(program) if rw.rule in CLEANUP), None)
-            if found is None:
-                return program, derivation
-            program = self.engine.apply(program, found)
-            derivation = derivation + Derivation((found,))
-        return program, derivation
-
 
 def _step_json(s: Rewrite) -> dict:
     return {"rule": s.rule, "at": s.location, "params": s.param_dict}
-
-
-def _enclosing_pattern(ctx) -> bool:
-    """Whether the location lies inside a function passed to a map, reduction or iterate."""
-    node = ctx.parent
-    while node is not None:
-        if isinstance(node.node, (P.AbstractMap, P.Fold, P.Iterate)):
-            return True
-        node = node.parent
-    return False
 
 
 def _is_call_of(e, cls) -> bool:

@@ -9,7 +9,6 @@ index among its lambda's parameters). Free parameters keep their names; paramete
 from __future__ import annotations
 
 from lift.ir.nodes import Lambda, Node, Param
-from lift.rules.location import map_children
 
 
 def canonical(e: Node) -> Node:
@@ -33,4 +32,4 @@ def _canonical(e: Node, names: dict, depth: int) -> Node:
             inner[p.name] = f"_b{depth}_{i}"
             params.append(Param(inner[p.name], p.t))
         return Lambda(tuple(params), _canonical(e.body, inner, depth + 1))
-    return map_children(e, lambda child: _canonical(child, names, depth))
+    return e.map_children(lambda child: _canonical(child, names, depth))

@@ -58,7 +58,7 @@ from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fr
 from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split,
                               Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
-from lift.rules.location import abstract, map_children
+from lift.rules.location import abstract
 from lift.rules.rule import Equation, Rule, SizedRule, expect
 
 
@@ -441,7 +441,7 @@ def _component_uses(e, p: Param, j: int) -> int:
 def _simplified(e):
     """`e` with every `get-i(tuple(a0, ..))` replaced by `ai`, and a tuple spread over a function of as many
     parameters (`f(tuple(a, b))` is `f(a, b)`)."""
-    e = map_children(e, _simplified)
+    e = e.map_children(_simplified)
     if is_call(e, Get) and is_call(e.args[0], Tuple):
         return e.args[0].args[e.f.i]
     spread = isinstance(e, FunCall) and len(e.args) == 1 and is_call(e.args[0], Tuple)

@@ -23,7 +23,7 @@ from lift.ir.names import program_names
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.rules.registry import RULES
-from lift.rules.location import Context, abstract, context_at, node_at, replace_at, untyped, walk
+from lift.rules.location import Context, abstract, context_at, is_location, node_at, replace_at, untyped, walk
 from lift.rules.rule import Rule, RuleNotApplicable
 from lift.rules.sizes import SizeChoices
 
@@ -101,22 +101,38 @@ class RewriteEngine:
         the rule creates are named after `program`'s own (`lift.ir.names.program_names`), so that one rewrite
         of one program gives one result, whatever ran before."""
         rule = self.rule(rewrite.rule)
+        try:
+            ctx = context_at(infer(program).expr, rewrite.location, self.choices)
+        except KeyError as e:
+            raise RuleNotApplicable(f"{rule.name}: {e.args[0]}") from None
+        return self.apply_in(program, ctx, rule, rewrite.param_dict)[1]
+
+    def rewrites_at(self, ctx: Context, rule: Rule) -> bool:
+        """Whether `rule` rewrites the kind of function at the place `ctx` (it may still not apply there)."""
+        return is_location(ctx) and rule in self._candidates(ctx)
+
+    def apply_in(self, program: Lambda, ctx: Context, rule, params: Optional[Mapping] = None) -> tuple:
+        """`(rewrite, new program)` for `rule` at the location `ctx` of the typed `program` (from `walk` or
+        `context_at`), with `params`, or where they are None the first parameters the rule enumerates there.
+        The parameters the rule creates are named after `program`'s own, as in `apply`."""
+        rule = self.rule(rule) if isinstance(rule, str) else rule
+        if not self.rewrites_at(ctx, rule):
+            what = type(_head(ctx)).__name__ if is_location(ctx) else "what is not a location"
+            raise RuleNotApplicable(f"{rule.name} does not rewrite {what} at {ctx.path or 'the root'}")
         with program_names(program):
-            try:
-                ctx = context_at(infer(program).expr, rewrite.location, self.choices)
-            except KeyError as e:
-                raise RuleNotApplicable(f"{rule.name}: {e.args[0]}") from None
-            if rule not in self._candidates(ctx):
-                raise RuleNotApplicable(f"{rule.name} does not rewrite {type(_head(ctx)).__name__} at "
-                                        f"{rewrite.location}")
-            params = rewrite.param_dict
-            rule.check(ctx.call, ctx, params)
+            if params is None:
+                params = next(rule.matches(ctx.call, ctx), None)
+                if params is None:
+                    raise RuleNotApplicable(f"{rule.name} does not apply at {ctx.path}")
+            else:
+                rule.check(ctx.call, ctx, params)
+            rewrite = Rewrite.of(rule.name, ctx.path, params)
             result = replace_at(program, *_spliced(program, ctx, rule.apply(ctx.call, params)))
         try:
             infer(result)
         except LiftTypeError as e:
             raise IllTypedRewrite(f"{rewrite} gives an ill-typed program: {e}") from None
-        return result
+        return rewrite, result
 
     def successors(self, program: Lambda, rejected: Optional[list] = None) -> Iterator[tuple]:
         """`(rewrite, new program)` for every rewrite of `program`.

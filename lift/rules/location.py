@@ -119,20 +119,50 @@ def _keeps_length(f: FunDecl) -> bool:
 
 def walk(typed: Lambda, choices: SizeChoices) -> Iterator[Context]:
     """Every location of a typed program, outermost first."""
-    root = Context(typed, "", "", None, choices)
-    stack = [root]
+    return (ctx for ctx in subtree(root(typed, choices)) if is_location(ctx))
+
+
+def root(typed: Lambda, choices: SizeChoices) -> Context:
+    """The context of a typed program itself (not a location: no rule rewrites a whole program)."""
+    return Context(typed, "", "", None, choices)
+
+
+def children(ctx: Context) -> list:
+    """The contexts of the calls and functions directly under `ctx`, in order."""
+    return [ctx.child(step, node) for step, node in ctx.node.children() if isinstance(node, (FunCall, FunDecl))]
+
+
+def subtree(ctx: Context) -> Iterator[Context]:
+    """`ctx` and every call and function under it, outermost first (pre-order)."""
+    stack = [ctx]
     while stack:
-        ctx = stack.pop()
-        node = ctx.node
-        if ctx.parent is not None and _is_location(ctx):
-            yield ctx
-        kids = node.children()
-        for step, child in reversed(kids):
-            if isinstance(child, (FunCall, FunDecl)):
-                stack.append(ctx.child(step, child))
+        here = stack.pop()
+        yield here
+        stack.extend(reversed(children(here)))
 
 
-def _is_location(ctx: Context) -> bool:
+def subtree_innermost(ctx: Context) -> Iterator[Context]:
+    """`ctx` and every call and function under it, innermost first (post-order)."""
+    for child in children(ctx):
+        yield from subtree_innermost(child)
+    yield ctx
+
+
+def argument(ctx: Context, i: int) -> Optional[Context]:
+    """The context of the `i`-th argument of the call at `ctx`; None where there is none."""
+    return descend(ctx, f"args{i}")
+
+
+def descend(ctx: Context, step: str) -> Optional[Context]:
+    """The context of the child `step` of `ctx` (`f`, `body`, `args0`, ...); None where there is none."""
+    node = dict(ctx.node.children()).get(step)
+    return ctx.child(step, node) if isinstance(node, (FunCall, FunDecl)) else None
+
+
+def is_location(ctx: Context) -> bool:
+    """Whether `ctx` is a location: a call, or a function passed to a pattern (not one in call position)."""
+    if ctx.parent is None:
+        return False
     if isinstance(ctx.node, FunCall):
         return True
     return isinstance(ctx.node, FunDecl) and not isinstance(ctx.parent.node, FunCall)
@@ -140,15 +170,21 @@ def _is_location(ctx: Context) -> bool:
 
 def context_at(typed: Lambda, path: str, choices: SizeChoices) -> Context:
     """The context of the location `path` in a typed program; KeyError if there is none."""
-    ctx = Context(typed, "", "", None, choices)
+    ctx = context_of(typed, path, choices)
+    if not is_location(ctx):
+        raise KeyError(f"{path!r} is not a location (a call, or a function passed to a pattern)")
+    return ctx
+
+
+def context_of(typed: Lambda, path: str, choices: SizeChoices) -> Context:
+    """The context of the node at `path` in a typed program, a location or not; KeyError if there is none."""
+    ctx = root(typed, choices)
     for step in path.split(".") if path else ():
         kids = dict(ctx.node.children())
         if step not in kids:
             where = ctx.path or "the root"
             raise KeyError(f"no location {path!r}: {type(ctx.node).__name__} at {where} has no {step!r}")
         ctx = ctx.child(step, kids[step])
-    if ctx.parent is None or not _is_location(ctx):
-        raise KeyError(f"{path!r} is not a location (a call, or a function passed to a pattern)")
     return ctx
 
 
@@ -188,17 +224,12 @@ def untyped(result: Node, typed: Node, original: Node, extra: tuple = ()) -> Nod
 
 def _swap(node: Node, parts: dict) -> Node:
     found = parts.get(id(node))
-    return found if found is not None else map_children(node, lambda child: _swap(child, parts))
+    return found if found is not None else node.map_children(lambda child: _swap(child, parts))
 
 
 def map_children(node: Node, fn) -> Node:
-    """`node` with every child `c` replaced by `fn(c)`; `node` itself where nothing changed."""
-    out = node
-    for step, child in node.children():
-        new = fn(child)
-        if new is not child:
-            out = out.with_child(step, new)
-    return out
+    """`node.map_children(fn)`, as a function (`Node.map_children` is the one child-rebuilding loop)."""
+    return node.map_children(fn)
 
 
 def abstract(params: tuple, body: Expr) -> FunDecl:

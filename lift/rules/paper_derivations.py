@@ -1,46 +1,69 @@
-"""The paper's derivations as data: Figures 2, 8 and 9, gemv, and a two-kernel sum.
+"""The paper's derivations as strategies: Figures 2, 8 and 9, gemv, and a two-kernel sum.
 
-Each is a `Derivation` from a high-level program of Figure 5 (`scal`, `asum = reduce(add, 0) ∘ map(abs)`,
-`gemv`), replayable with `Derivation.replay` and printable with `Derivation.format_figure8`. They are
-built from a few recurring sub-derivations, each named after what it does, with locations relative
-to where it starts.
+Each derivation is a strategy (`lift.rules.strategy`) that finds its place by a selector (the outermost
+reduction of a map, the outermost map) and applies there to any program where it matches: asum, a dot
+product, a sum of squares, a reduction inside a map over rows. They are built from a few recurring
+sub-strategies, each named after what it does and applied at the place in focus.
+
+`FIGURE_2`, `FIGURE_8`, `FIGURE_9A`, ... are the `Derivation`s these strategies record on the paper's
+programs of Figure 5 (`lift.rules.paper_programs`): replayable with `Derivation.replay`, printable with
+`Derivation.format_figure8`. They are recorded on first use.
 """
 
 from __future__ import annotations
 
-from lift.rules.derivation import Derivation
+from functools import lru_cache
 
-_ROOT = "body"
+from lift.ir.patterns import Map, Reduce
+from lift.rules import paper_programs
+from lift.rules.derivation import Derivation
+from lift.rules.strategy import (Strategy, argument, argument_is, arguments, derive, function, is_call,
+                                 mapped_body, outermost, rewrite)
 
 
 def step(rule: str, at: str, **params) -> Derivation:
-    """A derivation of one step."""
+    """A derivation of one step (a recorded trace: `at` is a location of the program it applies to)."""
     return Derivation().then(rule, at, **params)
 
 
-def chunked(at: str, n) -> Derivation:
-    """`part-red ∘ map(g)` at `at` → `join ∘ map(part-red ∘ map(g)) ∘ split-n` (Figure 8, (2) to (5)).
+def mapped(s: Strategy) -> Strategy:
+    """`s` at the function `f` of the pattern called at the focus: `map(f)(xs)`."""
+    return function(function(s))
 
-    The mapped function's body is then at `at + ".args0.f.f.body"`.
+
+groups = arguments(0, 0)
+"""`groups(s)`: `s` at the map over chunks in `reduce ∘ join ∘ map(...) ∘ split-n` (the focus is the reduce)."""
+
+vector_groups = arguments(0, 0, 0)
+"""`vector_groups(s)`: `s` at the map over vectorised chunks in `reduce ∘ join ∘ asScalar ∘ map(...) ∘ ...`."""
+
+reduce_of_map = is_call(Reduce) & argument_is(is_call(Map))
+"""The selector of `reduce(f, z) ∘ map(g)`, where the reduction derivations start."""
+
+
+def chunked(n) -> Strategy:
+    """`part-red ∘ map(g)` at the focus → `join ∘ map(part-red ∘ map(g)) ∘ split-n` (Figure 8, (2) to (5)).
+
+    The mapped function's body is then at `argument(0, mapped_body(...))`.
     """
-    return (Derivation()
-            .then("part-red-split-join", at, n=n)
-            .then("split-join", f"{at}.args0.args0.args0", n=n)
-            .then("split-join-id", f"{at}.args0.args0")
-            .then("map-fusion", f"{at}.args0"))
+    return (rewrite("part-red-split-join", n=n)
+            >> arguments(0, 0, 0)(rewrite("split-join", n=n))
+            >> arguments(0, 0)(rewrite("split-join-id"))
+            >> argument(0, rewrite("map-fusion")))
 
 
-def fused_sequential(at: str) -> Derivation:
-    """`part-red(f, z, 1) ∘ map(g)` at `at` → `reduce-seq(λ acc, x. f(acc, g(x)), z)` (Figure 8, (5) to (8))."""
-    return (Derivation()
-            .then("map-to-seq", f"{at}.args0")
-            .then("part-red-to-reduce", at)
-            .then("reduce-to-seq", at)
-            .then("reduce-seq-map-seq-fusion", at))
+def chunks_then(s: Strategy) -> Strategy:
+    """`s` at the body of the function mapped over the chunks made by `chunked`."""
+    return argument(0, mapped_body(s))
 
 
-def local_tree(at: str, stride: int, chunk, iterations: int) -> Derivation:
-    """`part-red(f, z, 1) ∘ map(g)` at `at`, inside a work-group, → Figure 9(a)'s reduction tree:
+fused_sequential = (argument(0, rewrite("map-to-seq")) >> rewrite("part-red-to-reduce") >> rewrite("reduce-to-seq")
+                    >> rewrite("reduce-seq-map-seq-fusion"))
+"""`part-red(f, z, 1) ∘ map(g)` at the focus → `reduce-seq(λ acc, x. f(acc, g(x)), z)` (Figure 8, (5) to (8))."""
+
+
+def local_tree(stride, chunk, iterations: int) -> Strategy:
+    """`part-red(f, z, 1) ∘ map(g)` at the focus, inside a work-group, → Figure 9(a)'s reduction tree:
 
         iterate-k(join ∘ map(part-red(f, z, 1)) ∘ split-2) ∘ join ∘ map(reduce-seq(f ∘ g)) ∘ split-chunk
             ∘ reorder-stride-s
@@ -48,114 +71,155 @@ def local_tree(at: str, stride: int, chunk, iterations: int) -> Derivation:
     Each work-item reduces `chunk` elements read with stride `stride` (coalesced), then `iterations`
     halving steps reduce the work-item's results to one.
     """
-    return (Derivation()
-            .then("part-red-reorder", at)
-            .then("reorder-map", f"{at}.args0")
-            .then("reorder-to-stride", f"{at}.args0.args0", s=stride)
-            .then("part-red-to-reduce", at)
-            .then("partial-reduction", at, chunk=chunk)
-            .then("reduce-to-part-red", at)
-            .then("part-red-iterate", at, n=iterations)
-            + chunked(f"{at}.args0", chunk)
-            + fused_sequential(f"{at}.args0.args0.f.f.body"))
+    return (rewrite("part-red-reorder")
+            >> argument(0, rewrite("reorder-map"))
+            >> arguments(0, 0)(rewrite("reorder-to-stride", s=stride))
+            >> rewrite("part-red-to-reduce")
+            >> rewrite("partial-reduction", chunk=chunk)
+            >> rewrite("reduce-to-part-red")
+            >> rewrite("part-red-iterate", n=iterations)
+            >> argument(0, chunked(chunk))
+            >> argument(0, chunks_then(fused_sequential)))
 
 
-def local_tree_lowered(at: str) -> Derivation:
-    """`local_tree`'s result at `at`, inside a `map-workgroup` → work-items and local memory:
-    `iterate-k(join ∘ map-local(reduce-seq(f, z)) ∘ split-2) ∘ join ∘ toLocal(map-local(...)) ∘ ...`."""
-    step = f"{at}.f.f.body.args0"
-    return (Derivation()
-            .then("map-to-local", f"{at}.args0.args0", dim=0)
-            .then("to-local", f"{at}.args0.args0")
-            .then("part-red-to-reduce", f"{step}.f.f")
-            .then("reduce-to-seq", f"{step}.f.f")
-            .then("map-to-local", step, dim=0))
+local_tree_lowered = (arguments(0, 0)(rewrite("map-to-local", dim=0))
+                      >> arguments(0, 0)(rewrite("to-local"))
+                      >> mapped_body(argument(0, mapped(rewrite("part-red-to-reduce"))))
+                      >> mapped_body(argument(0, mapped(rewrite("reduce-to-seq"))))
+                      >> mapped_body(argument(0, rewrite("map-to-local", dim=0))))
+"""`local_tree`'s result at the focus, inside a `map-workgroup` → work-items and local memory:
+`iterate-k(join ∘ map-local(reduce-seq(f, z)) ∘ split-2) ∘ join ∘ toLocal(map-local(...)) ∘ ...`."""
+
+copied_to_global = (rewrite("copy") >> rewrite("split-join", n=1)
+                    >> argument(0, rewrite("map-to-local", dim=0))
+                    >> argument(0, mapped(rewrite("map-to-seq")))
+                    >> argument(0, rewrite("to-global")))
+"""The array computed at the focus in a `map-workgroup` → `join ∘ toGlobal(map-local(map-seq(id))) ∘ split-1`
+of it: each work-item copies one element from local back to global memory (Figure 9(a))."""
+
+lanes = (mapped_body(rewrite("part-red-reorder")
+                     >> argument(0, rewrite("reorder-to-stride", s=4))
+                     >> rewrite("vectorize-reduction")
+                     >> arguments(0, 0, 0)(rewrite("vectorize-map", n=4))
+                     >> arguments(0, 0)(rewrite("asVector-asScalar-id")))
+         >> rewrite("map-fission", at=1)
+         >> argument(0, rewrite("map-fission", at=2))
+         >> rewrite("map-asScalar")
+         >> arguments(0, 0)(rewrite("map-asVector")))
+"""At a map whose function's body is `part-red(f, z, 4) ∘ map(g)` → `asScalar ∘ map(reduce(vect-4(f),
+vect-4(z)) ∘ map(vect-4(g))) ∘ asVector-4`: each chunk reduced as float4 lanes (Figure 9(b), (c))."""
 
 
-def copied_to_global(at: str) -> Derivation:
-    """The array computed at `at` in a `map-workgroup` → `join ∘ toGlobal(map-local(map-seq(id))) ∘ split-1`
-    of it: each work-item copies one element from local back to global memory (Figure 9(a))."""
-    return (Derivation()
-            .then("copy", at)
-            .then("split-join", at, n=1)
-            .then("map-to-local", f"{at}.args0", dim=0)
-            .then("map-to-seq", f"{at}.args0.f.f")
-            .then("to-global", f"{at}.args0"))
+def work_groups(chunk, n) -> Strategy:
+    """A reduction `reduce ∘ map(g)` at the focus → `reduce ∘ join ∘ map(part-red ∘ map(g)) ∘ split-n`, each
+    part-red result reducing `chunk` elements."""
+    return rewrite("partial-reduction", chunk=chunk) >> argument(0, chunked(n))
 
 
-def lanes(at: str, vectorised: str) -> Derivation:
-    """`part-red(f, z, 4) ∘ map(g)` at `at`, in the map at `vectorised` → `asScalar ∘ map(reduce(vect-4(f),
-    vect-4(z)) ∘ map(vect-4(g))) ∘ asVector-4`: the chunk reduced as float4 lanes (Figure 9(b), (c))."""
-    return (Derivation()
-            .then("part-red-reorder", at)
-            .then("reorder-to-stride", f"{at}.args0", s=4)
-            .then("vectorize-reduction", at)
-            .then("vectorize-map", f"{at}.args0.args0.args0", n=4)
-            .then("asVector-asScalar-id", f"{at}.args0.args0")
-            .then("map-fission", vectorised, at=1)
-            .then("map-fission", f"{vectorised}.args0", at=2)
-            .then("map-asScalar", vectorised)
-            .then("map-asVector", f"{vectorised}.args0.args0"))
+def at_reduction(s: Strategy) -> Strategy:
+    """`s` at the outermost `reduce ∘ map` where it applies."""
+    return outermost(reduce_of_map, s)
 
 
-def _work_groups(chunk, n) -> Derivation:
-    """asum's reduction → `reduce ∘ join ∘ map(part-red ∘ map(abs)) ∘ split-n`, each part-red result
-    reducing `chunk` elements."""
-    return step("partial-reduction", _ROOT, chunk=chunk) + chunked(f"{_ROOT}.args0", n)
+def sequential_chunks(chunk) -> Strategy:
+    """A reduction `reduce ∘ map(g)` at the focus → `reduce ∘ join ∘ map(reduce-seq(f ∘ g)) ∘ split-chunk`
+    (Figure 8); the map over chunks is left to lower."""
+    return work_groups(chunk, chunk) >> groups(mapped_body(fused_sequential))
+
+
+def local_tree_groups(group, items: int, iterations: int) -> Strategy:
+    """A reduction `reduce ∘ map(g)` at the focus → work-groups of `group` elements, each reducing its chunk by
+    `items` work-items and a local-memory tree of `iterations` halving steps (Figure 9(a))."""
+    return (work_groups(group, group) >> groups(mapped_body(local_tree(items, group // items, iterations)))
+            >> groups(rewrite("map-to-workgroup", dim=0)) >> groups(mapped_body(local_tree_lowered))
+            >> groups(mapped_body(copied_to_global)))
+
+
+def sequential_work_groups(per_item) -> Strategy:
+    """At `map(part-red(f, z, 1) ∘ map(g))` over chunks: each chunk's work-items reduce `per_item` elements
+    sequentially (Figure 8's fused reduction); the map becomes a `map-workgroup` of `map-local`s."""
+    return (mapped_body(chunked(per_item)) >> mapped_body(chunks_then(fused_sequential))
+            >> rewrite("map-to-workgroup", dim=0) >> mapped_body(argument(0, rewrite("map-to-local", dim=0))))
+
+
+def vector_lane_chunks(group: int, per_item) -> Strategy:
+    """A reduction `reduce ∘ map(g)` at the focus → chunks of `group` floats as float4 lanes (Figure 9(b), (c)),
+    each chunk's lanes reduced `per_item` at a time sequentially; the maps over chunks are left to lower
+    (`vector_groups`, and `mapped_body(argument(0, ...))` within)."""
+    return (work_groups(group // 4, group) >> groups(lanes)
+            >> vector_groups(mapped_body(rewrite("reduce-to-part-red") >> chunked(per_item)
+                                         >> chunks_then(fused_sequential))))
+
+
+def vectorised_work_groups(n) -> Strategy:
+    """`map(f)` at the focus → `join ∘ map-workgroup(asScalar ∘ map-local(vectorize-4(f)) ∘ asVector-4) ∘
+    split-n` (Figure 2(b))."""
+    return (rewrite("split-join", n=n)
+            >> argument(0, rewrite("map-to-workgroup", dim=0))
+            >> argument(0, mapped(rewrite("vectorize-map", n=4)))
+            >> argument(0, mapped_body(argument(0, rewrite("map-to-local", dim=0)))))
 
 
 # Figure 2(b): map(mult(a)) to
 # join ∘ map-workgroup(asScalar ∘ map-local(vectorize-4(mult(a))) ∘ asVector-4) ∘ split-1024.
-FIGURE_2 = (Derivation()
-            .then("split-join", _ROOT, n=1024)
-            .then("map-to-workgroup", f"{_ROOT}.args0", dim=0)
-            .then("vectorize-map", f"{_ROOT}.args0.f.f", n=4)
-            .then("map-to-local", f"{_ROOT}.args0.f.f.body.args0", dim=0))
-
-_GROUPS = f"{_ROOT}.args0.args0"
-_GROUP = f"{_GROUPS}.f.f.body"
+FIGURE_2_STRATEGY = outermost(is_call(Map), vectorised_work_groups(1024))
 
 # Figure 8: reduce(+, 0) ∘ map(abs) to
 # reduce(+, 0) ∘ join ∘ map(reduce-seq(λ acc, a. acc + abs(a), 0)) ∘ split-n, with n = 128.
 # Its expressions after steps 0, 2, 3, 4, 5, 6, 8 and 9 are the figure's lines (1) to (8).
-FIGURE_8 = _work_groups(128, 128) + fused_sequential(_GROUP)
+FIGURE_8_STRATEGY = at_reduction(sequential_chunks(128))
 FIGURE_8_LINES = (0, 2, 3, 4, 5, 6, 8, 9)
 
 # Figure 9(a), Nvidia: work-groups of 262144 elements, 128 work-items each reducing 2048 with stride 128.
-FIGURE_9A = (_work_groups(262144, 262144) + local_tree(_GROUP, 128, 2048, 7)
-             + step("map-to-workgroup", _GROUPS, dim=0) + local_tree_lowered(_GROUP) + copied_to_global(_GROUP)
-             + step("reduce-to-seq", _ROOT))
-
-_VECTOR_GROUPS = f"{_GROUPS}.args0"
-_VECTOR_GROUP = f"{_VECTOR_GROUPS}.f.f.body"
+FIGURE_9A_STRATEGY = at_reduction(local_tree_groups(262144, 128, 7) >> rewrite("reduce-to-seq"))
 
 # Figure 9(b), AMD: as (a), on float4: work-groups of 2048 floats, 256 work-items reducing 2 float4 each.
-FIGURE_9B = (_work_groups(512, 2048) + lanes(_GROUP, _GROUPS)
-             + step("reduce-to-part-red", _VECTOR_GROUP) + local_tree(_VECTOR_GROUP, 256, 2, 8)
-             + step("map-to-workgroup", _VECTOR_GROUPS, dim=0) + local_tree_lowered(_VECTOR_GROUP)
-             + copied_to_global(_VECTOR_GROUP)
-             + step("reduce-to-seq", _ROOT))
+FIGURE_9B_STRATEGY = at_reduction(
+    work_groups(512, 2048) >> groups(lanes) >> vector_groups(mapped_body(rewrite("reduce-to-part-red")))
+    >> vector_groups(mapped_body(local_tree(256, 2, 8)))
+    >> vector_groups(rewrite("map-to-workgroup", dim=0)) >> vector_groups(mapped_body(local_tree_lowered))
+    >> vector_groups(mapped_body(copied_to_global)) >> rewrite("reduce-to-seq"))
 
 # Figure 9(c), Intel: one work-item per work-group reduces 8192 float4 sequentially.
-FIGURE_9C = (_work_groups(8192, 32768) + lanes(_GROUP, _GROUPS)
-             + step("reduce-to-part-red", _VECTOR_GROUP)
-             + chunked(_VECTOR_GROUP, 8192) + fused_sequential(f"{_VECTOR_GROUP}.args0.f.f.body")
-             + step("map-to-workgroup", _VECTOR_GROUPS, dim=0) + step("map-to-local", f"{_VECTOR_GROUP}.args0", dim=0)
-             + step("reduce-to-seq", _ROOT))
+FIGURE_9C_STRATEGY = at_reduction(
+    vector_lane_chunks(32768, 8192)
+    >> vector_groups(rewrite("map-to-workgroup", dim=0) >> mapped_body(argument(0, rewrite("map-to-local", dim=0))))
+    >> rewrite("reduce-to-seq"))
 
 # A sum in two kernels: work-groups of 1024 elements leave 4 partial sums each (4 work-items of 256),
 # and a final sequential reduction sums them: reduce-seq ∘ join ∘ map-workgroup(...) ∘ split-1024.
-TWO_KERNEL_SUM = (_work_groups(256, 1024) + chunked(_GROUP, 256) + fused_sequential(f"{_GROUP}.args0.f.f.body")
-                  + step("map-to-workgroup", _GROUPS, dim=0) + step("map-to-local", f"{_GROUP}.args0", dim=0)
-                  + step("reduce-to-seq", _ROOT))
-
-_ROWS = f"{_ROOT}.args0.args0.args0"
-_ROW = f"{_ROWS}.f.f.body"
-_DOT = f"{_ROW}.args0"
+TWO_KERNEL_SUM_STRATEGY = at_reduction(
+    work_groups(256, 1024) >> groups(sequential_work_groups(256)) >> rewrite("reduce-to-seq"))
 
 # gemv (Figure 5) with one work-group per row of A: 64 work-items each reduce N/64 products of the
 # dot product (coalesced), a local tree sums them, one work-item scales the sum; map-global elsewhere.
-GEMV_WORKGROUP_PER_ROW = (step("reduce-to-part-red", _DOT) + local_tree(_DOT, 64, "N/64", 6)
-                          + step("map-to-workgroup", _ROWS, dim=0) + local_tree_lowered(_DOT)
-                          + step("map-to-local", _ROW, dim=0) + step("to-global", _ROW)
-                          + step("map-to-global", _ROOT, dim=0) + step("map-to-global", f"{_ROOT}.args0.args1", dim=0))
+_ROW_DOT = argument(0, rewrite("reduce-to-part-red") >> local_tree(64, "N/64", 6))
+GEMV_WORKGROUP_PER_ROW_STRATEGY = (
+    outermost(is_call(Map), mapped_body(_ROW_DOT) >> rewrite("map-to-workgroup", dim=0)
+              >> mapped_body(argument(0, local_tree_lowered))
+              >> mapped_body(rewrite("map-to-local", dim=0)) >> mapped_body(rewrite("to-global")))
+    >> outermost(is_call(Map), rewrite("map-to-global", dim=0))
+    >> outermost(is_call(Map), rewrite("map-to-global", dim=0)))
+
+_RECORDED_ON = {
+    "FIGURE_2": (FIGURE_2_STRATEGY, "scal"),
+    "FIGURE_8": (FIGURE_8_STRATEGY, "asum"),
+    "FIGURE_9A": (FIGURE_9A_STRATEGY, "asum"),
+    "FIGURE_9B": (FIGURE_9B_STRATEGY, "asum"),
+    "FIGURE_9C": (FIGURE_9C_STRATEGY, "asum"),
+    "TWO_KERNEL_SUM": (TWO_KERNEL_SUM_STRATEGY, "asum"),
+    "GEMV_WORKGROUP_PER_ROW": (GEMV_WORKGROUP_PER_ROW_STRATEGY, "gemv"),
+}
+
+
+@lru_cache(maxsize=None)
+def recorded(name: str) -> Derivation:
+    """The derivation `name` (`"FIGURE_8"`, ...) as its strategy records it on the paper's program."""
+    strategy, program = _RECORDED_ON[name]
+    return derive(strategy, getattr(paper_programs, program))
+
+
+def __getattr__(name: str):
+    if name in _RECORDED_ON:
+        return recorded(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
