@@ -31,11 +31,11 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
-from lift.rules.paper_derivations import (argument, groups, local_tree_groups, mapped, mapped_body, sequential_chunks, vector_groups, vector_lane_chunks,
-                                          vectorised_work_groups)
+from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
+                                          vector_lane_chunks, vectorised_work_groups)
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, at_first, first_of, inside, is_fun, nowhere, normalize, repeat, rewrite,
-                                 where)
+from lift.rules.strategy import (Focus, argument, at_first, first_of, inside, is_fun, mapped_body, nowhere, normalize,
+                                 repeat, rewrite, where)
 from lift.types.types import ScalarType
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",

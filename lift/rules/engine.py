@@ -111,6 +111,10 @@ class RewriteEngine:
         """Whether `rule` rewrites the kind of function at the place `ctx` (it may still not apply there)."""
         return is_location(ctx) and rule in self._candidates(ctx)
 
+    def first_params(self, ctx: Context, rule: Rule) -> Optional[dict]:
+        """The first parameters with which `rule` applies at the place `ctx`; None where it does not apply."""
+        return next(rule.matches(ctx.call, ctx), None) if self.rewrites_at(ctx, rule) else None
+
     def apply_in(self, program: Lambda, ctx: Context, rule, params: Optional[Mapping] = None) -> tuple:
         """`(rewrite, new program)` for `rule` at the location `ctx` of the typed `program` (from `walk` or
         `context_at`), with `params`, or where they are None the first parameters the rule enumerates there.
@@ -121,7 +125,7 @@ class RewriteEngine:
             raise RuleNotApplicable(f"{rule.name} does not rewrite {what} at {ctx.path or 'the root'}")
         with program_names(program):
             if params is None:
-                params = next(rule.matches(ctx.call, ctx), None)
+                params = self.first_params(ctx, rule)
                 if params is None:
                     raise RuleNotApplicable(f"{rule.name} does not apply at {ctx.path}")
             else:

@@ -9,7 +9,7 @@ strategies and move the focus, so that what a strategy did is a `Derivation`, re
     figure_8 = outermost(reduce_of_map, rewrite("partial-reduction", chunk=128) >> ...)
     derivation = derive(figure_8, asum)          # the recorded steps; `derivation.replay(asum)` is the result
 
-- combinators: `s >> t` (seq), `s | t` (left choice), `try_`, `repeat`, `identity`, `fail`;
+- combinators: `s >> t` (seq), `s | t` (left choice), `try_`, `repeat`, `progress`, `identity`, `fail`;
 - traversals (the focus returns where it was afterwards): `one` and `all_` over the children,
   `topdown`, `bottomup`, `outermost(pred, s)`, `innermost(pred, s)`, `at_first(pred, s)`, `normalize(s)`,
   `everywhere(pred, s)`, the check `nowhere(pred)`,
@@ -106,7 +106,9 @@ def derive(strategy: Strategy, program: Lambda, sizes: Optional[Mapping] = None,
     """The steps `strategy` takes on `program` (under the size binding `sizes`); `StrategyFailed` where it fails."""
     result = strategy(Focus(program, engine or RewriteEngine(sizes=dict(sizes or {}))))
     if result is None:
-        raise StrategyFailed(f"the strategy {strategy} does not apply to the program")
+        shown = repr(strategy)
+        shown = shown if len(shown) <= 300 else shown[:300] + " ..."
+        raise StrategyFailed(f"the strategy {shown} does not apply to the program")
     return result.derivation()
 
 
@@ -136,6 +138,33 @@ def rewrite(rule, **params) -> Strategy:
         return Focus(program, engine, focus.at, focus.steps + (step,))
 
     return Strategy(run, lambda: f"{name}({', '.join(f'{k}={v}' for k, v in params.items())})" if params else name)
+
+
+def force(rule, **params) -> Strategy:
+    """Apply `rule` at the focus with `params`, raising `RuleNotApplicable` (saying why) where it does not
+    apply: for a place already chosen, where failing is an error rather than a reason to look elsewhere."""
+    name = getattr(rule, "name", rule)
+
+    def run(focus):
+        ctx = focus.ctx
+        if ctx is None:
+            raise RuleNotApplicable(f"{name}: no place {focus.at!r}")
+        step, program = focus.engine.apply_in(focus.program, ctx, focus.engine.rule(name), params)
+        return Focus(program, focus.engine, focus.at, focus.steps + (step,))
+
+    return Strategy(run, lambda: f"force({name}, {params})")
+
+
+def applies(rule) -> Strategy:
+    """Succeeds, changing nothing, where `rule` applies at the focus with some parameters."""
+    name = getattr(rule, "name", rule)
+
+    def run(focus):
+        ctx = focus.ctx
+        return focus if ctx is not None and focus.engine.first_params(ctx, focus.engine.rule(name)) is not None \
+            else None
+
+    return Strategy(run, lambda: f"applies({name})")
 
 
 def first_of(rules) -> Strategy:
@@ -189,6 +218,15 @@ def repeat(s: Strategy, limit: int = REPEAT_LIMIT) -> Strategy:
         raise StrategyFailed(f"repeat({s}) did not terminate in {limit} steps")
 
     return Strategy(run, lambda: f"repeat({s})")
+
+
+def progress(s: Strategy) -> Strategy:
+    """`s`, failing where it took no step (so that `repeat(progress(s))` stops when `s` changes nothing)."""
+    def run(focus):
+        result = s(focus)
+        return result if result is not None and len(result.steps) > len(focus.steps) else None
+
+    return Strategy(run, lambda: f"progress({s})")
 
 
 # --- traversals -----------------------------------------------------------------------------------------------
@@ -358,7 +396,10 @@ class Selector:
 
 def where(pred: Selector) -> Strategy:
     """Succeeds, changing nothing, where `pred` holds at the focus (ELEVATE's `isApplied`-style checks)."""
-    return Strategy(lambda focus: focus if focus.ctx is not None and pred(focus.ctx) else None, lambda: f"where({pred})")
+    def run(focus):
+        return focus if focus.ctx is not None and pred(focus.ctx) else None
+
+    return Strategy(run, lambda: f"where({pred})")
 
 
 def _name(cls) -> str:
