@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lift.ir.patterns import Map, MapGlb, MapLcl, MapSeq, MapWrg
 from lift.rules.hierarchy import is_sequential_safe, parallel_dims
-from lift.rules.rule import Equation, Rule, expect
+from lift.rules.rule import Rule, expect, requires, rule
 
 
 class ParallelMapLowering(Rule):
@@ -36,19 +36,12 @@ class ParallelMapLowering(Rule):
         return self.kind(self.head(call).f, params["dim"])(*call.args)
 
 
-class MapToSequential(Equation):
-    name = "map-to-seq"
-    figure = "4(a)"
-    description = "one work-item applies f to every element in turn"
-    equation = "map(f) → map-seq(f)"
-    heads = (Map,)
-
-    def allowed(self, call, ctx):
-        expect(is_sequential_safe(call.f.f), self, "the mapped function has parallel maps inside")
-
-    def rewrite(self, call):
-        return MapSeq(call.f.f)(*call.args)
+@rule("map-to-seq", figure="4(a)", description="one work-item applies f to every element in turn",
+      equation="map(f) → map-seq(f)", heads=Map,
+      allowed=lambda call, ctx: requires(is_sequential_safe(call.f.f), "the mapped function has parallel maps inside"))
+def map_to_seq(call):
+    return MapSeq(call.f.f)(*call.args)
 
 
 RULES = (ParallelMapLowering(MapWrg, "each work-group"), ParallelMapLowering(MapLcl, "each work-item of a work-group"),
-         ParallelMapLowering(MapGlb, "each work-item"), MapToSequential())
+         ParallelMapLowering(MapGlb, "each work-item"), map_to_seq)

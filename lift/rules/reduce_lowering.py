@@ -11,22 +11,14 @@ from __future__ import annotations
 
 from lift.ir.patterns import Reduce, ReduceSeq
 from lift.rules.hierarchy import is_sequential_safe
-from lift.rules.rule import Equation, expect
+from lift.rules.rule import requires, rule
 
 
-class ReduceToSequential(Equation):
-    name = "reduce-to-seq"
-    figure = "4(b)"
-    description = "the reduction runs as a sequential fold"
-    equation = "reduce(f, z) → reduce-seq(f, z)"
-    heads = (Reduce,)
-    reassociates = True
-
-    def allowed(self, call, ctx):
-        expect(is_sequential_safe(call.f.f), self, "the operator has parallel maps inside")
-
-    def rewrite(self, call):
-        return ReduceSeq(call.f.f, call.f.init)(*call.args)
+@rule("reduce-to-seq", figure="4(b)", description="the reduction runs as a sequential fold",
+      equation="reduce(f, z) → reduce-seq(f, z)", heads=Reduce, reassociates=True,
+      allowed=lambda call, ctx: requires(is_sequential_safe(call.f.f), "the operator has parallel maps inside"))
+def reduce_to_seq(call):
+    return ReduceSeq(call.f.f, call.f.init)(*call.args)
 
 
-RULES = (ReduceToSequential(),)
+RULES = (reduce_to_seq,)

@@ -27,78 +27,48 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall
 from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
-from lift.rules.rule import Equation, Rule, SizedRule, expect
+from lift.rules.rule import Rule, SizedRule, expect, requires, rule
 from lift.rules.sizes import integer, ratio, size
 
 
-def _monoid(rule: Rule, call: FunCall) -> None:
-    expect(call.args[0].t.elem == call.f.init.t, rule,
-           f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
+def _monoid(call: FunCall, ctx=None) -> None:
+    requires(call.args[0].t.elem == call.f.init.t,
+             f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
 
 
-class ReduceToPartialReduce(SizedRule):
-    name = "partial-reduction"
-    figure = "3(d)"
-    description = "a reduction is a reduction of partial reductions of chunks of `chunk` elements"
-    equation = "reduce(f, z) → reduce(f, z) ∘ part-red(f, z)"
-    heads = (Reduce,)
-    param = "chunk"
-    reassociates = True
-
-    def allowed(self, call, ctx):
-        self.head(call)
-        _monoid(self, call)
-
-    def rewrite(self, call, chunk):
-        r = call.f
-        return r(PartRed(r.f, r.init, self.length(call) / chunk)(call.args[0]))
+@rule("partial-reduction", figure="3(d)", heads=Reduce, param="chunk", reassociates=True, allowed=_monoid,
+      description="a reduction is a reduction of partial reductions of chunks of `chunk` elements",
+      equation="reduce(f, z) → reduce(f, z) ∘ part-red(f, z)")
+def partial_reduction(call, chunk):
+    r = call.f
+    return r(PartRed(r.f, r.init, call.args[0].t.length / chunk)(call.args[0]))
 
 
-class PartialReduceToReduce(Equation):
-    name = "part-red-to-reduce"
-    figure = "3(d)"
-    description = "a partial reduction to one element is the reduction"
-    equation = "part-red(f, z) → reduce(f, z)    (m = 1)"
-    heads = (PartRed,)
-
-    def match(self, call):
-        expect(self.head(call).m == 1, self, f"reduces to {call.f.m} elements, not 1")
-        return ()
-
-    def rewrite(self, call):
-        return Reduce(call.f.f, call.f.init)(*call.args)
+@rule("part-red-to-reduce", figure="3(d)", heads=PartRed,
+      description="a partial reduction to one element is the reduction",
+      equation="part-red(f, z) → reduce(f, z)    (m = 1)",
+      match=lambda call: requires(call.f.m == 1, f"reduces to {call.f.m} elements, not 1"))
+def part_red_to_reduce(call):
+    return Reduce(call.f.f, call.f.init)(*call.args)
 
 
-class ReduceToPartialReduceOfOne(Equation):
-    name = "reduce-to-part-red"
-    figure = "3(d)"
-    description = "the reduction is the partial reduction to one element (3(d)'s first alternative, right to left)"
-    equation = "reduce(f, z) → part-red(f, z)    (m = 1)"
-    heads = (Reduce,)
-
-    def match(self, call):
-        self.head(call)
-        _monoid(self, call)
-        return ()
-
-    def rewrite(self, call):
-        return PartRed(call.f.f, call.f.init, 1)(*call.args)
+@rule("reduce-to-part-red", figure="3(d)", heads=Reduce, match=_monoid,
+      description="the reduction is the partial reduction to one element (3(d)'s first alternative, right to left)",
+      equation="reduce(f, z) → part-red(f, z)    (m = 1)")
+def reduce_to_part_red(call):
+    return PartRed(call.f.f, call.f.init, 1)(*call.args)
 
 
-class PartialReduceReorder(Equation):
-    name = "part-red-reorder"
-    figure = "3(d)"
-    description = "a partial reduction may reorder its input (commutativity)"
-    equation = "part-red(f, z) → part-red(f, z) ∘ reorder"
-    heads = (PartRed,)
+def _not_reordered(call) -> None:
+    arg = call.args[0]
+    requires(not (isinstance(arg, FunCall) and isinstance(arg.f, Reorder)), "the input is already reordered")
 
-    def match(self, call):
-        arg = call.args[0]
-        expect(not (isinstance(arg, FunCall) and isinstance(arg.f, Reorder)), self, "the input is already reordered")
-        return (self.head(call),)
 
-    def rewrite(self, call, r):
-        return r(Reorder()(call.args[0]))
+@rule("part-red-reorder", figure="3(d)", heads=PartRed, match=_not_reordered,
+      description="a partial reduction may reorder its input (commutativity)",
+      equation="part-red(f, z) → part-red(f, z) ∘ reorder")
+def part_red_reorder(call):
+    return call.f(Reorder()(call.args[0]))
 
 
 class PartialReduceSplitJoin(SizedRule):
@@ -156,5 +126,5 @@ def _root(x: int, k: int):
     return next((d for d in (c - 1, c, c + 1) if d >= 2 and d ** k == x), None)
 
 
-RULES = (ReduceToPartialReduce(), PartialReduceToReduce(), ReduceToPartialReduceOfOne(), PartialReduceReorder(),
-         PartialReduceSplitJoin(), PartialReduceIterate())
+RULES = (partial_reduction, part_red_to_reduce, reduce_to_part_red, part_red_reorder, PartialReduceSplitJoin(),
+         PartialReduceIterate())

@@ -8,13 +8,15 @@ a pattern (the `map(abs)` of `map(map(abs))`): the engine hands them the call `m
 rewritten call (`apply`). All three are pure.
 
 Most rules have no parameters (`Equation`); those with a size parameter (a split factor, a stride)
-enumerate the factors of a length (`SizedRule`).
+enumerate the factors of a length (`SizedRule`). A rule is written as a function with its metadata
+(`@rule("split-join", figure="3(c)", equation=..., heads=Map, param="n")`), or, for a family of rules
+built from one pattern (a lowering per kind of map), as a class with parameters.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir.nodes import Expr, FunCall, FunDecl
@@ -168,3 +170,81 @@ def arg_call(call: FunCall, rule: Rule, cls, what: str) -> FunCall:
     expect(isinstance(inner, FunCall) and isinstance(inner.f, cls) and len(inner.args) == 1, rule,
            f"expects {what} applied to the argument")
     return inner
+
+
+def requires(condition: bool, why: str) -> None:
+    """In a rule written as a function (`@rule`): raise `RuleNotApplicable` with `why` unless `condition` holds
+    (the rule adds its name)."""
+    if not condition:
+        raise RuleNotApplicable(why)
+
+
+def rule(name: str, *, figure: str, equation: str, description: str, heads, on_functions: bool = True,
+         reassociates: bool = False, sized: bool = False, match: Optional[Callable] = None,
+         allowed: Optional[Callable] = None, param: Optional[str] = None, fits: Optional[Callable] = None):
+    """A rule written as a function, with its metadata: `fn(call)` builds the rewritten call, or `fn(call, size)`
+    where `param` names a size parameter (a `SizedRule`: `size` divides the length and `fits(call, size)`).
+
+        @rule("reduce-to-seq", figure="4(b)", equation="reduce(f, z) → reduce-seq(f, z)", heads=Reduce, ...)
+        def reduce_to_seq(call):
+            return ReduceSeq(call.f.f, call.f.init)(*call.args)
+
+    `match(call)` checks the call's shape and `allowed(call, ctx)` its context, raising through `requires`
+    where the rule does not apply; the registry reads the metadata from the rule the decorator returns.
+    """
+    def make(fn: Callable) -> Rule:
+        attrs = dict(name=name, figure=figure, equation=equation, description=description,
+                     heads=heads if isinstance(heads, tuple) else (heads,), on_functions=on_functions,
+                     reassociates=reassociates, __doc__=fn.__doc__)
+        if param is None:
+            return type(_snake(name), (_FunctionEquation,), dict(attrs, sized=sized))(fn, match, allowed)
+        return type(_snake(name), (_FunctionSizedRule,), dict(attrs, param=param))(fn, allowed, fits)
+
+    return make
+
+
+def _snake(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("-"))
+
+
+def _named(rule_: Rule, check: Optional[Callable], *args) -> None:
+    if check is not None:
+        try:
+            check(*args)
+        except RuleNotApplicable as e:
+            raise RuleNotApplicable(f"{rule_.name}: {e}") from None
+
+
+class _FunctionEquation(Equation):
+    """An `Equation` whose rewrite, shape check and context check are functions (see `rule`)."""
+
+    def __init__(self, build: Callable, match: Optional[Callable], allowed: Optional[Callable]):
+        self._build, self._match, self._allowed = build, match, allowed
+
+    def match(self, call):
+        self.head(call)
+        _named(self, self._match, call)
+        return ()
+
+    def allowed(self, call, ctx):
+        _named(self, self._allowed, call, ctx)
+
+    def rewrite(self, call):
+        return self._build(call)
+
+
+class _FunctionSizedRule(SizedRule):
+    """A `SizedRule` whose rewrite, context check and size condition are functions (see `rule`)."""
+
+    def __init__(self, build: Callable, allowed: Optional[Callable], fits: Optional[Callable]):
+        self._build, self._allowed, self._fits = build, allowed, fits
+
+    def allowed(self, call, ctx):
+        self.head(call)
+        _named(self, self._allowed, call, ctx)
+
+    def fits(self, call, size) -> bool:
+        return self._fits is None or self._fits(call, size)
+
+    def rewrite(self, call, size):
+        return self._build(call, size)

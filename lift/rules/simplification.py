@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from lift.ir.patterns import AsScalar, AsVector, Id, Join, Split, Transpose
-from lift.rules.rule import Equation, arg_call, expect
+from lift.rules.rule import Equation, arg_call, expect, rule
 from lift.types.types import ArrayType, VectorType
 
 
@@ -56,16 +56,10 @@ def _lanes_of_vector_width(as_vector, as_scalar) -> bool:
     return isinstance(t, VectorType) and t.width == as_vector.f.n
 
 
-class RemoveId(Equation):
-    name = "remove-id"
-    figure = "3(e)"
-    description = "the identity function does nothing"
-    equation = "f ∘ id → f"
-    heads = (Id,)
-    on_functions = False
-
-    def rewrite(self, call):
-        return call.args[0]
+@rule("remove-id", figure="3(e)", description="the identity function does nothing", equation="f ∘ id → f",
+      heads=Id, on_functions=False)
+def remove_id(call):
+    return call.args[0]
 
 
 RULES = (
@@ -78,5 +72,5 @@ RULES = (
     CancellingPair(AsScalar, AsVector, "asScalar ∘ asVector-n → id",
                    "scalarising a vectorised array is the identity"),
     CancellingPair(Transpose, Transpose, "transpose ∘ transpose → id", "transposing twice is the identity"),
-    RemoveId(),
+    remove_id,
 )

@@ -11,18 +11,13 @@ how one map meets two levels of the thread hierarchy (`map-workgroup(map-local(f
 from __future__ import annotations
 
 from lift.ir.patterns import Join, Map, Split
-from lift.rules.rule import SizedRule
+from lift.rules.rule import rule
 
 
-class SplitJoin(SizedRule):
-    name = "split-join"
-    figure = "3(c)"
-    description = "partition a map into a map of maps over chunks of n elements"
-    equation = "map(f) → join ∘ map(map(f)) ∘ split-n"
-    heads = (Map,)
-
-    def rewrite(self, call, n):
-        return Join()(Map(call.f)(Split(n)(call.args[0])))
+@rule("split-join", figure="3(c)", description="partition a map into a map of maps over chunks of n elements",
+      equation="map(f) → join ∘ map(map(f)) ∘ split-n", heads=Map, param="n")
+def split_join(call, n):
+    return Join()(Map(call.f)(Split(n)(call.args[0])))
 
 
-RULES = (SplitJoin(),)
+RULES = (split_join,)

@@ -14,22 +14,14 @@ its index expressions (and `transpose ∘ transpose → id` in `lift.rules.simpl
 from __future__ import annotations
 
 from lift.ir.patterns import Map, Transpose
-from lift.rules.rule import Equation, expect
+from lift.rules.rule import requires, rule
 
 
-class MapInterchange(Equation):
-    name = "map-interchange"
-    figure = "5"
-    description = "map over the other dimension of a matrix, between two transpositions"
-    equation = "map(map(f)) → transpose ∘ map(map(f)) ∘ transpose"
-    heads = (Map,)
-
-    def match(self, call):
-        expect(isinstance(self.head(call).f, Map), self, "expects a map of maps")
-        return ()
-
-    def rewrite(self, call):
-        return Transpose()(call.f(Transpose()(*call.args)))
+@rule("map-interchange", figure="5", description="map over the other dimension of a matrix, between two transpositions",
+      equation="map(map(f)) → transpose ∘ map(map(f)) ∘ transpose", heads=Map,
+      match=lambda call: requires(isinstance(call.f.f, Map), "expects a map of maps"))
+def map_interchange(call):
+    return Transpose()(call.f(Transpose()(*call.args)))
 
 
-RULES = (MapInterchange(),)
+RULES = (map_interchange,)
