@@ -23,41 +23,31 @@ from dataclasses import replace
 from lift.ir.nodes import FunCall, Lambda, fresh_param, free_params
 from lift.ir.patterns import AbstractMap, MapSeq, ReduceSeq
 from lift.rules.location import abstract
-from lift.rules.rule import Equation, Rule, arg_call, expect
+from lift.rules.rule import Rule, expect, requires, requires_arg_call, rule
 
 
-class MapFusion(Equation):
-    name = "map-fusion"
-    figure = "3(f)"
-    description = "two maps of one kind become one map of the composition"
-    equation = "map(f) ∘ map(g) → map(f ∘ g)"
-    heads = (AbstractMap,)
-    on_functions = False
-
-    def match(self, call):
-        outer, inner = self.head(call), arg_call(call, self, AbstractMap, "a map")
-        expect(type(outer) is type(inner.f) and getattr(outer, "dim", 0) == getattr(inner.f, "dim", 0), self,
-               "the two maps are of different kinds")
-        return (inner,)
-
-    def rewrite(self, call, inner):
-        return replace(call.f, f=call.f.f @ inner.f.f)(inner.args[0])
+def _same_kind(call) -> None:
+    requires_arg_call(call, AbstractMap, "a map")
+    outer, inner = call.f, call.args[0].f
+    requires(type(outer) is type(inner) and getattr(outer, "dim", 0) == getattr(inner, "dim", 0),
+             "the two maps are of different kinds")
 
 
-class ReduceSeqMapSeqFusion(Equation):
-    name = "reduce-seq-map-seq-fusion"
-    figure = "3(f)"
-    description = "a sequential reduction of a sequential map folds the mapped function into its operator"
-    equation = "reduce-seq(f, z) ∘ map-seq(g) → reduce-seq(λ acc, x. f(acc, g(x)), z)"
-    heads = (ReduceSeq,)
-    on_functions = False
+@rule("map-fusion", figure="3(f)", description="two maps of one kind become one map of the composition",
+      equation="map(f) ∘ map(g) → map(f ∘ g)", heads=AbstractMap, on_functions=False, match=_same_kind)
+def map_fusion(call):
+    inner = call.args[0]
+    return replace(call.f, f=call.f.f @ inner.f.f)(inner.args[0])
 
-    def match(self, call):
-        return (self.head(call), arg_call(call, self, MapSeq, "map-seq"))
 
-    def rewrite(self, call, reduction, inner):
-        acc, x = fresh_param("acc"), fresh_param("x")
-        return ReduceSeq(Lambda((acc, x), reduction.f(acc, inner.f.f(x))), reduction.init)(inner.args[0])
+@rule("reduce-seq-map-seq-fusion", figure="3(f)", heads=ReduceSeq, on_functions=False,
+      description="a sequential reduction of a sequential map folds the mapped function into its operator",
+      equation="reduce-seq(f, z) ∘ map-seq(g) → reduce-seq(λ acc, x. f(acc, g(x)), z)",
+      match=lambda call: requires_arg_call(call, MapSeq, "map-seq"))
+def reduce_seq_map_seq_fusion(call):
+    reduction, inner = call.f, call.args[0]
+    acc, x = fresh_param("acc"), fresh_param("x")
+    return ReduceSeq(Lambda((acc, x), reduction.f(acc, inner.f.f(x))), reduction.init)(inner.args[0])
 
 
 class MapFission(Rule):
@@ -108,4 +98,4 @@ def _spine(e) -> tuple:
     return funs, e
 
 
-RULES = (MapFusion(), ReduceSeqMapSeqFusion(), MapFission())
+RULES = (map_fusion, reduce_seq_map_seq_fusion, MapFission())

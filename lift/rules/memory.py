@@ -26,7 +26,7 @@ from lift.ir.nodes import FunCall, FunDecl
 from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, MapLcl, MapSeq, ToGlobal, ToLocal,
                               ToPrivate, Vectorize)
 from lift.rules.hierarchy import PARALLEL_MAPS
-from lift.rules.rule import Equation, expect
+from lift.rules.rule import Equation, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.types.types import ArrayType, VectorType
 
@@ -58,27 +58,24 @@ def _in_a_work_item(rule, call, ctx) -> None:
     expect(integer(call.args[0].t.length) is not None, rule, "private arrays need a constant length")
 
 
-class Copy(Equation):
-    name = "copy"
-    figure = "9(a)"
-    description = "copy a result with a map of the identity (to move it to another memory)"
-    equation = "f → map(id) ∘ f"
-    heads = (FunDecl,)
-    on_functions = False
+def _copyable(call) -> None:
+    requires(isinstance(call.t, ArrayType) and not isinstance(call.t.elem, ArrayType),
+             "copies typed arrays of scalars, vectors or tuples")
+    requires(not _is_copy(call.f), "the value is already a copy")
 
-    def match(self, call):
-        expect(isinstance(call.t, ArrayType) and not isinstance(call.t.elem, ArrayType), self,
-               "copies typed arrays of scalars, vectors or tuples")
-        expect(not _is_copy(call.f), self, "the value is already a copy")
-        return (call.t.elem,)
 
-    def allowed(self, call, ctx):
-        expect(any(isinstance(p, PARALLEL_MAPS) for p in ctx.enclosing()), self, "not inside a kernel's parallel map")
-        consumer = ctx.parent.node
-        expect(not (isinstance(consumer, FunCall) and _is_copy(consumer.f)), self, "the value is already copied")
+def _in_a_kernel_not_copied(call, ctx) -> None:
+    requires(any(isinstance(p, PARALLEL_MAPS) for p in ctx.enclosing()), "not inside a kernel's parallel map")
+    consumer = ctx.parent.node
+    requires(not (isinstance(consumer, FunCall) and _is_copy(consumer.f)), "the value is already copied")
 
-    def rewrite(self, call, elem):
-        return Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call)
+
+@rule("copy", figure="9(a)", description="copy a result with a map of the identity (to move it to another memory)",
+      equation="f → map(id) ∘ f", heads=FunDecl, on_functions=False, match=_copyable,
+      allowed=_in_a_kernel_not_copied)
+def copy(call):
+    elem = call.t.elem
+    return Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call)
 
 
 def _is_copy(f: FunDecl) -> bool:
@@ -93,4 +90,4 @@ RULES = (StoreIn(ToLocal, MapLcl, "store the result of a map-local in the work-g
          StoreIn(ToGlobal, MapLcl, "store the result of a map-local in global memory"),
          StoreIn(ToPrivate, MapSeq, "store the result of a work-item's map-seq in its private memory", _in_a_work_item,
                  sized=True),
-         Copy())
+         copy)

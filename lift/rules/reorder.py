@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from lift.ir.patterns import AbstractMap, Id, Reorder, ReorderStride
 from lift.rules.order_flow import order_is_irrelevant
-from lift.rules.rule import Equation, SizedRule, arg_call, expect
+from lift.rules.rule import Equation, arg_call, requires, rule
 
 
 class Commutation(Equation):
@@ -35,35 +35,21 @@ class Commutation(Equation):
         return inner.f(outer(inner.args[0]))
 
 
-class ReorderStrideChoice(SizedRule):
-    name = "reorder-to-stride"
-    figure = "4(c)"
-    description = "reorder with stride s, where the order does not matter"
-    equation = "reorder → reorder-stride-s"
-    heads = (Reorder,)
-    param = "s"
-    reassociates = True
-
-    def allowed(self, call, ctx):
-        expect(order_is_irrelevant(ctx), self, "the order of this array matters: it does not only reach reductions")
-
-    def rewrite(self, call, s):
-        return ReorderStride(s)(*call.args)
+@rule("reorder-to-stride", figure="4(c)", description="reorder with stride s, where the order does not matter",
+      equation="reorder → reorder-stride-s", heads=Reorder, param="s", reassociates=True,
+      allowed=lambda call, ctx: requires(order_is_irrelevant(ctx),
+                                         "the order of this array matters: it does not only reach reductions"))
+def reorder_to_stride(call, s):
+    return ReorderStride(s)(*call.args)
 
 
-class ReorderIdChoice(Equation):
-    name = "reorder-to-id"
-    figure = "4(c)"
-    description = "keep the order"
-    equation = "reorder → id"
-    heads = (Reorder,)
-
-    def rewrite(self, call):
-        return Id()(*call.args)
+@rule("reorder-to-id", figure="4(c)", description="keep the order", equation="reorder → id", heads=Reorder)
+def reorder_to_id(call):
+    return Id()(*call.args)
 
 
 RULES = (Commutation("map-reorder", AbstractMap, Reorder, "reorder", "map(f) ∘ reorder → reorder ∘ map(f)",
                      "apply a map after the reordering rather than before it"),
          Commutation("reorder-map", Reorder, AbstractMap, "a map", "reorder ∘ map(f) → map(f) ∘ reorder",
                      "apply a map before the reordering rather than after it"),
-         ReorderStrideChoice(), ReorderIdChoice())
+         reorder_to_stride, reorder_to_id)

@@ -172,6 +172,13 @@ def arg_call(call: FunCall, rule: Rule, cls, what: str) -> FunCall:
     return inner
 
 
+def requires_arg_call(call: FunCall, cls, what: str) -> None:
+    """`arg_call`'s check, in a rule written as a function (`@rule`)."""
+    inner = call.args[0] if len(call.args) == 1 else None
+    requires(isinstance(inner, FunCall) and isinstance(inner.f, cls) and len(inner.args) == 1,
+             f"expects {what} applied to the argument")
+
+
 def requires(condition: bool, why: str) -> None:
     """In a rule written as a function (`@rule`): raise `RuleNotApplicable` with `why` unless `condition` holds
     (the rule adds its name)."""
