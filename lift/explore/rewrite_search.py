@@ -3,12 +3,13 @@
 A candidate is a derivation: every step is a rule of `lift.rules`, so every candidate means what the
 program means. The search builds one in three stages, as the issue describes:
 
-(a) algorithmic moves at each reduction and each outermost map: the paper's own sub-derivations
-    (`lift.rules.paper_derivations`): Figure 8's chunked, fused sequential reduction; Figure 9(c)'s
-    float4 lanes; Figure 9(a)'s local-memory tree; Figure 2's split map, with or without vectors;
-(b) lowering what is left (a map outside every map runs on global work-items, any other map and every
-    reduction sequentially, reorders keep their order), then cleaning up with the fusion and identity
-    rules until none applies;
+(a) algorithmic moves at each reduction and each outermost map: strategies built from the paper's own
+    derivations (`lift.rules.paper_derivations`), applied at that place: Figure 8's chunked, fused
+    sequential reduction; Figure 9(c)'s float4 lanes; Figure 9(a)'s local-memory tree; Figure 2's split
+    map, with or without vectors;
+(b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
+    and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
+    identity rules until none applies (`clean_up`);
 (c) at each place, the kind of move and then its parameters (chunk sizes, work-items per group, vector
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
     far (`observe`); untried options come first.

@@ -13,10 +13,11 @@ one of the few further rules the paper's derivations need, justified in its modu
 - `hierarchy`, `order_flow`, `vectorize_function`, `sizes`: the conditions and helpers rules share.
 
 `RewriteEngine` (`engine`) enumerates every rule, location and parameter that applies to a program
-(`location` defines locations and contexts) and applies one; a `Derivation` (`derivation`) records
-steps, replays them, saves them as JSON and prints them as Figure 8; `alpha` compares expressions up
-to parameter names; `paper_derivations` holds the paper's derivations. `catalogue()` describes every
-rule (`lift rules`).
+(`location` defines locations and contexts) and applies one; strategies (`strategy`, as ELEVATE composes
+them) say where and in which order rules apply, finding places by selectors; a `Derivation`
+(`derivation`) is the trace a strategy records: steps that replay, save as JSON and print as Figure 8;
+`alpha` compares expressions up to parameter names; `paper_derivations` holds the paper's derivations as
+strategies, recorded on the programs of `paper_programs`. `catalogue()` describes every rule (`lift rules`).
 """
 
 from lift.rules.alpha import alpha_equal, canonical
