@@ -118,8 +118,15 @@ def _keeps_length(f: FunDecl) -> bool:
 
 
 def walk(typed: Lambda, choices: SizeChoices) -> Iterator[Context]:
-    """Every location of a typed program, outermost first."""
-    return (ctx for ctx in subtree(root(typed, choices)) if is_location(ctx))
+    """Every location of a typed program, outermost first (`subtree`'s order; the engine's hot loop)."""
+    stack = [root(typed, choices)]
+    while stack:
+        ctx = stack.pop()
+        if ctx.parent is not None and is_location(ctx):
+            yield ctx
+        for step, child in reversed(ctx.node.children()):
+            if isinstance(child, (FunCall, FunDecl)):
+                stack.append(ctx.child(step, child))
 
 
 def root(typed: Lambda, choices: SizeChoices) -> Context:

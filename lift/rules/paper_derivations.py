@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from lift.ir.patterns import Map, Reduce
-from lift.rules import paper_programs
 from lift.rules.derivation import Derivation
 from lift.rules.strategy import (Strategy, argument, argument_is, arguments, derive, function, is_call,
                                  mapped_body, outermost, rewrite)
@@ -214,7 +213,10 @@ _RECORDED_ON = {
 
 @lru_cache(maxsize=None)
 def recorded(name: str) -> Derivation:
-    """The derivation `name` (`"FIGURE_8"`, ...) as its strategy records it on the paper's program."""
+    """The derivation `name` (`"FIGURE_8"`, ...) as its strategy records it on the paper's program (built here,
+    on first use, so that programs of the same shape built by a caller are the ones type inference caches)."""
+    from lift.rules import paper_programs
+
     strategy, program = _RECORDED_ON[name]
     return derive(strategy, getattr(paper_programs, program))
 

@@ -214,12 +214,8 @@ def _snake(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("-"))
 
 
-def _named(rule_: Rule, check: Optional[Callable], *args) -> None:
-    if check is not None:
-        try:
-            check(*args)
-        except RuleNotApplicable as e:
-            raise RuleNotApplicable(f"{rule_.name}: {e}") from None
+def _named(rule_: Rule, e: RuleNotApplicable) -> RuleNotApplicable:
+    return RuleNotApplicable(f"{rule_.name}: {e}")
 
 
 class _FunctionEquation(Equation):
@@ -230,11 +226,19 @@ class _FunctionEquation(Equation):
 
     def match(self, call):
         self.head(call)
-        _named(self, self._match, call)
+        if self._match is not None:
+            try:
+                self._match(call)
+            except RuleNotApplicable as e:
+                raise _named(self, e) from None
         return ()
 
     def allowed(self, call, ctx):
-        _named(self, self._allowed, call, ctx)
+        if self._allowed is not None:
+            try:
+                self._allowed(call, ctx)
+            except RuleNotApplicable as e:
+                raise _named(self, e) from None
 
     def rewrite(self, call):
         return self._build(call)
@@ -248,7 +252,11 @@ class _FunctionSizedRule(SizedRule):
 
     def allowed(self, call, ctx):
         self.head(call)
-        _named(self, self._allowed, call, ctx)
+        if self._allowed is not None:
+            try:
+                self._allowed(call, ctx)
+            except RuleNotApplicable as e:
+                raise _named(self, e) from None
 
     def fits(self, call, size) -> bool:
         return self._fits is None or self._fits(call, size)
