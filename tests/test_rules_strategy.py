@@ -13,9 +13,9 @@ from lift.explore.rewrite_search import clean_up, lower_rest
 from lift.rules import Derivation, RewriteEngine, alpha_equal
 from lift.rules import paper_derivations as pd
 from lift.rules.paper_programs import absf, add, asum, dot, mult, scal
-from lift.rules.strategy import (Focus, StrategyFailed, all_, apply_at, argument, bottomup, derive, fail, identity,
-                                 innermost, inside, is_call, is_fun, normalize, one, outermost, repeat, rewrite,
-                                 topdown, try_, where)
+from lift.rules.strategy import (Focus, StrategyFailed, all_, apply_at, argument, bottomup, derive, everywhere, fail,
+                                 has_type, identity, innermost, inside, is_call, is_fun, normalize, one, outermost,
+                                 repeat, rewrite, topdown, try_, where)
 
 ROOT = Path(__file__).resolve().parents[1]
 N, M = SizeVar("N"), SizeVar("M")
@@ -79,6 +79,9 @@ def test_repeat_stops_and_selectors_combine():
     outer = derive(normalize(where(is_call(Map) & ~inside()) >> rewrite("map-to-global", dim=0)), two_maps)
     assert sorted(loc for _, loc in _locations(outer)) == ["body", "body.args0"]
     assert derive(repeat(fail), two_maps).steps == ()
+    # every map of rows (arrays of arrays): the two outer maps; every map inside a map: the two inner ones
+    of_rows = everywhere(is_call(Map) & has_type(lambda t: isinstance(t.elem, ArrayType)), rewrite("map-to-seq"))
+    assert sorted(loc for _, loc in _locations(derive(of_rows, two_maps))) == ["body", "body.args0"]
 
 
 def test_an_argument_step_moves_the_focus_and_back():

@@ -30,7 +30,7 @@ from typing import Callable, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir import patterns as P
-from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
@@ -110,12 +110,6 @@ def derive(strategy: Strategy, program: Lambda, sizes: Optional[Mapping] = None,
         shown = shown if len(shown) <= 300 else shown[:300] + " ..."
         raise StrategyFailed(f"the strategy {shown} does not apply to the program")
     return result.derivation()
-
-
-def rewritten(strategy: Strategy, program: Lambda, engine: RewriteEngine) -> Optional[tuple]:
-    """`(new program, derivation)` of `strategy` on `program`, or None where it fails."""
-    result = strategy(Focus(program, engine))
-    return None if result is None else (result.program, result.derivation())
 
 
 # --- rules --------------------------------------------------------------------------------------------------
@@ -460,4 +454,3 @@ def _at_top(ctx) -> bool:
 at_top = Selector(_at_top, "at_top")
 """A call reached from the program's body through arguments only (outside every function)."""
 anywhere = Selector(lambda ctx: True, "anywhere")
-is_function_place = Selector(lambda ctx: isinstance(ctx.node, FunDecl), "is_function")
