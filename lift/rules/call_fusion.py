@@ -59,54 +59,44 @@ from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq
                               Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract
-from lift.rules.rule import Equation, Rule, SizedRule, expect
+from lift.rules.rule import Rule, SizedRule, expect, requires, rule
 
 
-class TupleFusion(Equation):
-    name = "tuple-fusion"
-    figure = "KF 3.2"
-    description = "the maps of several outputs over one array become one map computing a tuple, unzipped"
-    equation = ("tuple(C1[map(f1)(x)], ..., Cn[map(fn)(x)]) → tuple(C1[get-0(u)], ..., Cn[get-(n-1)(u)]), "
-                "u = unzip(map(λe. tuple(f1(e), ..., fn(e)))(x))")
-    heads = (Tuple,)
-    on_functions = False
-
-    def match(self, call):
-        self.head(call)
-        groups = _top_maps_by(call, lambda m: (m.args[0], type(m.f), getattr(m.f, "dim", 0)))
-        group = next((g for g in groups.values() if len(set(g)) > 1), None)
-        expect(group is not None, self, "no two maps of one kind over one array among the components")
-        return (list(dict.fromkeys(group)),)
-
-    def rewrite(self, call, group):
-        e = fresh_param("e")
-        fused = replace(group[0].f, f=Lambda((e,), Tuple(*(_applied(m.f.f, e) for m in group))))
-        u = Unzip()(fused(group[0].args[0]))
-        outputs = {m: Get(i)(u) for i, m in enumerate(group)}
-        return Tuple(*(_replaced(c, outputs) for c in call.args))
+def _map_group(call) -> tuple:
+    groups = _top_maps_by(call, lambda m: (m.args[0], type(m.f), getattr(m.f, "dim", 0)))
+    group = next((g for g in groups.values() if len(set(g)) > 1), None)
+    requires(group is not None, "no two maps of one kind over one array among the components")
+    return (list(dict.fromkeys(group)),)
 
 
-class UnzipFission(Equation):
-    name = "unzip-fission"
-    figure = "KF 3.2"
-    description = "a component of an unzipped map of tuples is the map of that component (tuple fusion, reversed)"
-    equation = "get-i(unzip(map(λe. tuple(f0(e), ..., fn(e)))(x))) → map(fi)(x)"
-    heads = (Get,)
-    on_functions = False
+@rule("tuple-fusion", figure="KF 3.2", heads=Tuple, on_functions=False, match=_map_group,
+      description="the maps of several outputs over one array become one map computing a tuple, unzipped",
+      equation=("tuple(C1[map(f1)(x)], ..., Cn[map(fn)(x)]) → tuple(C1[get-0(u)], ..., Cn[get-(n-1)(u)]), "
+                "u = unzip(map(λe. tuple(f1(e), ..., fn(e)))(x))"))
+def tuple_fusion(call, group):
+    e = fresh_param("e")
+    fused = replace(group[0].f, f=Lambda((e,), Tuple(*(_applied(m.f.f, e) for m in group))))
+    u = Unzip()(fused(group[0].args[0]))
+    outputs = {m: Get(i)(u) for i, m in enumerate(group)}
+    return Tuple(*(_replaced(c, outputs) for c in call.args))
 
-    def match(self, call):
-        get = self.head(call)
-        unzip = call.args[0]
-        expect(isinstance(unzip, FunCall) and isinstance(unzip.f, Unzip), self, "expects unzip applied to the argument")
-        m = unzip.args[0]
-        expect(isinstance(m, FunCall) and isinstance(m.f, AbstractMap), self, "the unzipped array is not a map")
-        f = m.f.f
-        expect(isinstance(f, Lambda) and len(f.params) == 1 and is_call(f.body, Tuple), self,
-               "the mapped function does not build a tuple")
-        return (m, f.params, f.body.args[get.i])
 
-    def rewrite(self, call, m, params, component):
-        return replace(m.f, f=abstract(params, component))(m.args[0])
+def _unzipped_component(call) -> tuple:
+    unzip = call.args[0]
+    requires(isinstance(unzip, FunCall) and isinstance(unzip.f, Unzip), "expects unzip applied to the argument")
+    m = unzip.args[0]
+    requires(isinstance(m, FunCall) and isinstance(m.f, AbstractMap), "the unzipped array is not a map")
+    f = m.f.f
+    requires(isinstance(f, Lambda) and len(f.params) == 1 and is_call(f.body, Tuple),
+             "the mapped function does not build a tuple")
+    return (m, f.params, f.body.args[call.f.i])
+
+
+@rule("unzip-fission", figure="KF 3.2", heads=Get, on_functions=False, match=_unzipped_component,
+      description="a component of an unzipped map of tuples is the map of that component (tuple fusion, reversed)",
+      equation="get-i(unzip(map(λe. tuple(f0(e), ..., fn(e)))(x))) → map(fi)(x)")
+def unzip_fission(call, m, params, component):
+    return replace(m.f, f=abstract(params, component))(m.args[0])
 
 
 class _ZipArgument(Rule):
@@ -189,39 +179,34 @@ class MapZipFlatten(MapZipFusion):
         return replace(call.f, f=Lambda((t,), _applied(call.f.f, element)))(zipped)
 
 
-class ZipUnion(Equation):
-    name = "zip-union"
-    figure = "KF 3.2"
-    description = "maps over zips of some inputs (or their chunks) read them from one zip of all those inputs"
-    equation = ("tuple(C1[map(f1)(s(x1))], ..., Cn[map(fn)(s(xn))]) → "
-                "tuple(C1[map(f1 ∘ π1)(s(zip(x)))], ...), x = x1 ∪ ... ∪ xn")
-    heads = (Tuple,)
-    on_functions = False
+def _zips_to_unite(call) -> tuple:
+    inputs = {m: zipped_inputs(m.args[0]) for m in _top_maps(call.args)}
+    groups = _top_maps_by(call, lambda m: inputs[m] and (inputs[m][0], inputs[m][1][0].t.length))
+    for (chunk, _), maps in groups.items():
+        members = [(m, chunk, inputs[m][1]) for m in maps]
+        union = tuple(dict.fromkeys(a for _, _, arrays in members for a in arrays))
+        if len(union) > 1 and any(arrays != union for _, _, arrays in members):
+            return (chunk, union, members)
+    requires(False, "no two maps over different zips of inputs of one length (or their chunks)")
 
-    def match(self, call):
-        self.head(call)
-        inputs = {m: zipped_inputs(m.args[0]) for m in _top_maps(call.args)}
-        groups = _top_maps_by(call, lambda m: inputs[m] and (inputs[m][0], inputs[m][1][0].t.length))
-        for (chunk, _), maps in groups.items():
-            members = [(m, chunk, inputs[m][1]) for m in maps]
-            union = tuple(dict.fromkeys(a for _, _, arrays in members for a in arrays))
-            if len(union) > 1 and any(arrays != union for _, _, arrays in members):
-                return (chunk, union, members)
-        expect(False, self, "no two maps over different zips of inputs of one length (or their chunks)")
 
-    def rewrite(self, call, chunk, union, members):
-        zipped = Zip(*union)
-        source = zipped if chunk is None else Split(chunk)(zipped)
-        new = {}
-        for m, _, arrays in members:
-            if arrays == union:
-                continue
-            e = fresh_param("c" if chunk is not None else "t")
-            picks = [Get(union.index(a))(e if chunk is None else Unzip()(e)) for a in arrays]
-            single = m.args[0].args[0] if chunk is not None else m.args[0]
-            value = picks[0] if not is_call(single, Zip) else (Tuple if chunk is None else Zip)(*picks)
-            new[m] = replace(m.f, f=Lambda((e,), _applied(m.f.f, value)))(source)
-        return Tuple(*(_replaced(c, new) for c in call.args))
+@rule("zip-union", figure="KF 3.2", heads=Tuple, on_functions=False, match=_zips_to_unite,
+      description="maps over zips of some inputs (or their chunks) read them from one zip of all those inputs",
+      equation=("tuple(C1[map(f1)(s(x1))], ..., Cn[map(fn)(s(xn))]) → "
+                "tuple(C1[map(f1 ∘ π1)(s(zip(x)))], ...), x = x1 ∪ ... ∪ xn"))
+def zip_union(call, chunk, union, members):
+    zipped = Zip(*union)
+    source = zipped if chunk is None else Split(chunk)(zipped)
+    new = {}
+    for m, _, arrays in members:
+        if arrays == union:
+            continue
+        e = fresh_param("c" if chunk is not None else "t")
+        picks = [Get(union.index(a))(e if chunk is None else Unzip()(e)) for a in arrays]
+        single = m.args[0].args[0] if chunk is not None else m.args[0]
+        value = picks[0] if not is_call(single, Zip) else (Tuple if chunk is None else Zip)(*picks)
+        new[m] = replace(m.f, f=Lambda((e,), _applied(m.f.f, value)))(source)
+    return Tuple(*(_replaced(c, new) for c in call.args))
 
 
 class TransposePartialReduction(SizedRule):
@@ -252,65 +237,56 @@ class TransposePartialReduction(SizedRule):
         return Map(reduction)(Transpose()(partial))
 
 
-class MapReduceInterchange(Equation):
-    name = "map-reduce-interchange"
-    figure = "3(d)"
-    description = "the column reductions of a matrix are one fold over its rows into a row of accumulators"
-    equation = ("map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A)) → "
+def _column_reduction_with_constant(call) -> tuple:
+    a, reduction, g, at, others = column_reduction(map_reduce_interchange, call)
+    requires(isinstance(reduction.init, Literal) and isinstance(reduction.init.t, ScalarType),
+             "needs a constant scalar initial value")
+    return a, reduction, g, at, others
+
+
+@rule("map-reduce-interchange", figure="3(d)", heads=Map, reassociates=True, match=_column_reduction_with_constant,
+      description="the column reductions of a matrix are one fold over its rows into a row of accumulators",
+      equation=("map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A)) → "
                 "transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)), "
-                "[z, .., z])(zip(A, y)))")
-    heads = (Map,)
-    reassociates = True
-
-    def match(self, call):
-        a, reduction, g, at, others = column_reduction(self, call)
-        expect(isinstance(reduction.init, Literal) and isinstance(reduction.init.t, ScalarType), self,
-               "needs a constant scalar initial value")
-        return a, reduction, g, at, others
-
-    def rewrite(self, call, a, reduction, g, at, others):
-        acc, t, e = fresh_param("acc"), fresh_param("t"), fresh_param("e")
-        scalars = [Get(1 + i)(t) for i in range(len(others))]
-        element = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:]))
-        step = Lambda((e,), _applied(reduction.f, Tuple(Get(0)(e), _applied(g.f, element))))
-        update = Lambda((acc, t), Map(step)(Zip(acc, Get(0)(t))))
-        init = Literal(reduction.init.value, ArrayType(reduction.init.t, a.t.elem.length))
-        return Transpose()(ReduceSeq(update, init)(Zip(a, *others)))
+                "[z, .., z])(zip(A, y)))"))
+def map_reduce_interchange(call, a, reduction, g, at, others):
+    acc, t, e = fresh_param("acc"), fresh_param("t"), fresh_param("e")
+    scalars = [Get(1 + i)(t) for i in range(len(others))]
+    element = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:]))
+    step = Lambda((e,), _applied(reduction.f, Tuple(Get(0)(e), _applied(g.f, element))))
+    update = Lambda((acc, t), Map(step)(Zip(acc, Get(0)(t))))
+    init = Literal(reduction.init.value, ArrayType(reduction.init.t, a.t.elem.length))
+    return Transpose()(ReduceSeq(update, init)(Zip(a, *others)))
 
 
-class MapAccumFusion(Equation):
-    name = "map-accum-fusion"
-    figure = "KF 3.2"
-    description = "a sequential map and a sequential fold over arrays of one length sharing one are one loop"
-    equation = ("tuple(C1[map-seq(g)(x)], C2[reduce-seq(h, z)(y)]) → tuple(C1[get-0(m)], C2[get-1(m)]), "
-                "m = map-accum-seq(λacc, t. tuple(g(πx t), h(acc, πy t)), z)(zip(x ∪ y))")
-    heads = (Tuple,)
-    on_functions = False
+def _map_and_fold_sharing_an_array(call) -> tuple:
+    calls = _top_calls(call.args, (MapSeq, ReduceSeq))
+    for m in (c for c in calls if is_call(c, MapSeq)):
+        for r in (c for c in calls if is_call(c, ReduceSeq)):
+            x, y = m.args[0], r.args[0]
+            if set(zipped_arrays(x)) & set(zipped_arrays(y)) and not _occurs(m, r) and not _occurs(r, m):
+                return m, r
+    requires(False, "no map-seq and reduce-seq among the components over arrays sharing one (so of one length)")
 
-    def match(self, call):
-        self.head(call)
-        calls = _top_calls(call.args, (MapSeq, ReduceSeq))
-        for m in (c for c in calls if is_call(c, MapSeq)):
-            for r in (c for c in calls if is_call(c, ReduceSeq)):
-                x, y = m.args[0], r.args[0]
-                if set(zipped_arrays(x)) & set(zipped_arrays(y)) and not _occurs(m, r) and not _occurs(r, m):
-                    return m, r
-        expect(False, self, "no map-seq and reduce-seq among the components over arrays sharing one (so of one length)")
 
-    def rewrite(self, call, m, r):
-        x, y = m.args[0], r.args[0]
-        union = tuple(dict.fromkeys(zipped_arrays(x) + zipped_arrays(y)))
-        acc, t = param_named_after(call, "acc"), param_named_after(call, "t")
+@rule("map-accum-fusion", figure="KF 3.2", heads=Tuple, on_functions=False, match=_map_and_fold_sharing_an_array,
+      description="a sequential map and a sequential fold over arrays of one length sharing one are one loop",
+      equation=("tuple(C1[map-seq(g)(x)], C2[reduce-seq(h, z)(y)]) → tuple(C1[get-0(m)], C2[get-1(m)]), "
+                "m = map-accum-seq(λacc, t. tuple(g(πx t), h(acc, πy t)), z)(zip(x ∪ y))"))
+def map_accum_fusion(call, m, r):
+    x, y = m.args[0], r.args[0]
+    union = tuple(dict.fromkeys(zipped_arrays(x) + zipped_arrays(y)))
+    acc, t = param_named_after(call, "acc"), param_named_after(call, "t")
 
-        def picked(z):
-            if len(union) == 1:
-                return t
-            picks = [Get(union.index(a))(t) for a in zipped_arrays(z)]
-            return Tuple(*picks) if is_call(z, Zip) else picks[0]
+    def picked(z):
+        if len(union) == 1:
+            return t
+        picks = [Get(union.index(a))(t) for a in zipped_arrays(z)]
+        return Tuple(*picks) if is_call(z, Zip) else picks[0]
 
-        step = Lambda((acc, t), Tuple(_applied(m.f.f, picked(x)), _applied(r.f.f, Tuple(acc, picked(y)))))
-        fused = MapAccumSeq(step, r.f.init)(union[0] if len(union) == 1 else Zip(*union))
-        return Tuple(*(_replaced(c, {m: Get(0)(fused), r: Get(1)(fused)}) for c in call.args))
+    step = Lambda((acc, t), Tuple(_applied(m.f.f, picked(x)), _applied(r.f.f, Tuple(acc, picked(y)))))
+    fused = MapAccumSeq(step, r.f.init)(union[0] if len(union) == 1 else Zip(*union))
+    return Tuple(*(_replaced(c, {m: Get(0)(fused), r: Get(1)(fused)}) for c in call.args))
 
 
 def column_reduction(rule, call) -> tuple:
@@ -450,5 +426,5 @@ def _simplified(e):
     return e
 
 
-RULES = (TupleFusion(), UnzipFission(), ZipMap(), MapZipFusion(), MapZipFlatten(), ZipUnion(),
-         TransposePartialReduction(), MapReduceInterchange(), MapAccumFusion())
+RULES = (tuple_fusion, unzip_fission, ZipMap(), MapZipFusion(), MapZipFlatten(), zip_union,
+         TransposePartialReduction(), map_reduce_interchange, map_accum_fusion)

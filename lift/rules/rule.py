@@ -197,7 +197,8 @@ def rule(name: str, *, figure: str, equation: str, description: str, heads, on_f
             return ReduceSeq(call.f.f, call.f.init)(*call.args)
 
     `match(call)` checks the call's shape and `allowed(call, ctx)` its context, raising through `requires`
-    where the rule does not apply; the registry reads the metadata from the rule the decorator returns.
+    where the rule does not apply; a `match` that returns a tuple hands those parts to the rewrite,
+    `fn(call, *parts)`. The registry reads the metadata from the rule the decorator returns.
     """
     def make(fn: Callable) -> Rule:
         attrs = dict(name=name, figure=figure, equation=equation, description=description,
@@ -215,7 +216,8 @@ def _snake(name: str) -> str:
 
 
 def _named(rule_: Rule, e: RuleNotApplicable) -> RuleNotApplicable:
-    return RuleNotApplicable(f"{rule_.name}: {e}")
+    why = str(e)
+    return RuleNotApplicable(why if why.startswith(f"{rule_.name}: ") else f"{rule_.name}: {why}")
 
 
 class _FunctionEquation(Equation):
@@ -226,12 +228,13 @@ class _FunctionEquation(Equation):
 
     def match(self, call):
         self.head(call)
-        if self._match is not None:
-            try:
-                self._match(call)
-            except RuleNotApplicable as e:
-                raise _named(self, e) from None
-        return ()
+        if self._match is None:
+            return ()
+        try:
+            parts = self._match(call)
+        except RuleNotApplicable as e:
+            raise _named(self, e) from None
+        return parts if isinstance(parts, tuple) else ()
 
     def allowed(self, call, ctx):
         if self._allowed is not None:
@@ -240,8 +243,8 @@ class _FunctionEquation(Equation):
             except RuleNotApplicable as e:
                 raise _named(self, e) from None
 
-    def rewrite(self, call):
-        return self._build(call)
+    def rewrite(self, call, *parts):
+        return self._build(call, *parts)
 
 
 class _FunctionSizedRule(SizedRule):
