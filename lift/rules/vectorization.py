@@ -42,7 +42,7 @@ from dataclasses import replace
 
 from lift.ir.nodes import FunCall, Literal
 from lift.ir.patterns import AbstractMap, AsScalar, AsVector, PartRed, Reduce, ReorderStride, Zip, vector_literal
-from lift.rules.rule import Equation, Rule, RuleNotApplicable, SizedRule, arg_call, expect
+from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize
 from lift.types.types import VECTOR_WIDTHS, ArrayType, ScalarType, VectorType
@@ -55,99 +55,82 @@ def _vectorised(rule: Rule, n: int, f):
         raise RuleNotApplicable(f"{rule.name}: {e}") from None
 
 
-class MapVectorization(SizedRule):
-    name = "vectorize-map"
-    figure = "4(e)"
-    description = "a map of a scalar function becomes a map of its n-lane vector version"
-    equation = "map(f) → asScalar ∘ map(vect-n(f)) ∘ asVector-n"
-    heads = (AbstractMap,)
-
-    def allowed(self, call, ctx):
-        elem = call.args[0].t.elem
-        expect(isinstance(elem, ScalarType), self, f"the elements are {elem}, not scalars")
-        _vectorised(self, VECTOR_WIDTHS[0], self.head(call).f)
-
-    def fits(self, call, n):
-        return n in VECTOR_WIDTHS
-
-    def rewrite(self, call, n):
-        n = integer(n)
-        return AsScalar()(replace(call.f, f=_vectorised(self, n, call.f.f))(AsVector(n)(call.args[0])))
+def _fits_a_vector(call, n) -> bool:
+    return n in VECTOR_WIDTHS
 
 
-class ZipMapVectorization(SizedRule):
-    name = "vectorize-zip-map"
-    figure = "4(e)"
-    description = "a map over zipped scalar arrays becomes a map of its n-lane version over zipped vector arrays"
-    equation = "map(f) ∘ zip(a, b) → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))"
-    heads = (AbstractMap,)
-    on_functions = False
-
-    def allowed(self, call, ctx):
-        zipped = arg_call_n(call, self)
-        for a in zipped.args:
-            expect(isinstance(a.t.elem, ScalarType), self, f"zips {a.t}, not arrays of scalars")
-        expect(isinstance(call.t.elem, ScalarType), self, f"the map gives {call.t.elem}, not scalars")
-        _vectorised(self, VECTOR_WIDTHS[0], self.head(call).f)
-
-    def fits(self, call, n):
-        return n in VECTOR_WIDTHS
-
-    def rewrite(self, call, n):
-        n = integer(n)
-        zipped = arg_call_n(call, self)
-        vectors = Zip(*(AsVector(n)(a) for a in zipped.args))
-        return AsScalar()(replace(call.f, f=_vectorised(self, n, call.f.f))(vectors))
+def _scalar_map(call, ctx) -> None:
+    elem = call.args[0].t.elem
+    requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
+    _vectorised(vectorize_map, VECTOR_WIDTHS[0], call.f.f)
 
 
-def arg_call_n(call, rule: Rule):
+@rule("vectorize-map", figure="4(e)", heads=AbstractMap, param="n", allowed=_scalar_map, fits=_fits_a_vector,
+      description="a map of a scalar function becomes a map of its n-lane vector version",
+      equation="map(f) → asScalar ∘ map(vect-n(f)) ∘ asVector-n")
+def vectorize_map(call, n):
+    n = integer(n)
+    return AsScalar()(replace(call.f, f=_vectorised(vectorize_map, n, call.f.f))(AsVector(n)(call.args[0])))
+
+
+def _scalar_zip_map(call, ctx) -> None:
+    zipped = arg_call_n(call, vectorize_zip_map)
+    for a in zipped.args:
+        requires(isinstance(a.t.elem, ScalarType), f"zips {a.t}, not arrays of scalars")
+    requires(isinstance(call.t.elem, ScalarType), f"the map gives {call.t.elem}, not scalars")
+    _vectorised(vectorize_zip_map, VECTOR_WIDTHS[0], call.f.f)
+
+
+@rule("vectorize-zip-map", figure="4(e)", heads=AbstractMap, on_functions=False, param="n", allowed=_scalar_zip_map,
+      fits=_fits_a_vector,
+      description="a map over zipped scalar arrays becomes a map of its n-lane version over zipped vector arrays",
+      equation="map(f) ∘ zip(a, b) → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))")
+def vectorize_zip_map(call, n):
+    n = integer(n)
+    zipped = arg_call_n(call, vectorize_zip_map)
+    vectors = Zip(*(AsVector(n)(a) for a in zipped.args))
+    return AsScalar()(replace(call.f, f=_vectorised(vectorize_zip_map, n, call.f.f))(vectors))
+
+
+def arg_call_n(call, rule_: Rule):
     """The zip call `call` maps over."""
     inner = call.args[0] if len(call.args) == 1 else None
-    expect(isinstance(inner, FunCall) and isinstance(inner.f, Zip), rule, "expects a map over zip(...)")
+    expect(isinstance(inner, FunCall) and isinstance(inner.f, Zip), rule_, "expects a map over zip(...)")
     return inner
 
 
-class ReduceLanes(Equation):
-    name = "reduce-lanes"
-    figure = "9(b)"
-    description = "reduce n-vectors lane-wise first, then the n lanes"
-    equation = "reduce(f, z) ∘ asScalar → reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z))"
-    heads = (Reduce,)
-    reassociates = True
-
-    def match(self, call):
-        r, scalars = self.head(call), arg_call(call, self, AsScalar, "asScalar")
-        x = scalars.args[0]
-        expect(isinstance(x.t, ArrayType) and isinstance(x.t.elem, VectorType), self,
-               f"needs a 1-D array of vectors under asScalar, got {x.t}")
-        expect(call.args[0].t.elem == r.init.t and isinstance(r.init, Literal), self,
-               "needs a (T, T) -> T operator with a constant neutral element")
-        n = x.t.elem.width
-        return n, _vectorised(self, n, r.f), r.init, x
-
-    def rewrite(self, call, n, f, z, x):
-        return self.head(call)(AsScalar()(Reduce(f, vector_literal(n, z))(x)))
+def _lanes_to_reduce(call) -> tuple:
+    r, scalars = call.f, arg_call(call, reduce_lanes, AsScalar, "asScalar")
+    x = scalars.args[0]
+    requires(isinstance(x.t, ArrayType) and isinstance(x.t.elem, VectorType),
+             f"needs a 1-D array of vectors under asScalar, got {x.t}")
+    requires(call.args[0].t.elem == r.init.t and isinstance(r.init, Literal),
+             "needs a (T, T) -> T operator with a constant neutral element")
+    n = x.t.elem.width
+    return n, _vectorised(reduce_lanes, n, r.f), r.init, x
 
 
-class ReductionVectorization(Equation):
-    name = "vectorize-reduction"
-    figure = "9(b)"
-    description = "partial sums of the n lanes (strided by n) are an n-lane vector reduction"
-    equation = "part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n"
-    heads = (PartRed,)
-    reassociates = True
+@rule("reduce-lanes", figure="9(b)", heads=Reduce, reassociates=True, match=_lanes_to_reduce,
+      description="reduce n-vectors lane-wise first, then the n lanes",
+      equation="reduce(f, z) ∘ asScalar → reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z))")
+def reduce_lanes(call, n, f, z, x):
+    return call.f(AsScalar()(Reduce(f, vector_literal(n, z))(x)))
 
-    def match(self, call):
-        r, stride = self.head(call), arg_call(call, self, ReorderStride, "reorder-stride")
-        n, x = integer(r.m), stride.args[0]
-        expect(n in VECTOR_WIDTHS and stride.f.s == n, self, "needs part-red to n results of a reorder-stride-n")
-        expect(isinstance(x.t.elem, ScalarType) and x.t.elem == r.init.t, self,
-               "needs a (T, T) -> T operator over scalars")
-        expect(isinstance(r.init, Literal), self, "needs a constant neutral element")
-        return n, _vectorised(self, n, r.f), r.init, x
 
-    def rewrite(self, call, n, f, z, x):
-        return AsScalar()(Reduce(f, vector_literal(n, z))(AsVector(n)(x)))
+def _strided_lanes(call) -> tuple:
+    r, stride = call.f, arg_call(call, vectorize_reduction, ReorderStride, "reorder-stride")
+    n, x = integer(r.m), stride.args[0]
+    requires(n in VECTOR_WIDTHS and stride.f.s == n, "needs part-red to n results of a reorder-stride-n")
+    requires(isinstance(x.t.elem, ScalarType) and x.t.elem == r.init.t, "needs a (T, T) -> T operator over scalars")
+    requires(isinstance(r.init, Literal), "needs a constant neutral element")
+    return n, _vectorised(vectorize_reduction, n, r.f), r.init, x
+
+
+@rule("vectorize-reduction", figure="9(b)", heads=PartRed, reassociates=True, match=_strided_lanes,
+      description="partial sums of the n lanes (strided by n) are an n-lane vector reduction",
+      equation="part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n")
+def vectorize_reduction(call, n, f, z, x):
+    return AsScalar()(Reduce(f, vector_literal(n, z))(AsVector(n)(x)))
 
 
 class OutOfMap(Equation):
@@ -170,5 +153,5 @@ class OutOfMap(Equation):
         return g(*call.args)
 
 
-RULES = (MapVectorization(), ZipMapVectorization(), ReductionVectorization(), ReduceLanes(), OutOfMap(AsScalar, "map(asScalar) → asScalar"),
-         OutOfMap(AsVector, "map(asVector-n) → asVector-n"))
+RULES = (vectorize_map, vectorize_zip_map, vectorize_reduction, reduce_lanes,
+         OutOfMap(AsScalar, "map(asScalar) → asScalar"), OutOfMap(AsVector, "map(asVector-n) → asVector-n"))
