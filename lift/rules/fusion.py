@@ -23,7 +23,7 @@ from dataclasses import replace
 from lift.ir.nodes import FunCall, Lambda, fresh_param, free_params
 from lift.ir.patterns import AbstractMap, MapSeq, ReduceSeq
 from lift.rules.location import abstract
-from lift.rules.rule import Rule, expect, requires, requires_arg_call, rule
+from lift.rules.rule import requires, requires_arg_call, rule
 
 
 def _same_kind(call) -> None:
@@ -50,28 +50,22 @@ def reduce_seq_map_seq_fusion(call):
     return ReduceSeq(Lambda((acc, x), reduction.f(acc, inner.f.f(x))), reduction.init)(inner.args[0])
 
 
-class MapFission(Rule):
-    name = "map-fission"
-    figure = "3(f)"
-    description = "a map of a composition becomes a composition of maps (fusion, right to left)"
-    equation = "map(f ∘ g) → map(f) ∘ map(g)"
-    heads = (AbstractMap,)
-
-    def choices(self, call, ctx):
-        return [{"at": i} for i in _split_points(self.head(call).f)]
-
-    def apply(self, call, params):
-        m, at = self.head(call), params["at"]
-        expect(at in _split_points(m.f), self, f"cannot split the mapped function after its function {at}")
-        (x,) = m.f.params
-        funs, innermost = _spine(m.f.body)
-        y = fresh_param("y")
-        outer, inner = y, innermost
-        for f in reversed(funs[:at]):
-            outer = FunCall(f, (outer,))
-        for f in reversed(funs[at:]):
-            inner = FunCall(f, (inner,))
-        return replace(m, f=abstract((y,), outer))(replace(m, f=abstract((x,), inner))(call.args[0]))
+@rule("map-fission", figure="3(f)", heads=AbstractMap,
+      description="a map of a composition becomes a composition of maps (fusion, right to left)",
+      equation="map(f ∘ g) → map(f) ∘ map(g)",
+      choices=lambda call, ctx: [{"at": i} for i in _split_points(call.f.f)])
+def map_fission(call, at):
+    m = call.f
+    requires(at in _split_points(m.f), f"cannot split the mapped function after its function {at}")
+    (x,) = m.f.params
+    funs, innermost = _spine(m.f.body)
+    y = fresh_param("y")
+    outer, inner = y, innermost
+    for f in reversed(funs[:at]):
+        outer = FunCall(f, (outer,))
+    for f in reversed(funs[at:]):
+        inner = FunCall(f, (inner,))
+    return replace(m, f=abstract((y,), outer))(replace(m, f=abstract((x,), inner))(call.args[0]))
 
 
 def _split_points(f) -> list:
@@ -98,4 +92,4 @@ def _spine(e) -> tuple:
     return funs, e
 
 
-RULES = (map_fusion, reduce_seq_map_seq_fusion, MapFission())
+RULES = (map_fusion, reduce_seq_map_seq_fusion, map_fission)

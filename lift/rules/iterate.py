@@ -9,24 +9,18 @@ an `f` that shrinks its array too, since both sides apply `f` to the same arrays
 from __future__ import annotations
 
 from lift.ir.patterns import Iterate
-from lift.rules.rule import Rule, expect
+from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 
 
-class IterateDecomposition(Rule):
-    name = "iterate-decomposition"
-    figure = "3(a)"
-    description = "iterate m+n times: iterate n times, then m times"
-    equation = "iterate^(m+n)(f) → iterate^m(f) ∘ iterate^n(f)"
-    heads = (Iterate,)
-
-    def choices(self, call, ctx):
-        return [{"m": m} for m in range(1, integer(self.head(call).n))]
-
-    def apply(self, call, params):
-        it, m = self.head(call), params["m"]
-        expect(isinstance(m, int) and 1 <= m < integer(it.n), self, f"cannot take {m} of {it.n} iterations")
-        return Iterate(m, it.f)(Iterate(it.n - m, it.f)(*call.args))
+@rule("iterate-decomposition", figure="3(a)", heads=Iterate,
+      description="iterate m+n times: iterate n times, then m times",
+      equation="iterate^(m+n)(f) → iterate^m(f) ∘ iterate^n(f)",
+      choices=lambda call, ctx: [{"m": m} for m in range(1, integer(call.f.n))])
+def iterate_decomposition(call, m):
+    it = call.f
+    requires(isinstance(m, int) and 1 <= m < integer(it.n), f"cannot take {m} of {it.n} iterations")
+    return Iterate(m, it.f)(Iterate(it.n - m, it.f)(*call.args))
 
 
-RULES = (IterateDecomposition(),)
+RULES = (iterate_decomposition,)

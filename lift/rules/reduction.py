@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall
 from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
-from lift.rules.rule import Rule, SizedRule, expect, requires, rule
+from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer, ratio, size
 
 
@@ -71,53 +71,43 @@ def part_red_reorder(call):
     return call.f(Reorder()(call.args[0]))
 
 
-class PartialReduceSplitJoin(SizedRule):
-    name = "part-red-split-join"
-    figure = "3(d)"
-    description = "partially reduce chunks of n elements independently (the parallel reduction)"
-    equation = "part-red(f, z) → join ∘ map(part-red(f, z)) ∘ split-n"
-    heads = (PartRed,)
-    reassociates = True
-
-    def fits(self, call, n):
-        return self._chunk_result(call, n) is not None
-
-    def rewrite(self, call, n):
-        r = call.f
-        return Join()(Map(PartRed(r.f, r.init, self._chunk_result(call, n)))(Split(n)(call.args[0])))
-
-    def _chunk_result(self, call, n):
-        """How many results each chunk of `n` gives, `m*n/length`, when it is a whole divisor of `n`."""
-        length = self.length(call)
-        n = size(n, length)
-        m = None if n is None else ratio(call.f.m * n, length)
-        return m if m is not None and m >= 1 and (integer(n) or m) % m == 0 else None
+def _chunk_result(call, n):
+    """How many results each chunk of `n` gives, `m*n/length`, when it is a whole divisor of `n`."""
+    length = call.args[0].t.length
+    n = size(n, length)
+    m = None if n is None else ratio(call.f.m * n, length)
+    return m if m is not None and m >= 1 and (integer(n) or m) % m == 0 else None
 
 
-class PartialReduceIterate(Rule):
-    name = "part-red-iterate"
-    figure = "3(d)"
-    description = "partially reduce in n steps, each reducing chunks of a constant size"
-    equation = "part-red(f, z) → iterate-n(join ∘ map(part-red(f, z)) ∘ split-c)"
-    heads = (PartRed,)
-    reassociates = True
-    sized = True
+@rule("part-red-split-join", figure="3(d)", heads=PartRed, param="n", reassociates=True,
+      fits=lambda call, n: _chunk_result(call, n) is not None,
+      description="partially reduce chunks of n elements independently (the parallel reduction)",
+      equation="part-red(f, z) → join ∘ map(part-red(f, z)) ∘ split-n")
+def part_red_split_join(call, n):
+    r = call.f
+    return Join()(Map(PartRed(r.f, r.init, _chunk_result(call, n)))(Split(n)(call.args[0])))
 
-    def choices(self, call, ctx):
-        shrink = self._shrink(call)
-        return [{"n": k} for k in range(1, shrink.bit_length()) if _root(shrink, k)]
 
-    def apply(self, call, params):
-        k, shrink = params["n"], self._shrink(call)
-        c = _root(shrink, k) if isinstance(k, int) and k >= 1 else None
-        expect(c is not None, self, f"the reduction ratio {shrink} is not a power {k} of a factor")
-        r = call.f
-        return Iterate(k, Join() @ Map(PartRed(r.f, r.init, 1)) @ Split(c))(call.args[0])
+def _shrink(call) -> int:
+    shrink = ratio(call.args[0].t.length, call.f.m)
+    requires(shrink is not None and shrink > 1, "needs a constant reduction ratio above 1")
+    return shrink
 
-    def _shrink(self, call) -> int:
-        shrink = ratio(call.args[0].t.length, self.head(call).m)
-        expect(shrink is not None and shrink > 1, self, "needs a constant reduction ratio above 1")
-        return shrink
+
+def _iterations(call, ctx) -> list:
+    shrink = _shrink(call)
+    return [{"n": k} for k in range(1, shrink.bit_length()) if _root(shrink, k)]
+
+
+@rule("part-red-iterate", figure="3(d)", heads=PartRed, reassociates=True, sized=True, choices=_iterations,
+      description="partially reduce in n steps, each reducing chunks of a constant size",
+      equation="part-red(f, z) → iterate-n(join ∘ map(part-red(f, z)) ∘ split-c)")
+def part_red_iterate(call, n):
+    shrink = _shrink(call)
+    c = _root(shrink, n) if isinstance(n, int) and n >= 1 else None
+    requires(c is not None, f"the reduction ratio {shrink} is not a power {n} of a factor")
+    r = call.f
+    return Iterate(n, Join() @ Map(PartRed(r.f, r.init, 1)) @ Split(c))(call.args[0])
 
 
 def _root(x: int, k: int):
@@ -126,5 +116,5 @@ def _root(x: int, k: int):
     return next((d for d in (c - 1, c, c + 1) if d >= 2 and d ** k == x), None)
 
 
-RULES = (partial_reduction, part_red_to_reduce, reduce_to_part_red, part_red_reorder, PartialReduceSplitJoin(),
-         PartialReduceIterate())
+RULES = (partial_reduction, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
+         part_red_iterate)

@@ -188,7 +188,8 @@ def requires(condition: bool, why: str) -> None:
 
 def rule(name: str, *, figure: str, equation: str, description: str, heads, on_functions: bool = True,
          reassociates: bool = False, sized: bool = False, match: Optional[Callable] = None,
-         allowed: Optional[Callable] = None, param: Optional[str] = None, fits: Optional[Callable] = None):
+         allowed: Optional[Callable] = None, param: Optional[str] = None, fits: Optional[Callable] = None,
+         choices: Optional[Callable] = None):
     """A rule written as a function, with its metadata: `fn(call)` builds the rewritten call, or `fn(call, size)`
     where `param` names a size parameter (a `SizedRule`: `size` divides the length and `fits(call, size)`).
 
@@ -198,12 +199,16 @@ def rule(name: str, *, figure: str, equation: str, description: str, heads, on_f
 
     `match(call)` checks the call's shape and `allowed(call, ctx)` its context, raising through `requires`
     where the rule does not apply; a `match` that returns a tuple hands those parts to the rewrite,
-    `fn(call, *parts)`. The registry reads the metadata from the rule the decorator returns.
+    `fn(call, *parts)`. A rule with other parameters gives `choices(call, ctx)`, the list of their
+    enumerated values (dicts), and is applied as `fn(call, **params)`, which checks them through `requires`.
+    The registry reads the metadata from the rule the decorator returns.
     """
     def make(fn: Callable) -> Rule:
         attrs = dict(name=name, figure=figure, equation=equation, description=description,
                      heads=heads if isinstance(heads, tuple) else (heads,), on_functions=on_functions,
                      reassociates=reassociates, __doc__=fn.__doc__)
+        if choices is not None:
+            return type(_snake(name), (_FunctionRule,), dict(attrs, sized=sized))(fn, choices)
         if param is None:
             return type(_snake(name), (_FunctionEquation,), dict(attrs, sized=sized))(fn, match, allowed)
         return type(_snake(name), (_FunctionSizedRule,), dict(attrs, param=param))(fn, allowed, fits)
@@ -266,3 +271,24 @@ class _FunctionSizedRule(SizedRule):
 
     def rewrite(self, call, size):
         return self._build(call, size)
+
+
+class _FunctionRule(Rule):
+    """A `Rule` with parameters whose enumeration and rewrite are functions (see `rule`)."""
+
+    def __init__(self, build: Callable, choices: Callable):
+        self._build, self._choices = build, choices
+
+    def choices(self, call, ctx):
+        self.head(call)
+        try:
+            return self._choices(call, ctx)
+        except RuleNotApplicable as e:
+            raise _named(self, e) from None
+
+    def apply(self, call, params):
+        self.head(call)
+        try:
+            return self._build(call, **params)
+        except RuleNotApplicable as e:
+            raise _named(self, e) from None
