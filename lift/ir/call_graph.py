@@ -173,12 +173,7 @@ def _value(e: Expr, ids: dict) -> Value:
 def _abstract(e: Node, ids: dict) -> Node:
     if isinstance(e, FunCall) and e in ids:
         return result_param(ids[e], e.t)
-    out = e
-    for step, c in e.children():
-        new = _abstract(c, ids)
-        if new is not c:
-            out = out.with_child(step, new)
-    return out
+    return e.map_children(lambda c: _abstract(c, ids))
 
 
 def _free_names(e: Node, bound: frozenset):

@@ -23,6 +23,7 @@ import numpy as np
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
+from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
@@ -43,7 +44,7 @@ def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = Non
     names = [p.name for p in typed.expr.params]
     bound = bind_sizes(typed.param_types, inputs, names, sizes)
     typed.check_sizes(bound)
-    ev = _Evaluator(bound)
+    ev = Interpreter(bound)
     env = {}
     for p, v in zip(typed.expr.params, inputs):
         env[p.name] = (_from_host(to_host(v, p.t, p.name), p.t), ())
@@ -92,8 +93,10 @@ def _first_leaf(v):
     return _first_leaf(v[0]) if isinstance(v, tuple) else np.asarray(v)
 
 
-class _Evaluator:
-    """Evaluates annotated expressions; `batch` is the shape of the enclosing maps' batch axes."""
+class Interpreter(Mapper):
+    """Evaluates annotated expressions: one `map_<Pattern>(f, args, arg_exprs)` per function class gives the
+    value of `f` applied to the values `args` (of the expressions `arg_exprs`, when known). `batch` is the
+    shape of the enclosing maps' batch axes."""
 
     def __init__(self, sizes: Mapping[str, int]):
         self.sizes = dict(sizes)
@@ -158,12 +161,12 @@ class _Evaluator:
         if f.arity > 1 and len(args) == 1 and isinstance(args[0], tuple) and len(args[0]) == f.arity:
             args = list(args[0])
             arg_exprs = ()
-        method = getattr(self, "call_" + type(f).__name__, None)
-        if method is None:
-            raise LiftEvalError(f"the interpreter has no meaning for {type(f).__name__}")
-        return method(f, args, arg_exprs)
+        return self(f, args, arg_exprs)
 
-    def call_Lambda(self, f: Lambda, args: list, arg_exprs):
+    def map_default(self, f: FunDecl, args: list, arg_exprs):
+        raise LiftEvalError(f"the interpreter has no meaning for {type(f).__name__}")
+
+    def map_Lambda(self, f: Lambda, args: list, arg_exprs):
         saved = self.env
         self.env = dict(saved)
         self.depth += 1
@@ -175,15 +178,15 @@ class _Evaluator:
             self.env = saved
             self.depth -= 1
 
-    def call_Routine(self, f: Routine, args: list, arg_exprs):
+    def map_Routine(self, f: Routine, args: list, arg_exprs):
         """A routine means its lambda; its body sees only its own parameters."""
         saved, self.env = self.env, {}
         try:
-            return self.call_Lambda(f.lam, args, arg_exprs)
+            return self.map_Lambda(f.lam, args, arg_exprs)
         finally:
             self.env = saved
 
-    def call_UserFun(self, f: UserFun, args: list, arg_exprs, in_types=None, out_type=None):
+    def map_UserFun(self, f: UserFun, args: list, arg_exprs, in_types=None, out_type=None):
         if f.python is None:
             raise LiftEvalError(
                 f"user function {f.name} has only an OpenCL C body: give UserFun(..., python=...) "
@@ -221,12 +224,12 @@ class _Evaluator:
             f"user function {f.name}: an array argument computed inside a map is not supported by the "
             "interpreter; pass an input array")
 
-    def call_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
+    def map_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
         if isinstance(f.f, P.Id):
             return args[0]
         in_types = tuple(vectorized_type(t, f.n) for t in f.f.in_types)
         args = [self.broadcast_lanes(a, t) for a, t in zip(args, in_types)]
-        return self.call_UserFun(f.f, args, arg_exprs, in_types, vectorized_type(f.f.out_type, f.n))
+        return self.map_UserFun(f.f, args, arg_exprs, in_types, vectorized_type(f.f.out_type, f.n))
 
     def broadcast_lanes(self, value, t: Type):
         """A scalar argument of a vectorised function, broadcast to every lane."""
@@ -234,7 +237,7 @@ class _Evaluator:
             return np.broadcast_to(np.asarray(value)[..., None], self.batch + (t.width,))
         return value
 
-    def map(self, f: P.AbstractMap, args: list, arg_exprs):
+    def map_AbstractMap(self, f: P.AbstractMap, args: list, arg_exprs):
         (x,) = args
         n = _first_leaf(x).shape[self.d]
         saved = self.batch
@@ -244,17 +247,13 @@ class _Evaluator:
         finally:
             self.batch = saved
 
-    call_Map = call_MapSeq = call_MapGlb = call_MapWrg = call_MapLcl = map
-
-    def reduce(self, f: P.AbstractReduce, args: list, arg_exprs):
+    def map_AbstractReduce(self, f: P.AbstractReduce, args: list, arg_exprs):
         (x,) = args
         init = self.expr(f.init)
-        acc = self.fold(f.f, init, x, f.init.t, associative=isinstance(f, P.Reduce))
+        acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq")
         return _leaves(lambda a: np.expand_dims(a, self.d), acc)
 
-    call_Reduce = call_ReduceSeq = reduce
-
-    def call_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
+    def map_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
         (x,) = args
         d = self.d
         acc, ys = self.expr(f.init), []
@@ -263,7 +262,7 @@ class _Evaluator:
             ys.append(y)
         return _stack(ys, d), _leaves(lambda a: np.expand_dims(a, d), acc)
 
-    def call_PartRed(self, f: P.PartRed, args: list, arg_exprs):
+    def map_PartRed(self, f: P.PartRed, args: list, arg_exprs):
         (x,) = args
         m = self.size(f.m)
         n = _first_leaf(x).shape[self.d]
@@ -316,37 +315,37 @@ class _Evaluator:
             return vectorized_type(op.f.in_types[1], op.n)
         return None
 
-    def call_Iterate(self, f: P.Iterate, args: list, arg_exprs):
+    def map_Iterate(self, f: P.Iterate, args: list, arg_exprs):
         x = args[0]
         for _ in range(self.size(f.n)):
             x = self.call(f.f, [x])
         return x
 
-    def call_Zip(self, f: P.Zip, args: list, arg_exprs):
+    def map_Zip(self, f: P.Zip, args: list, arg_exprs):
         return tuple(args)
 
-    def call_Tuple(self, f: P.Tuple, args: list, arg_exprs):
+    def map_Tuple(self, f: P.Tuple, args: list, arg_exprs):
         return tuple(args)
 
-    def call_Unzip(self, f: P.Unzip, args: list, arg_exprs):
+    def map_Unzip(self, f: P.Unzip, args: list, arg_exprs):
         """An array of tuples is already a tuple of component arrays here (structure of arrays)."""
         return tuple(args[0])
 
-    def call_Get(self, f: P.Get, args: list, arg_exprs):
+    def map_Get(self, f: P.Get, args: list, arg_exprs):
         return args[0][f.i]
 
-    def call_Split(self, f: P.Split, args: list, arg_exprs):
+    def map_Split(self, f: P.Split, args: list, arg_exprs):
         k, d = self.size(f.n), self.d
         return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] // k, k) + a.shape[d + 1:]), args[0])
 
-    def call_Join(self, f: P.Join, args: list, arg_exprs):
+    def map_Join(self, f: P.Join, args: list, arg_exprs):
         d = self.d
         return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] * a.shape[d + 1],) + a.shape[d + 2:]), args[0])
 
-    def call_Transpose(self, f: P.Transpose, args: list, arg_exprs):
+    def map_Transpose(self, f: P.Transpose, args: list, arg_exprs):
         return _leaves(lambda a: np.swapaxes(a, self.d, self.d + 1), args[0])
 
-    def call_ReorderStride(self, f: P.ReorderStride, args: list, arg_exprs):
+    def map_ReorderStride(self, f: P.ReorderStride, args: list, arg_exprs):
         s, d = self.size(f.s), self.d
 
         def permute(a):
@@ -356,12 +355,14 @@ class _Evaluator:
 
         return _leaves(permute, args[0])
 
-    def identity(self, f: FunDecl, args: list, arg_exprs):
+    def map_Id(self, f: P.Id, args: list, arg_exprs):
         return args[0]
 
-    call_Reorder = call_Id = identity
+    def map_Reorder(self, f: P.Reorder, args: list, arg_exprs):
+        """The identity is one of the permutations `reorder` may choose."""
+        return args[0]
 
-    def call_Slide(self, f: P.Slide, args: list, arg_exprs):
+    def map_Slide(self, f: P.Slide, args: list, arg_exprs):
         d = self.d
 
         def windows(a):
@@ -371,7 +372,7 @@ class _Evaluator:
 
         return _leaves(windows, args[0])
 
-    def call_Pad(self, f: P.Pad, args: list, arg_exprs):
+    def map_Pad(self, f: P.Pad, args: list, arg_exprs):
         d = self.d
         mode = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 
@@ -387,15 +388,13 @@ class _Evaluator:
         value = f.boundary.value
         return pad(np.asarray(args[0]), value)
 
-    def cast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
+    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
         return self.call(f.f, args, arg_exprs)
 
-    call_ToGlobal = call_ToLocal = call_ToPrivate = cast
-
-    def call_AsVector(self, f: P.AsVector, args: list, arg_exprs):
+    def map_AsVector(self, f: P.AsVector, args: list, arg_exprs):
         return _leaves(lambda a: a.reshape(a.shape[:-1] + (a.shape[-1] // f.n, f.n)), args[0])
 
-    def call_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
+    def map_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
         return _leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
 
 

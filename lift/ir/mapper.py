@@ -18,30 +18,33 @@ from lift.errors import LiftError
 
 class Mapper:
     """Dispatch `self(node, ...)` to `self.map_<C>(node, ...)` for the first class `C` in `type(node).__mro__`
-    that has one; `map_default` is called when none does."""
+    that has one; `map_default` is called when none does. The method is looked up once per class of node."""
 
     prefix = "map_"
+    _dispatch: dict = {}
+    _methods: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._dispatch = {}
+        cls._methods = {}
 
     @classmethod
     def method_name(cls, node_cls: type):
         """The name of the method that handles instances of `node_cls`, or None."""
-        cache = cls.__dict__.get("_dispatch")
-        if cache is None:
-            cache = cls._dispatch = {}
+        cache = cls._dispatch
         if node_cls not in cache:
             cache[node_cls] = next((cls.prefix + c.__name__ for c in node_cls.__mro__
                                     if hasattr(cls, cls.prefix + c.__name__)), None)
         return cache[node_cls]
 
     def __call__(self, node, *args, **kwargs):
-        name = self.method_name(type(node))
-        if name is None:
-            return self.map_default(node, *args, **kwargs)
-        return getattr(self, name)(node, *args, **kwargs)
+        method = self._methods.get(type(node))
+        if method is None:
+            name = self.method_name(type(node))
+            method = getattr(type(self), name) if name is not None else type(self).map_default
+            self._methods[type(node)] = method
+        return method(self, node, *args, **kwargs)
 
     def map_default(self, node, *args, **kwargs):
         raise LiftError(f"{type(self).__name__} has no meaning for {type(node).__name__}")

@@ -34,12 +34,19 @@ class Pattern(FunDecl):
       those both levels share (zip, split, join, ...).
     - `is_view`: a data-layout pattern that computes nothing: the generator turns it into an index function
       over its input (reorder-stride, Section 3.2), never into a loop or a buffer.
+    - `thread_level`: for the OpenCL patterns that iterate, on which threads (`"wrg"`, `"lcl"`, `"glb"`, or
+      `"seq"`: one work-item, element after element, in order); None for the others.
+    - `nary`: applied directly to several values (`zip(x, y)`, `tuple(a, b)`), its arity its field `n`.
+    - `size_field`: the field the paper writes after the name (`split-1024`, `get-0`), or None.
     """
 
     paper: str = ""
     funs: tuple = ()
     level: str = ANY
     is_view: bool = False
+    thread_level = None
+    nary: bool = False
+    size_field = None
 
     def __post_init__(self):
         for name in self.funs:
@@ -60,13 +67,14 @@ class AbstractMap(Pattern):
     """`map(f)`: `T[n] -> U[n]` for `f: T -> U`. The subclasses place the iterations on OpenCL's threads.
 
     `thread_level` says on which: `"wrg"` work-groups, `"lcl"` the work-items of a group, `"glb"` all
-    work-items, `"seq"` one work-item after another; None for the high-level `map`.
+    work-items, `"seq"` one work-item after another; None for the high-level `map`. `dim` is the OpenCL
+    dimension of the parallel maps, 0 for the others.
     """
 
     funs = ("f",)
     is_parallel = True
     level = OPENCL_LEVEL
-    thread_level = None
+    dim = 0
 
 
 class _DimMap(AbstractMap):
@@ -168,6 +176,7 @@ class ReduceSeq(AbstractReduce):
     init: Expr
     paper = "reduce-seq"
     level = OPENCL_LEVEL
+    thread_level = "seq"
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,6 +212,7 @@ class MapAccumSeq(Fold):
     init: Expr
     paper = "map-accum-seq"
     level = OPENCL_LEVEL
+    thread_level = "seq"
 
 
 # --- data layout --------------------------------------------------------------------------------------
@@ -210,6 +220,8 @@ class MapAccumSeq(Fold):
 
 class _NaryValues(Pattern):
     """A pattern applied directly to several values: `Zip(x, y)` is the call `zip(x, y)`."""
+
+    nary = True
 
     def __new__(cls, *args, **kwargs):
         if kwargs or (len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool)):
@@ -256,6 +268,7 @@ class Get(Pattern):
 
     i: int
     paper = "get"
+    size_field = "i"
     is_view = True
 
     def __new__(cls, *args, **kwargs):
@@ -270,6 +283,7 @@ class Split(Pattern):
 
     n: ArithExpr
     paper = "split"
+    size_field = "n"
     is_view = True
 
     def __post_init__(self):
@@ -294,6 +308,7 @@ class Iterate(Pattern):
     n: ArithExpr
     f: FunDecl
     paper = "iterate"
+    size_field = "n"
     funs = ("f",)
 
     def __post_init__(self):
@@ -373,6 +388,7 @@ class ReorderStride(Pattern):
 
     s: ArithExpr
     paper = "reorder-stride"
+    size_field = "s"
     level = OPENCL_LEVEL
     is_view = True
 
@@ -421,6 +437,7 @@ class AsVector(Pattern):
 
     n: int
     paper = "asVector"
+    size_field = "n"
     level = OPENCL_LEVEL
     is_view = True
 
@@ -445,6 +462,7 @@ class Vectorize(Pattern):
     n: int
     f: FunDecl
     paper = "vectorize"
+    size_field = "n"
     level = OPENCL_LEVEL
     funs = ("f",)
 

@@ -173,11 +173,7 @@ def inline_routines(program: Node, only: Optional[Iterable] = None) -> Node:
         elif isinstance(e, Routine) and chosen(e):
             out = go(e.lam)
         else:
-            out = e
-            for step, child in e.children():
-                new = go(child)
-                if new is not child:
-                    out = out.with_child(step, new)
+            out = e.map_children(go)
         cache[e] = out
         return out
 
@@ -211,9 +207,4 @@ def _avoid_capture(e: Node, avoid: frozenset, taken: set) -> Node:
             e = Lambda(tuple(mapping.get(p, p) for p in e.params), substitute(e.body, mapping))
         body = _avoid_capture(e.body, avoid, taken)
         return e if body is e.body else Lambda(e.params, body)
-    out = e
-    for step, c in e.children():
-        new = _avoid_capture(c, avoid, taken)
-        if new is not c:
-            out = out.with_child(step, new)
-    return out
+    return e.map_children(lambda c: _avoid_capture(c, avoid, taken))

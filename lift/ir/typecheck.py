@@ -16,6 +16,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftSizeError, LiftTypeError
 from lift.ir import patterns as P
+from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
 from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun, vectorized_type
@@ -75,7 +76,7 @@ def infer(program: Lambda, param_types: Optional[tuple] = None) -> TypedProgram:
 
 @lru_cache(maxsize=4096)
 def _infer_cached(program: Lambda, types: tuple) -> TypedProgram:
-    ctx = _Context()
+    ctx = TypeInference()
     lam, out = ctx.fun(program, list(types), "")
     return TypedProgram(lam, out, tuple(dict.fromkeys(ctx.constraints)))
 
@@ -99,8 +100,10 @@ def _name(f: FunDecl) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-class _Context:
-    """The state of one inference: the divisibility constraints found so far."""
+class TypeInference(Mapper):
+    """The typing rules, one `map_<Pattern>(f, arg_types, path)` per function class, each returning the
+    annotated function and its result type; the state of one inference is the environment of parameter
+    types and the divisibility constraints found so far."""
 
     def __init__(self):
         self.constraints: list = []
@@ -145,10 +148,10 @@ class _Context:
         arg_types = self.unpack(f, arg_types, path)
         if f.arity != len(arg_types):
             self.fail(f, path, f"{f.arity} argument(s)", f"{len(arg_types)}: {', '.join(map(str, arg_types))}")
-        method = getattr(self, "fun_" + type(f).__name__, None)
-        if method is None:
-            raise LiftTypeError(f"no typing rule for {type(f).__name__} (at {path})")
-        return method(f, arg_types, path)
+        return self(f, arg_types, path)
+
+    def map_default(self, f: FunDecl, arg_types: list, path: str):
+        raise LiftTypeError(f"no typing rule for {type(f).__name__} (at {path or 'the root'})")
 
     def unpack(self, f: FunDecl, arg_types: list, path: str) -> list:
         """A function of k parameters applied to one k-tuple takes the tuple's components (dot's map(mult))."""
@@ -159,7 +162,7 @@ class _Context:
 
     # --- functions ----------------------------------------------------------------------------------
 
-    def fun_Lambda(self, f: Lambda, arg_types: list, path: str):
+    def map_Lambda(self, f: Lambda, arg_types: list, path: str):
         saved = dict(self.env)
         params = tuple(Param(p.name, t) for p, t in zip(f.params, arg_types))
         self.env.update({p.name: p.t for p in params})
@@ -169,29 +172,29 @@ class _Context:
             self.env = saved
         return Lambda(params, body), body.t
 
-    def fun_Routine(self, f: Routine, arg_types: list, path: str):
+    def map_Routine(self, f: Routine, arg_types: list, path: str):
         """A routine is typed through its lambda at the arguments' types, its sizes instantiated first."""
         sizes = f.instantiate(arg_types, path or "the root")
         lam = bind_sizes_in(f.lam, sizes) if sizes else f.lam
         saved, self.env = self.env, {}
         try:
-            annotated, out = self.fun_Lambda(lam, arg_types, _join(path, "lam"))
+            annotated, out = self.map_Lambda(lam, arg_types, _join(path, "lam"))
         finally:
             self.env = saved
         return replace(f, lam=annotated), out
 
-    def fun_UserFun(self, f: UserFun, arg_types: list, path: str, in_types=None, out_type=None):
+    def map_UserFun(self, f: UserFun, arg_types: list, path: str, in_types=None, out_type=None):
         in_types = f.in_types if in_types is None else in_types
         for i, (want, got) in enumerate(zip(in_types, arg_types)):
             if not _userfun_arg_fits(want, got):
                 self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", got)
         return f, f.out_type if out_type is None else out_type
 
-    def fun_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):
+    def map_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):
         """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`)."""
         inner = f.f
         if isinstance(inner, P.Id):
-            return f, self.fun_Id(inner, arg_types, path)[1]
+            return f, self.map_Id(inner, arg_types, path)[1]
         if not isinstance(inner, UserFun):
             self.fail(f, path, "a user function to vectorise (push vectorize into lambdas first)", _name(inner))
         for t in inner.in_types + (inner.out_type,):
@@ -201,7 +204,7 @@ class _Context:
         out_type = vectorized_type(inner.out_type, f.n)
         lanes = [s if isinstance(s, ScalarType) and t == VectorType(s, f.n) else t
                  for s, t in zip(arg_types, in_types)]
-        self.fun_UserFun(inner, arg_types, _join(path, "f"), tuple(lanes), out_type)
+        self.map_UserFun(inner, arg_types, _join(path, "f"), tuple(lanes), out_type)
         return f, out_type
 
     def _array(self, f: FunDecl, t: Type, path: str, what: str = "an array") -> ArrayType:
@@ -209,38 +212,41 @@ class _Context:
             self.fail(f, path, what, t)
         return t
 
-    def _map(self, f: P.AbstractMap, arg_types: list, path: str):
+    def map_AbstractMap(self, f: P.AbstractMap, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         g, out = self.fun(f.f, [a.elem], _join(path, "f"))
         return replace(f, f=g), ArrayType(out, a.length)
 
-    fun_Map = fun_MapSeq = fun_MapGlb = fun_MapWrg = fun_MapLcl = _map
-
-    def _reduce(self, f: P.AbstractReduce, arg_types: list, path: str):
-        a = self._array(f, arg_types[0], path)
+    def _operator(self, f: P.Fold, a: ArrayType, path: str):
+        """A fold's initial value and operator, typed at the accumulator's and the element's types."""
         init = self.expr(f.init, _join(path, "init"))
         g, out = self.fun(f.f, [init.t, a.elem], _join(path, "f"))
+        return init, g, out
+
+    def map_AbstractReduce(self, f: P.AbstractReduce, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        init, g, out = self._operator(f, a, path)
         if out != init.t:
             self.fail(f, path, f"an operator returning the type of its initial value {init.t}", f"one returning {out}")
-        if isinstance(f, P.PartRed):
-            if a.elem != init.t:
-                self.fail(f, path, f"an array of {init.t} (the initial value's type)", a)
-            self.divisible(f, a.length, f.m, path)
-            return replace(f, f=g, init=init), ArrayType(out, f.m)
         return replace(f, f=g, init=init), ArrayType(out, Cst(1))
 
-    fun_Reduce = fun_ReduceSeq = fun_PartRed = _reduce
+    def map_PartRed(self, f: P.PartRed, arg_types: list, path: str):
+        annotated, _ = self.map_AbstractReduce(f, arg_types, path)
+        a, t = arg_types[0], annotated.init.t
+        if a.elem != t:
+            self.fail(f, path, f"an array of {t} (the initial value's type)", a)
+        self.divisible(f, a.length, f.m, path)
+        return annotated, ArrayType(t, f.m)
 
-    def fun_MapAccumSeq(self, f: P.MapAccumSeq, arg_types: list, path: str):
+    def map_MapAccumSeq(self, f: P.MapAccumSeq, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
-        init = self.expr(f.init, _join(path, "init"))
-        g, out = self.fun(f.f, [init.t, a.elem], _join(path, "f"))
+        init, g, out = self._operator(f, a, path)
         if not (isinstance(out, TupleType) and len(out.elems) == 2 and out.elems[1] == init.t):
             self.fail(f, path, f"a function returning <an element, the next accumulator of type {init.t}>",
                       f"one returning {out}")
         return replace(f, f=g, init=init), TupleType(ArrayType(out.elems[0], a.length), ArrayType(init.t, Cst(1)))
 
-    def fun_Zip(self, f: P.Zip, arg_types: list, path: str):
+    def map_Zip(self, f: P.Zip, arg_types: list, path: str):
         if f.n < 2:
             self.fail(f, path, "two or more arrays", f"{f.n}")
         arrays = [self._array(f, t, path, "arrays") for t in arg_types]
@@ -249,33 +255,33 @@ class _Context:
                 self.fail(f, path, "arrays of one length", ", ".join(str(t) for t in arrays))
         return f, ArrayType(TupleType(*(a.elem for a in arrays)), arrays[0].length)
 
-    def fun_Unzip(self, f: P.Unzip, arg_types: list, path: str):
+    def map_Unzip(self, f: P.Unzip, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path, "an array of tuples")
         if not isinstance(a.elem, TupleType):
             self.fail(f, path, "an array of tuples", a)
         return f, TupleType(*(ArrayType(e, a.length) for e in a.elem.elems))
 
-    def fun_Tuple(self, f: P.Tuple, arg_types: list, path: str):
+    def map_Tuple(self, f: P.Tuple, arg_types: list, path: str):
         return f, TupleType(*arg_types)
 
-    def fun_Get(self, f: P.Get, arg_types: list, path: str):
+    def map_Get(self, f: P.Get, arg_types: list, path: str):
         t = arg_types[0]
         if not isinstance(t, TupleType) or not 0 <= f.i < len(t.elems):
             self.fail(f, path, f"a tuple of at least {f.i + 1} components", t)
         return f, t.elems[f.i]
 
-    def fun_Split(self, f: P.Split, arg_types: list, path: str):
+    def map_Split(self, f: P.Split, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         self.divisible(f, a.length, f.n, path)
         return f, ArrayType(ArrayType(a.elem, f.n), a.length / f.n)
 
-    def fun_Join(self, f: P.Join, arg_types: list, path: str):
+    def map_Join(self, f: P.Join, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path, "an array of arrays")
         inner = self._array(f, a.elem, path, "an array of arrays") if isinstance(a.elem, ArrayType) else \
             self.fail(f, path, "an array of arrays", a)
         return f, ArrayType(inner.elem, a.length * inner.length)
 
-    def fun_Iterate(self, f: P.Iterate, arg_types: list, path: str):
+    def map_Iterate(self, f: P.Iterate, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         if not f.n.is_constant:
             self.fail(f, path, "a constant number of iterations", f.n)
@@ -293,23 +299,23 @@ class _Context:
             t = out_a
         return replace(f, f=annotated if annotated is not None else g), t
 
-    def fun_Reorder(self, f: FunDecl, arg_types: list, path: str):
+    def map_Reorder(self, f: FunDecl, arg_types: list, path: str):
         return f, self._array(f, arg_types[0], path)
 
-    def fun_Id(self, f: P.Id, arg_types: list, path: str):
+    def map_Id(self, f: P.Id, arg_types: list, path: str):
         return f, arg_types[0]
 
-    def fun_ReorderStride(self, f: P.ReorderStride, arg_types: list, path: str):
+    def map_ReorderStride(self, f: P.ReorderStride, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         self.divisible(f, a.length, f.s, path)
         return f, a
 
-    def fun_Transpose(self, f: P.Transpose, arg_types: list, path: str):
+    def map_Transpose(self, f: P.Transpose, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path, "a 2-D array")
         inner = a.elem if isinstance(a.elem, ArrayType) else self.fail(f, path, "a 2-D array", a)
         return f, ArrayType(ArrayType(inner.elem, a.length), inner.length)
 
-    def fun_Slide(self, f: P.Slide, arg_types: list, path: str):
+    def map_Slide(self, f: P.Slide, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         if f.size < 1 or f.step < 1:
             self.fail(f, path, "a positive window size and step", f"size {f.size}, step {f.step}")
@@ -318,7 +324,7 @@ class _Context:
         self.divisible(f, a.length - f.size, Cst(f.step), path)
         return f, ArrayType(ArrayType(a.elem, f.size), (a.length - f.size) / f.step + 1)
 
-    def fun_Pad(self, f: P.Pad, arg_types: list, path: str):
+    def map_Pad(self, f: P.Pad, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         if isinstance(f.boundary, Literal) and f.boundary.t != a.elem:
             self.fail(f, path, f"a boundary value of the element type {a.elem}", f.boundary.t)
@@ -326,13 +332,11 @@ class _Context:
             self.fail(f, path, f"an array of at least {max(f.left, f.right)} elements to mirror", a)
         return f, ArrayType(a.elem, a.length + f.left + f.right)
 
-    def _address_space(self, f: P.AddressSpaceCast, arg_types: list, path: str):
+    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types: list, path: str):
         g, out = self.fun(f.f, arg_types, _join(path, "f"))
         return replace(f, f=g), out
 
-    fun_ToGlobal = fun_ToLocal = fun_ToPrivate = _address_space
-
-    def fun_AsVector(self, f: P.AsVector, arg_types: list, path: str):
+    def map_AsVector(self, f: P.AsVector, arg_types: list, path: str):
         def vec(t: Type, where: str) -> Type:
             a = self._array(f, t, where, "an array of scalars")
             if isinstance(a.elem, ArrayType):
@@ -344,7 +348,7 @@ class _Context:
 
         return f, vec(arg_types[0], path)
 
-    def fun_AsScalar(self, f: P.AsScalar, arg_types: list, path: str):
+    def map_AsScalar(self, f: P.AsScalar, arg_types: list, path: str):
         def scal(t: Type) -> Type:
             a = self._array(f, t, path, "an array of vectors")
             if isinstance(a.elem, ArrayType):
@@ -368,7 +372,7 @@ def infer_fun(f: FunDecl, arg_types: list) -> tuple:
 
     The code generator uses it to type an iteration's body with a symbolic length (`iterate`).
     """
-    return _Context().fun(f, list(arg_types), "")
+    return TypeInference().fun(f, list(arg_types), "")
 
 
 def length_ratio(out: ArithExpr, inp: ArithExpr) -> Optional[tuple]:
