@@ -39,11 +39,11 @@ class Mapper:
         return cache[node_cls]
 
     def __call__(self, node, *args, **kwargs):
-        method = self._methods.get(type(node))
-        if method is None:
+        try:
+            method = self._methods[type(node)]
+        except KeyError:
             name = self.method_name(type(node))
-            method = getattr(type(self), name) if name is not None else type(self).map_default
-            self._methods[type(node)] = method
+            method = self._methods[type(node)] = getattr(type(self), name or "map_default")
         return method(self, node, *args, **kwargs)
 
     def map_default(self, node, *args, **kwargs):

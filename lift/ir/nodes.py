@@ -27,7 +27,8 @@ class Node:
     _compare_names: tuple = ()
 
     @classmethod
-    def _key_names(cls) -> tuple:
+    def field_names(cls) -> tuple:
+        """The structural fields (compared, hashed, printed), in declaration order; annotations excluded."""
         names = cls.__dict__.get("_compare_names_cache")
         if names is None:
             names = tuple(f.name for f in fields(cls) if f.compare)
@@ -35,7 +36,7 @@ class Node:
         return names
 
     def _key(self) -> tuple:
-        return tuple(getattr(self, n) for n in self._key_names())
+        return tuple(getattr(self, n) for n in self.field_names())
 
     def __hash__(self) -> int:
         h = self.__dict__.get("_hash")
@@ -57,7 +58,7 @@ class Node:
     def children(self) -> tuple:
         """The (field name, child node) pairs of this node, in order: the steps of a location path."""
         out = []
-        for name in self._key_names():
+        for name in self.field_names():
             v = getattr(self, name)
             if isinstance(v, Node):
                 out.append((name, v))
@@ -71,7 +72,7 @@ class Node:
         Annotations (fields with `compare=False`, such as inferred types) are dropped: they may be stale.
         """
         stale = {f.name: None for f in fields(self) if not f.compare}
-        for name in self._key_names():
+        for name in self.field_names():
             v = getattr(self, name)
             if step == name:
                 return replace(self, **{name: new}, **stale)

@@ -9,7 +9,6 @@ composition. `python_source(e)` writes the DSL (`Join() @ MapWrg(...) @ Split(10
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
@@ -84,7 +83,7 @@ class PaperNotation(Mapper):
             name += f"-{_size(getattr(f, f.size_field))}"
         if f.nary:
             return name
-        args = [self.field(getattr(f, d.name)) for d in fields(f) if d.compare and d.name != f.size_field]
+        args = [self.field(getattr(f, name)) for name in f.field_names() if name != f.size_field]
         return f"{name}({', '.join(args)})" if args else name
 
     def field(self, v) -> str:
@@ -150,7 +149,7 @@ class PythonSource(Mapper):
         return f"{cls}({f.dim})({self(f.f)})" if f.dim else f"{cls}({self(f.f)})"
 
     def map_Pattern(self, f: P.Pattern) -> str:
-        return f"{type(f).__name__}({', '.join(self.field(getattr(f, d.name)) for d in fields(f) if d.compare)})"
+        return f"{type(f).__name__}({', '.join(self.field(getattr(f, name)) for name in f.field_names())})"
 
     def field(self, v) -> str:
         if isinstance(v, Node):
