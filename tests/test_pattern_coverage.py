@@ -18,6 +18,8 @@ from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, 
                   MapSeq, MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, SizeVar, Slide, Split,
                   ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
                   infer, interpret, paper, python_source)
+from lift.ir.nodes import Lambda
+from lift.ir.routine import Routine
 from lift.ir import patterns as P
 from lift.ir.interpreter import Interpreter
 from lift.ir.mapper import handles
@@ -84,7 +86,7 @@ EXAMPLES = {
     P.Slide: (fun([A], lambda x: Slide(3, 2)(x)), (x16[:15],),
               np.lib.stride_tricks.sliding_window_view(x16[:15], 3)[::2]),
     P.Pad: (fun([A], lambda x: Pad(1, 2, "clamp")(x)), (x16,), np.pad(x16, (1, 2), mode="edge")),
-    P.ReorderStride: (fun([A], lambda x: ReorderStride(4)(x)), (x16,), _reorder_stride(x16, 4)),
+    P.ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
     P.ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
     P.ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),
     P.ToPrivate: (fun([A], lambda x: ToPrivate(MapSeq(double))(x)), (x16,), 2 * x16),
@@ -111,6 +113,12 @@ def test_the_patterns_are_discovered():
 @pytest.mark.parametrize("mapper", MAPPERS, ids=lambda m: m.__name__)
 def test_every_mapper_handles_every_pattern(mapper, cls):
     assert handles(mapper, cls), f"{mapper.__name__} has no map_ method for {cls.__name__} or a base class"
+
+
+@pytest.mark.parametrize("cls", (Lambda, UserFun, Routine), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("mapper", MAPPERS, ids=lambda m: m.__name__)
+def test_every_mapper_handles_the_other_functions(mapper, cls):
+    assert handles(mapper, cls)
 
 
 @pytest.mark.parametrize("cls", PATTERNS, ids=lambda c: c.__name__)
