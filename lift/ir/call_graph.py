@@ -155,10 +155,10 @@ def _beta_reduce_top(e: Expr) -> Expr:
     """`(λz. body)(arg)` at the top level (a shared result bound by a lambda) becomes `body[z := arg]`."""
     if not isinstance(e, FunCall):
         return e
-    args = tuple(_beta_reduce_top(a) for a in e.args)
-    if isinstance(e.f, Lambda) and len(args) == len(e.f.params):
-        return _beta_reduce_top(substitute(e.f.body, dict(zip(e.f.params, args))))
-    return e if args == e.args else FunCall(e.f, args)
+    e = e.map_children(_beta_reduce_top)
+    if isinstance(e.f, Lambda) and len(e.args) == len(e.f.params):
+        return _beta_reduce_top(substitute(e.f.body, dict(zip(e.f.params, e.args))))
+    return e
 
 
 def _value(e: Expr, ids: dict) -> Value:

@@ -72,7 +72,6 @@ class AbstractMap(Pattern):
     """
 
     funs = ("f",)
-    is_parallel = True
     level = OPENCL_LEVEL
     dim = 0
 
@@ -106,7 +105,6 @@ class MapSeq(AbstractMap):
 
     f: FunDecl
     paper = "map-seq"
-    is_parallel = False
     thread_level = "seq"
 
 

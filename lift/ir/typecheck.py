@@ -299,7 +299,7 @@ class TypeInference(Mapper):
             t = out_a
         return replace(f, f=annotated if annotated is not None else g), t
 
-    def map_Reorder(self, f: FunDecl, arg_types: list, path: str):
+    def map_Reorder(self, f: P.Reorder, arg_types: list, path: str):
         return f, self._array(f, arg_types[0], path)
 
     def map_Id(self, f: P.Id, arg_types: list, path: str):
