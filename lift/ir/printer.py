@@ -83,7 +83,7 @@ class PaperNotation(Mapper):
             name += f"-{_size(getattr(f, f.size_field))}"
         if f.nary:
             return name
-        args = [self.field(getattr(f, name)) for name in f.field_names() if name != f.size_field]
+        args = [self.field(getattr(f, k)) for k in f.field_names() if k != f.size_field]
         return f"{name}({', '.join(args)})" if args else name
 
     def field(self, v) -> str:
@@ -149,7 +149,7 @@ class PythonSource(Mapper):
         return f"{cls}({f.dim})({self(f.f)})" if f.dim else f"{cls}({self(f.f)})"
 
     def map_Pattern(self, f: P.Pattern) -> str:
-        return f"{type(f).__name__}({', '.join(self.field(getattr(f, name)) for name in f.field_names())})"
+        return f"{type(f).__name__}({', '.join(self.field(getattr(f, k)) for k in f.field_names())})"
 
     def field(self, v) -> str:
         if isinstance(v, Node):
