@@ -132,6 +132,17 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _finite_json(v) -> bool:
+    """Whether `v` holds no NaN or infinity at any depth (a record is written with `allow_nan=False`)."""
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return all(_finite_json(x) for x in v.values())
+    if isinstance(v, list):
+        return all(_finite_json(x) for x in v)
+    return True
+
+
 def _time(v) -> bool:
     return v is None or (_number(v) and v > 0)
 
@@ -153,7 +164,7 @@ _CHECKS = {
     "per_kernel_ms": (lambda v: isinstance(v, list) and all(_number(t) and t >= 0 for t in v),
                       "a list of finite numbers >= 0"),
     "expression": (_text, "a string"), "derivation": (lambda v: isinstance(v, list), "a list"),
-    "params": (lambda v: isinstance(v, dict), "an object"),
+    "params": (lambda v: isinstance(v, dict) and _finite_json(v), "an object of finite values"),
     "role": (lambda v: v in (CANDIDATE, BASELINE), f"{CANDIDATE} or {BASELINE}"),
     "recorded_at": (_text, "a string"),
     "attempts": (lambda v: _count(v) and v >= 1, "an integer >= 1"),
