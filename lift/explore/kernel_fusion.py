@@ -41,7 +41,9 @@ from lift.ir.nodes import Expr, FunCall, Lambda, Param, free_params, substitute
 from lift.ir.routine import inline_routines
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
-from lift.types.types import ArrayType, TupleType, Type, VectorType
+from lift.opencl_gen.memory import value_bytes
+from lift.types.arith import UnboundSize
+from lift.types.types import ArrayType, TupleType, Type
 
 REDUCED = "reduced"
 _LAYOUT = (P.Join, P.Split, P.Transpose, P.Zip, P.Get, P.Unzip, P.Tuple, P.Id)
@@ -118,10 +120,10 @@ def fusion_graph(call_graph: CallGraph, sizes: Mapping[str, int]) -> part.Fusion
             for s in value.sources:
                 t = call_graph.nodes[s].type if isinstance(s, int) else _input_type(call_graph, s)
                 if isinstance(t, ArrayType):
-                    reads[_array_name(s)] = _nbytes(t, sizes)
+                    reads[_array_name(s)] = _value_bytes(t, sizes)
                     if k in shape.whole:
                         whole.add(_array_name(s))
-        ops.append(part.Op(op_name(node), shape.space, reads, {_array_name(node.id): _nbytes(node.type, sizes)},
+        ops.append(part.Op(op_name(node), shape.space, reads, {_array_name(node.id): _value_bytes(node.type, sizes)},
                            shape.flops, shape.reduction, whole=frozenset(whole)))
     return part.FusionGraph(tuple(ops), frozenset(_array_name(i) for i in call_graph.output_nodes()))
 
@@ -241,14 +243,11 @@ def _int(length) -> int:
         raise KernelFusionError(f"the length {length} is not bound: give every size (--size)") from None
 
 
-def _nbytes(t: Type, sizes: Mapping[str, int]) -> int:
-    if isinstance(t, ArrayType):
-        return _int(t.length.substitute(dict(sizes))) * _nbytes(t.elem, sizes)
-    if isinstance(t, TupleType):
-        return sum(_nbytes(e, sizes) for e in t.elems)
-    if isinstance(t, VectorType):
-        return 4 * t.n
-    return 4
+def _value_bytes(t: Type, sizes: Mapping[str, int]) -> int:
+    try:
+        return value_bytes(t, sizes)
+    except UnboundSize as e:
+        raise KernelFusionError(f"{e}: give every size (--size)") from None
 
 
 # --- (4) one lowered program per partition ----------------------------------------------------------------

@@ -84,6 +84,17 @@ def element_bytes(elem: Type) -> int:
     return host_dtype(elem).itemsize
 
 
+def value_bytes(t: Type, sizes) -> int:
+    """The bytes a value of type `t` takes in OpenCL buffers under a size binding: an array its bound length
+    times its element's, a tuple holding arrays the sum of its components' buffers, an element
+    `element_bytes` (a tuple of scalars is one struct). Raises `UnboundSize` for a length not in `sizes`."""
+    if isinstance(t, ArrayType):
+        return int(t.length.eval(sizes)) * value_bytes(t.elem, sizes)
+    if isinstance(t, TupleType) and any(isinstance(e, (ArrayType, TupleType)) for e in t.elems):
+        return sum(value_bytes(e, sizes) for e in t.elems)
+    return element_bytes(t)
+
+
 def memory_bytes(mem: Memory, sizes) -> int:
     """The bytes a memory takes under a size binding."""
     return int(mem.size.eval(sizes)) * element_bytes(mem.elem)
