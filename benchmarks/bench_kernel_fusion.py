@@ -53,12 +53,12 @@ def measurer(name: str, inputs: list, reference: tuple, sizes: dict):
     return measure
 
 
-def device_cost_model(sizes: dict) -> part.CostModel:
+def device_cost_model(sizes: dict) -> part.FusionCostModel:
     """The partition cost model of the default OpenCL device, as `lift explore` makes it: the device's
     facts and its streaming bandwidth measured over as many bytes as a vector and a matrix of `sizes`."""
     device = runtime.select_device()
     nbytes = 4 * (sizes["K"] + sizes["M"] * sizes["N"])
-    return part.CostModel.from_device_model(device_facts(device).model(measure_bandwidth(device, nbytes)))
+    return part.FusionCostModel.from_device_model(device_facts(device).model(measure_bandwidth(device, nbytes)))
 
 
 def main() -> None:

@@ -17,8 +17,8 @@ import math
 import random
 import time
 
-from lift.explore.partition import (CostModel, DeviceLimits, Footprint, FusionGraph, Op, fuse_all_legal,
-                                    fuse_nothing, optimal_partition)
+from lift.explore.partition import DeviceLimits, Footprint, FusionCostModel, FusionGraph, Op
+from lift.explore.partition_search import fuse_all_legal, fuse_nothing, optimal_partition
 
 SIZES = (10, 100, 1000, 10000)
 SEEDS = (0, 1, 2)
@@ -69,7 +69,7 @@ def slope(xs, ys) -> float:
 
 
 def main() -> None:
-    limits, model = DeviceLimits(), CostModel()
+    limits, model = DeviceLimits(), FusionCostModel()
     print(f"{'ops':>6} {'DP s':>9} {'us/op':>7} {'kernels':>8} {'DP ms':>9} {'fuse-all ms':>12} "
           f"{'fuse-none ms':>13} {'DP/all':>7} {'DP/none':>8}")
     times = []

@@ -28,6 +28,7 @@ from benchmarks.measure import HostRun, check_outputs, interleaved
 from lift import CallGraph, interpret
 from lift.explore import kernel_fusion as kf
 from lift.explore import partition as part
+from lift.explore import partition_search as search
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.launch import local_size_overrides
@@ -69,9 +70,9 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: t
         raise AssertionError(f"{name}: numpy's reference differs from lift.interpret")
     cg = CallGraph.of(program)
     graph = kf.fusion_graph(cg, sizes)
-    limits, model = part.DeviceLimits(), part.CostModel()
-    chosen = {"fused": part.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
-              "unfused": part.fuse_nothing(graph, limits, model)}
+    limits, model = part.DeviceLimits(), part.FusionCostModel()
+    chosen = {"fused": search.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
+              "unfused": search.fuse_nothing(graph, limits, model)}
     row = {"sequence": name, "flops": sum(op.flops for op in graph.ops)}
     runs = {}
     for kind, p in chosen.items():

@@ -14,6 +14,7 @@ import lift
 from lift import CallGraph
 from lift.explore import kernel_fusion as kf
 from lift.explore import partition as part
+from lift.explore import partition_search as search
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
 
@@ -68,13 +69,13 @@ def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
 
 
 def test_the_partitioner_fuses_what_one_space_allows():
-    best = part.optimal_partition(kf.fusion_graph(graph("gemver"), SIZES))
+    best = search.optimal_partition(kf.fusion_graph(graph("gemver"), SIZES))
     assert best.blocks == {frozenset({"matcopy%0", "ger%1", "ger%2"}), frozenset({"gemvt%3"}),
                            frozenset({"axpy%4"}), frozenset({"gemv%5"}), frozenset({"scal%6"})}
     impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
     assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1, 2),), 4), (((0, 1, 2),), 8)]
     assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 8
-    cpu = part.CostModel(bandwidth_gbps=50.0, peak_gflops=64.0, vector_width=16)
+    cpu = part.FusionCostModel(bandwidth_gbps=50.0, peak_gflops=64.0, vector_width=16)
     impls = kf.implementations(graph("bicgk"), {"M": 1024, "N": 1024}, (16, 64), model=cpu, widths=(1, 4, 8))
     assert [(i.chunk, i.width) for i in impls[:2]] == [(16, 8), (64, 8)] and impls[0].blocks == ((0, 1),)
     assert [i.predicted_ms for i in impls] == sorted(i.predicted_ms for i in impls)

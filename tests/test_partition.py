@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lift.explore.cost_model import DeviceModel
-from lift.explore.partition import (CostModel, DeviceLimits, Footprint, FusionGraph, Op, enumerate_partitions,
-                                    fuse_all_legal, fuse_nothing, kernel_time_ms, legal_partition, optimal_partition,
-                                    predict, why_illegal)
+from lift.explore.partition import (DeviceLimits, Footprint, FusionCostModel, FusionGraph, Op, kernel_time_ms,
+                                    legal_partition, predict, why_illegal)
+from lift.explore.partition_search import enumerate_partitions, fuse_all_legal, fuse_nothing, optimal_partition
 
 N, M = 1 << 20, 1 << 11
 VEC, TILES = ("vector", N), ("tiles", M, M)
@@ -83,7 +83,7 @@ def test_vadd_bytes_fused_and_unfused_match_a_hand_count():
     assert fused.global_bytes == 4 * V          # read x, y, z; write w (t stays on chip)
     assert unfused.global_bytes == 6 * V        # read x, y, write t; read t, z, write w
     assert [k.global_bytes for k in unfused.kernels] == [3 * V, 3 * V]
-    m = CostModel()
+    m = FusionCostModel()
     assert math.isclose(fused.time_ms, m.launch_ms + 4 * V / m.bandwidth_gbps * 1e-6)
     assert math.isclose(unfused.time_ms, 2 * (m.launch_ms + 3 * V / m.bandwidth_gbps * 1e-6))
 
@@ -95,7 +95,7 @@ def test_an_input_read_by_several_fused_ops_is_read_once_and_an_output_intermedi
 
 
 def test_axpydot_reduction_is_finished_by_a_final_pass():
-    m = CostModel()
+    m = FusionCostModel()
     fused = predict(AXPYDOT, [["axpy", "dot"]]).kernels[0]
     assert fused.global_bytes == 4 * V and fused.reduction_bytes == S
     assert fused.time_ms == pytest.approx(2 * m.launch_ms + (4 * V + m.partials * S) / m.bandwidth_gbps * 1e-6
@@ -176,7 +176,7 @@ def test_occupancy_penalty_can_make_fusion_lose():
     heavy = Footprint(local_bytes=20 * 1024, registers=64)
     g = FusionGraph([op("a", VEC, {"x": V, "y": V}, {"t": V}, fp=heavy),
                      op("b", VEC, {"x": V, "z": V}, {"w": V}, fp=heavy)], {"t", "w"})
-    m = CostModel(launch_ms=0.0)
+    m = FusionCostModel(launch_ms=0.0)
     fused, apart = predict(g, [["a", "b"]], model=m), predict(g, [["a"], ["b"]], model=m)
     assert fused.global_bytes < apart.global_bytes and fused.time_ms > apart.time_ms
     assert optimal_partition(g, model=m).blocks == blocks("a", "b")
@@ -191,14 +191,14 @@ def test_graphs_out_of_order_or_with_two_writers_are_rejected():
 
 def test_device_figures_come_from_the_cost_models_device():
     dm = DeviceModel.for_device("gpu", 16, 300.0, 0.01, 49152, 1024, 1)
-    m, limits = CostModel.from_device_model(dm), DeviceLimits.from_device_model(dm)
+    m, limits = FusionCostModel.from_device_model(dm), DeviceLimits.from_device_model(dm)
     assert (m.bandwidth_gbps, m.launch_ms, m.peak_gflops) == (300.0, 0.01, 1600.0)
     assert (limits.local_mem_bytes, limits.max_work_group_size) == (49152, 1024)
     assert kernel_time_ms(0, 0, Footprint(), 0, limits, m) == 0.01
 
 
 def test_a_kernel_narrower_than_the_devices_vectors_leaves_lanes_idle():
-    cpu = CostModel.from_device_model(DeviceModel.for_device("cpu", 2, 50.0, 0.002, 65536, 4096, 16))
+    cpu = FusionCostModel.from_device_model(DeviceModel.for_device("cpu", 2, 50.0, 0.002, 65536, 4096, 16))
     assert (cpu.peak_gflops, cpu.vector_width) == (64.0, 16)
     assert [cpu.at_width(w).peak_gflops for w in (1, 4, 16, 32)] == [4.0, 16.0, 64.0, 64.0]
     compute_bound = [kernel_time_ms(1000, 1e6, Footprint(), 0, DeviceLimits(), cpu.at_width(w)) for w in (1, 8)]
@@ -230,8 +230,8 @@ def small_graphs(draw, max_ops=7):
     return FusionGraph(ops, outputs)
 
 
-MODELS = st.sampled_from([CostModel(), CostModel(launch_ms=0.0), CostModel(launch_ms=0.05, peak_gflops=500.0),
-                          CostModel(bandwidth_gbps=50.0, hiding_occupancy=0.9)])
+MODELS = st.sampled_from([FusionCostModel(), FusionCostModel(launch_ms=0.0), FusionCostModel(launch_ms=0.05, peak_gflops=500.0),
+                          FusionCostModel(bandwidth_gbps=50.0, hiding_occupancy=0.9)])
 LIMITS = st.sampled_from([DeviceLimits(), DeviceLimits(local_mem_bytes=32768, max_registers=128)])
 
 

@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from lift.errors import LiftError
 from lift.explore import partition as part
+from lift.explore import partition_search as search
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.ir import patterns as P
@@ -451,16 +452,16 @@ DP, FUSE_ALL, FUSE_NOTHING = "dp", "fuse-all-legal", "fuse-nothing"
 
 def implementations(call_graph: CallGraph, sizes: Mapping[str, int], chunks: Sequence[int] = (64,),
                     limits: part.DeviceLimits = part.DeviceLimits(),
-                    model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> list:
+                    model: part.FusionCostModel = part.FusionCostModel(), widths: Sequence[int] = (1,)) -> list:
     """Every legal partition of the calls (`partition.enumerate_partitions`) times every chunk size and
     vector width, fastest predicted first: a partition at width `w` is predicted with `model.at_width(w)`
     (the model does not tell chunk sizes apart: they keep the order given). The DP's choice,
     fuse-all-legal and fuse-nothing are marked in `roles`."""
     graph = fusion_graph(call_graph, sizes)
-    marks = {DP: part.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
-             FUSE_ALL: part.fuse_all_legal(graph, limits, model), FUSE_NOTHING: part.fuse_nothing(graph, limits, model)}
+    marks = {DP: search.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
+             FUSE_ALL: search.fuse_all_legal(graph, limits, model), FUSE_NOTHING: search.fuse_nothing(graph, limits, model)}
     out = []
-    for p in part.enumerate_partitions(graph, limits, model):
+    for p in search.enumerate_partitions(graph, limits, model):
         roles = tuple(r for r, q in marks.items() if q.blocks == p.blocks)
         blocks = tuple(tuple(graph.index[name] for name in k.ops) for k in p.kernels)
         names = [k.ops for k in p.kernels]
@@ -488,13 +489,13 @@ class SequenceSearch:
     chunks: Sequence[int] = (16, 64, 256)
     widths: Sequence[int] = (1, 4, 8)
     limits: part.DeviceLimits = part.DeviceLimits()
-    model: part.CostModel = part.CostModel()
+    model: part.FusionCostModel = part.FusionCostModel()
     failures: list = field(default_factory=list)
 
     def use_device(self, device: DeviceModel) -> None:
         """Predict with the figures of the device the candidates will run on (the explorer calls this before
         it takes any): its bandwidth, launch cost, native vector width and peak."""
-        self.model = part.CostModel.from_device_model(device)
+        self.model = part.FusionCostModel.from_device_model(device)
 
     def __iter__(self) -> Iterator[Candidate]:
         cg = CallGraph.of(self.program)
@@ -533,7 +534,7 @@ class Table4Row:
 def table4(name: str, call_graph: CallGraph, sizes: Mapping[str, int],
            measure: Callable[[Sequence[Lowered]], Sequence[Optional[float]]], budget: int,
            chunks: Sequence[int] = (64,), limits: part.DeviceLimits = part.DeviceLimits(),
-           model: part.CostModel = part.CostModel(), widths: Sequence[int] = (1,)) -> Table4Row:
+           model: part.FusionCostModel = part.FusionCostModel(), widths: Sequence[int] = (1,)) -> Table4Row:
     """Measure the first `budget` implementations that lower, in predicted order, and the first that lowers
     of each of the DP's, fuse-all-legal's and fuse-nothing's partitions if none is among them, with
     `measure` (the lowered programs, all at once so that it may time them interleaved, to their ms after

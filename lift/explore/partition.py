@@ -17,15 +17,11 @@ over the bandwidth and its flops over the peak overlap fully, so it takes the lo
 stretched when its summed on-chip footprint lowers occupancy below what hides memory latency, plus the
 launch; a kernel holding reductions adds their final pass. A partition's time is the sum of its kernels'.
 
-`enumerate_partitions` lists every legal partition with its time (the fusion paper's Table 4 count, for
-our model's partitions); `optimal_partition` finds the cheapest by dynamic programming over schedules,
-as DPMPP (Heirich, *Optimal automatic multipass shader partitioning by dynamic programming*) does for
-shader passes; `fuse_nothing` and `fuse_all_legal` are the baselines.
+The search over partitions (every one, the cheapest, the baselines) is `lift.explore.partition_search`.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -198,7 +194,7 @@ class DeviceLimits:
 
 
 @dataclass(frozen=True)
-class CostModel:
+class FusionCostModel:
     """Device figures for predicting a kernel's time: streaming bandwidth (GB/s), peak arithmetic (Gflop/s,
     reached by kernels computing on vectors of the device's native `vector_width` lanes), launch cost (ms),
     the occupancy that hides memory latency (below it memory and compute stretch), and how many partial
@@ -212,14 +208,14 @@ class CostModel:
     vector_width: int = 1
 
     @classmethod
-    def from_device_model(cls, m: DeviceModel, **others) -> "CostModel":
+    def from_device_model(cls, m: DeviceModel, **others) -> "FusionCostModel":
         """The figures of the analytic cost model's device: bandwidth, launch, its native vector width and
         the peak its `op_ns` implies (one operation on every lane of a native vector per `op_ns` per
         compute unit)."""
         return cls(bandwidth_gbps=m.bandwidth_gbps, peak_gflops=m.compute_units * m.vector_width / m.op_ns,
                    launch_ms=m.launch_ms, vector_width=m.vector_width, **others)
 
-    def at_width(self, width: int) -> "CostModel":
+    def at_width(self, width: int) -> "FusionCostModel":
         """The model of kernels computing on `width`-lane vectors: a narrower one than the device's native
         vector leaves lanes idle, so its peak is `min(width, vector_width) / vector_width` of the device's."""
         lanes = min(max(width, 1), self.vector_width)
@@ -246,7 +242,7 @@ def fits(fp: Footprint, limits: DeviceLimits) -> bool:
 
 
 def kernel_time_ms(global_bytes: float, flops: float, fp: Footprint, reduction_bytes: float,
-                   limits: DeviceLimits, model: CostModel) -> float:
+                   limits: DeviceLimits, model: FusionCostModel) -> float:
     """A kernel's predicted time: the launch plus the longer of its memory and compute times (they overlap,
     fusion paper 4.2), stretched by `hiding_occupancy / occupancy` when its footprint leaves too few
     work-items to hide latency. Its reductions (fusion paper 3.2.2) write `partials` partial results per
@@ -267,7 +263,7 @@ def kernel_time_ms(global_bytes: float, flops: float, fp: Footprint, reduction_b
 
 
 @dataclass(frozen=True)
-class Kernel:
+class FusedKernel:
     """One kernel of a partition: its ops (in graph order), its global traffic (reduced values and their
     partials excluded: `reduction_bytes` counts those), flops, footprint and predicted time."""
 
@@ -284,7 +280,7 @@ class Kernel:
 class Partition:
     """Kernels in a launch order, and their total predicted time."""
 
-    kernels: Tuple[Kernel, ...]
+    kernels: Tuple[FusedKernel, ...]
     time_ms: float = field(init=False)
 
     def __post_init__(self):
@@ -302,7 +298,7 @@ class Partition:
 
 
 def kernel(graph: FusionGraph, members: Iterable[int], limits: DeviceLimits = DeviceLimits(),
-           model: CostModel = CostModel()) -> Kernel:
+           model: FusionCostModel = FusionCostModel()) -> FusedKernel:
     """The kernel running the ops at these positions, and its predicted time (legality not checked)."""
     idx = sorted(set(members))
     inside = set(idx)
@@ -318,12 +314,12 @@ def kernel(graph: FusionGraph, members: Iterable[int], limits: DeviceLimits = De
             elif a in graph.outputs or any(r not in inside for r in graph.readers.get(a, ())):
                 nbytes += graph.nbytes[a]
     nbytes += sum(graph.nbytes[a] for a in read)
-    fp = _footprint(ops)
-    return Kernel(tuple(op.name for op in ops), ops[0].space, nbytes, sum(op.flops for op in ops), fp,
+    fp = ops_footprint(ops)
+    return FusedKernel(tuple(op.name for op in ops), ops[0].space, nbytes, sum(op.flops for op in ops), fp,
                   red_bytes, kernel_time_ms(nbytes, sum(op.flops for op in ops), fp, red_bytes, limits, model))
 
 
-def _footprint(ops: Sequence[Op]) -> Footprint:
+def ops_footprint(ops: Sequence[Op]) -> Footprint:
     fp = ops[0].footprint
     for op in ops[1:]:
         fp = fp + op.footprint
@@ -350,7 +346,7 @@ def why_illegal(graph: FusionGraph, members: Iterable[int], limits: DeviceLimits
     for u in range(idx[0], idx[-1]):
         if u not in inside and below >> u & 1 and graph.descendants[u] & bits:
             return "convexity"
-    if not fits(_footprint(ops), limits):
+    if not fits(ops_footprint(ops), limits):
         return "limits"
     return None
 
@@ -404,7 +400,7 @@ def _positions(graph: FusionGraph, blocks: Sequence[Iterable[str]]) -> List[List
 
 
 def predict(graph: FusionGraph, blocks: Sequence[Iterable[str]], limits: DeviceLimits = DeviceLimits(),
-            model: CostModel = CostModel()) -> Partition:
+            model: FusionCostModel = FusionCostModel()) -> Partition:
     """The partition with these blocks of op names, its kernels in launch order and their predicted times;
     ValueError when it is not legal."""
     idx = _positions(graph, blocks)
@@ -418,265 +414,7 @@ def predict(graph: FusionGraph, blocks: Sequence[Iterable[str]], limits: DeviceL
     return Partition(tuple(kernel(graph, idx[b], limits, model) for b in order))
 
 
-def _check_singletons(graph: FusionGraph, limits: DeviceLimits) -> None:
+def check_singletons(graph: FusionGraph, limits: DeviceLimits) -> None:
     for op in graph.ops:
         if not fits(op.footprint, limits):
             raise ValueError(f"{op.name} alone does not fit the device: {op.footprint}")
-
-
-# --- exhaustive enumeration ----------------------------------------------------------------------------
-
-
-def enumerate_partitions(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
-                         model: CostModel = CostModel()) -> List[Partition]:
-    """Every legal partition with its predicted time, fastest first (the fusion paper's "number of
-    implementations", Table 4, for this model's partitions). Exponential: for small graphs."""
-    _check_singletons(graph, limits)
-    n = len(graph.ops)
-    found: List[Partition] = []
-    blocks: List[List[int]] = []
-
-    def place(i: int) -> None:
-        if i == n:
-            if launch_order(graph, blocks) is not None and all(legal_kernel(graph, b, limits) for b in blocks):
-                found.append(predict(graph, [[graph.ops[j].name for j in b] for b in blocks], limits, model))
-            return
-        op = graph.ops[i]
-        for b in blocks:
-            first = graph.ops[b[0]]
-            if first.space != op.space or any(graph.barrier(p, i) for p in graph.preds[i] if p in b):
-                continue
-            b.append(i)
-            if fits(_footprint([graph.ops[j] for j in b]), limits):
-                place(i + 1)
-            b.pop()
-        blocks.append([i])
-        place(i + 1)
-        blocks.pop()
-
-    place(0)
-    return sorted(found, key=lambda p: (p.time_ms, sorted(sorted(b) for b in p.blocks)))
-
-
-# --- baselines -----------------------------------------------------------------------------------------
-
-
-def fuse_nothing(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
-                 model: CostModel = CostModel()) -> Partition:
-    """One kernel per op, in graph order."""
-    _check_singletons(graph, limits)
-    return Partition(tuple(kernel(graph, [i], limits, model) for i in range(len(graph.ops))))
-
-
-def fuse_all_legal(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(),
-                   model: CostModel = CostModel()) -> Partition:
-    """Greedy maximal fusion, blind to cost: each op in graph order joins the most recently opened kernel of
-    its space that it can legally join (the kernels of its producers first), else opens one."""
-    _check_singletons(graph, limits)
-    blocks: List[List[int]] = []
-    fps: List[Footprint] = []
-    of: List[int] = []
-    latest: Dict[Hashable, int] = {}
-    out: List[set] = []  # quotient successors of each block
-    for i, op in enumerate(graph.ops):
-        pred_blocks = {of[p] for p in graph.preds[i]}
-        candidates = sorted((b for b in pred_blocks if graph.ops[blocks[b][0]].space == op.space), reverse=True)
-        if op.space in latest and latest[op.space] not in candidates:
-            candidates.append(latest[op.space])
-        chosen = None
-        for b in candidates:
-            if any(of[p] == b and graph.barrier(p, i) for p in graph.preds[i]):
-                continue
-            if not fits(fps[b] + op.footprint, limits):
-                continue
-            if _reaches_any(out, b, pred_blocks - {b}):
-                continue
-            chosen = b
-            break
-        if chosen is None:
-            chosen = len(blocks)
-            blocks.append([])
-            fps.append(op.footprint)
-            out.append(set())
-            latest[op.space] = chosen
-        else:
-            fps[chosen] = fps[chosen] + op.footprint
-        blocks[chosen].append(i)
-        of.append(chosen)
-        for b in pred_blocks - {chosen}:
-            out[b].add(chosen)
-    return predict(graph, [[graph.ops[i].name for i in b] for b in blocks], limits, model)
-
-
-def _reaches_any(out: Sequence[set], start: int, targets: set) -> bool:
-    if not targets:
-        return False
-    seen = {start}
-    stack = [start]
-    while stack:
-        for c in out[stack.pop()]:
-            if c in targets:
-                return True
-            if c not in seen:
-                seen.add(c)
-                stack.append(c)
-    return False
-
-
-# --- dynamic programming -------------------------------------------------------------------------------
-
-
-def optimal_partition(graph: FusionGraph, limits: DeviceLimits = DeviceLimits(), model: CostModel = CostModel(),
-                      window: int = 8) -> Partition:
-    """The cheapest legal partition reachable by a windowed schedule, by dynamic programming (DPMPP).
-
-    The DP builds a schedule op by op, breadth first, as DPMPP does for shader passes; each step either adds
-    a ready op to the open kernel (when legal) or closes it (its cost is now known) and opens a new one with
-    that op. A state is the set of scheduled ops and the open kernel's Markov summary: its space, the arrays
-    it holds that unscheduled ops still read (for the barrier, and for reads that stay on chip or inputs
-    already read), its work-group size, and the traffic, flops, footprint and reduced bytes accumulated.
-    The open kernel is the last segment of the schedule, so it is convex and orderable by construction;
-    every legal partition is the kernel sequence of some schedule (its kernels in a launch order, each
-    one's ops in graph order). Of the states with the same scheduled set and the same interface (space,
-    held arrays, work-group size) only the Pareto-minimal ones in (closed cost, traffic, flops, local memory,
-    registers, reduced bytes) are kept: a kernel's cost at closing is monotone in each, and a smaller
-    footprint admits every join a larger one does, so a dominated state cannot lead to a cheaper partition.
-
-    The guarantee: let pi be the graph's op order and, for a set S of scheduled ops, lo(S) the position in
-    pi of the first op not in S. The DP visits exactly the sets S with pi[:lo(S)] in S and S in
-    pi[:lo(S) + window] (no op is scheduled `window` or more places ahead of the earliest unscheduled one).
-    The result is a partition of least predicted time among the legal partitions that have a schedule, each
-    kernel a contiguous run of it, all of whose prefixes are such sets. Hence:
-
-    - with `window >= len(graph.ops)` every schedule qualifies: the result is optimal among all legal
-      partitions (the first of `enumerate_partitions`, tested on random graphs);
-    - with `window == 1` it is optimal among the partitions whose kernels are contiguous runs of pi (DPMPP
-      over one fixed schedule);
-    - the optimum found never gets worse as the window grows.
-
-    There are at most window * 2**(window-1) such sets per step (far fewer on chain-like graphs), and the
-    open kernels per set are few when the limits bound a kernel's size (registers and local memory add up),
-    so for a fixed window the time grows linearly with the number of ops (`benchmarks.bench_partition`).
-    """
-    _check_singletons(graph, limits)
-    if window < 1:
-        raise ValueError("window must be at least 1")
-    n = len(graph.ops)
-    if n == 0:
-        return Partition(())
-    names = sorted(graph.nbytes)
-    aid = {a: k for k, a in enumerate(names)}
-    size = [graph.nbytes[a] for a in names]
-    output = [a in graph.outputs for a in names]
-    readers = [graph.readers.get(a, ()) for a in names]
-    ops = graph.ops
-    reads = [tuple(aid[a] for a in dict(op.reads)) for op in ops]
-    writes = [tuple(aid[a] for a in dict(op.writes)) for op in ops]
-    whole = [tuple(aid[a] for a in op.whole if a in aid) for op in ops]
-    preds = graph.preds
-    empty: FrozenSet[int] = frozenset()
-
-    def live(a: int, lo: int, mask: int) -> bool:
-        rs = readers[a]
-        for k in range(bisect.bisect_left(rs, lo), len(rs)):
-            if not mask >> (rs[k] - lo) & 1:
-                return True
-        return False
-
-    def close(iface: tuple, acc: tuple) -> float:
-        pending = sum(size[a] for a in iface[2] if not output[a])
-        fp = Footprint(acc[2], acc[3], iface[4])
-        return kernel_time_ms(acc[0] + pending, acc[1], fp, acc[4], limits, model)
-
-    def extend(iface: Optional[tuple], acc: tuple, v: int, lo: int, mask: int) -> Tuple[tuple, tuple]:
-        """The open kernel (`iface`, `acc`; None: a new one) with op `v` added, `lo`, `mask` after it."""
-        op = ops[v]
-        fp = op.footprint
-        if iface is None:
-            space, rd, wr, red, wg = op.space, empty, empty, empty, fp.work_group
-            fixed, flops, local, regs, red_bytes = 0, 0.0, 0, 0, 0
-        else:
-            space, rd, wr, red, wg = iface
-            fixed, flops, local, regs, red_bytes = acc
-        for a in reads[v]:
-            if a in wr:
-                if not live(a, lo, mask):
-                    wr = wr - {a}
-            elif a in rd:
-                if not live(a, lo, mask):
-                    rd = rd - {a}
-            else:
-                fixed += size[a]
-                if live(a, lo, mask):
-                    rd = rd | {a}
-        for a in writes[v]:
-            if op.reduction:
-                red_bytes += size[a]
-                if readers[a]:
-                    red = red | {a}
-                continue
-            if output[a]:
-                fixed += size[a]
-            if readers[a]:
-                wr = wr | {a}
-        return ((space, rd, wr, red, max(wg, fp.work_group)),
-                (fixed, flops + op.flops, local + fp.local_bytes, regs + fp.registers, red_bytes))
-
-    # a layer maps (lo, mask, interface) to its Pareto front of entries (g, acc, interface, back), where
-    # back = (previous entry, op, joined)
-    layer: Dict[tuple, list] = {(0, 0, None): [(0.0, None, None, None)]}
-    for _ in range(n):
-        nxt: Dict[tuple, list] = {}
-        for (lo, mask, _), front in layer.items():
-            for v in range(lo, min(lo + window, n)):
-                if mask >> (v - lo) & 1:
-                    continue
-                if any(p >= lo and not mask >> (p - lo) & 1 for p in preds[v]):
-                    continue
-                nlo, nmask = lo, mask | 1 << (v - lo)
-                while nmask & 1:
-                    nmask >>= 1
-                    nlo += 1
-                op = ops[v]
-                fp = op.footprint
-                joins = front[0][2] is not None and front[0][2][0] == op.space and \
-                    not any(a in front[0][2][3] for a in reads[v]) and not any(a in front[0][2][2] for a in whole[v])
-                for entry in front:
-                    g, acc, iface, _ = entry
-                    if joins and fits(Footprint(acc[2] + fp.local_bytes, acc[3] + fp.registers,
-                                                max(iface[4], fp.work_group)), limits):
-                        _offer(nxt, nlo, nmask, g, *extend(iface, acc, v, nlo, nmask), (entry, v, True))
-                    closed = g + close(iface, acc) if iface is not None else g
-                    _offer(nxt, nlo, nmask, closed, *extend(None, None, v, nlo, nmask), (entry, v, False))
-        layer = nxt
-    best = min((entry[0] + close(entry[2], entry[1]), i, entry)
-               for i, entry in enumerate(e for front in layer.values() for e in front))[2]
-    blocks: List[List[int]] = []
-    current: List[int] = []
-    while best[3] is not None:
-        best, v, joined = best[3]
-        current.append(v)
-        if not joined:
-            blocks.append(sorted(current))
-            current = []
-    blocks.reverse()
-    return predict(graph, [[ops[i].name for i in b] for b in blocks], limits, model)
-
-
-def _offer(layer: Dict[tuple, list], lo: int, mask: int, g: float, iface: tuple, acc: tuple, back: tuple) -> None:
-    """Add a state to its Pareto front, unless one there is at least as good in every measure."""
-    key = (lo, mask, iface)
-    front = layer.get(key)
-    if front is None:
-        layer[key] = [(g, acc, iface, back)]
-        return
-    f0, f1, f2, f3, f4 = acc
-    kept = []
-    for entry in front:
-        h, (e0, e1, e2, e3, e4) = entry[0], entry[1]
-        if h <= g and e0 <= f0 and e1 <= f1 and e2 <= f2 and e3 <= f3 and e4 <= f4:
-            return
-        if not (g <= h and f0 <= e0 and f1 <= e1 and f2 <= e2 and f3 <= e3 and f4 <= e4):
-            kept.append(entry)
-    kept.append((g, acc, iface, back))
-    layer[key] = kept
