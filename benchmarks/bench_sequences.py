@@ -3,7 +3,7 @@
     python -m benchmarks.bench_sequences [--only axpydot,vadd] [--size K=4194304 --size M=4096 --size N=4096]
 
 For each sequence of `examples/sequences.py`: the partition the dynamic programme chooses (`fused`) and
-one kernel group per call (`unfused`), each lowered by `lift.explore.kernel_fusion.lower` at the chunk
+one kernel group per call (`unfused`), each lowered by `lift.explore.fusion_lowering.lower` at the chunk
 sizes of `--chunks`, vector widths of `--widths` and work-group sizes of `--locals` for the `map-global`
 kernels (0 leaves them to the driver, whose choice can halve a kernel's speed on PoCL) (both get the same
 search: every lowering, checked first, timed in interleaved rounds, the fastest kept), and numpy's
@@ -26,7 +26,8 @@ from pathlib import Path
 
 from benchmarks.measure import HostRun, check_outputs, interleaved
 from lift import CallGraph, interpret
-from lift.explore import kernel_fusion as kf
+from lift.explore.fusion_graph import fusion_graph
+from lift.explore.fusion_lowering import lower
 from lift.explore import partition as part
 from lift.explore import partition_search as search
 from lift.ir.program_file import load_program_file
@@ -46,7 +47,7 @@ def _best_lowering(name: str, cg: CallGraph, blocks: tuple, chunks: tuple, width
     lowered = {}
     for chunk in chunks:
         for width in widths:
-            program = kf.lower(cg, blocks, chunk, sizes, width).program
+            program = lower(cg, blocks, chunk, sizes, width).program
             for local in locals_:
                 compiled = compile(program, sizes=sizes, name=name)
                 if local:
@@ -69,7 +70,7 @@ def measure(name: str, pf, sizes: dict, chunks: tuple, widths: tuple, locals_: t
     if check_outputs(pf.namespace["NUMPY"][name](*inputs), reference) is not None:
         raise AssertionError(f"{name}: numpy's reference differs from lift.interpret")
     cg = CallGraph.of(program)
-    graph = kf.fusion_graph(cg, sizes)
+    graph = fusion_graph(cg, sizes)
     limits, model = part.DeviceLimits(), part.FusionCostModel()
     chosen = {"fused": search.optimal_partition(graph, limits, model, window=max(len(graph.ops), 1)),
               "unfused": search.fuse_nothing(graph, limits, model)}

@@ -12,7 +12,10 @@ import pytest
 
 import lift
 from lift import CallGraph
-from lift.explore import kernel_fusion as kf
+from benchmarks.bench_kernel_fusion import table4
+from lift.explore.fusion_graph import KernelFusionError, fusion_graph
+from lift.explore.fusion_lowering import lower, unfused_blocks
+from lift.explore.sequence_search import DP, FUSE_NOTHING, implementations
 from lift.explore import partition as part
 from lift.explore import partition_search as search
 from lift.ir.program_file import load_program_file
@@ -46,7 +49,7 @@ def inputs(name, seed=0):
 
 
 def spaces(name):
-    g = kf.fusion_graph(graph(name), SIZES)
+    g = fusion_graph(graph(name), SIZES)
     return [(op.name, op.space, op.reduction) for op in g.ops]
 
 
@@ -58,10 +61,10 @@ def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
     assert spaces("gemver") == [("matcopy%0", rows, False), ("ger%1", rows, False), ("ger%2", rows, False),
                                 ("gemvt%3", rows, True), ("axpy%4", n, False), ("gemv%5", rows, False),
                                 ("scal%6", m, False)]
-    assert [op.whole for op in kf.fusion_graph(graph("gemver"), SIZES).ops] == [
+    assert [op.whole for op in fusion_graph(graph("gemver"), SIZES).ops] == [
         set(), {"v1"}, {"v2"}, {"%2", "y"}, set(), {"%4"}, set()]
-    assert [op.whole for op in kf.fusion_graph(graph("bicgk"), SIZES).ops] == [{"p"}, {"A", "r"}]
-    g = kf.fusion_graph(graph("axpydot"), SIZES)
+    assert [op.whole for op in fusion_graph(graph("bicgk"), SIZES).ops] == [{"p"}, {"A", "r"}]
+    g = fusion_graph(graph("axpydot"), SIZES)
     assert dict(g.ops[1].reads) == {"v": 1024, "%0": 1024} and dict(g.ops[1].writes) == {"%1": 1024}
     assert dict(g.ops[2].reads) == {"%1": 1024, "u": 1024} and dict(g.ops[2].writes) == {"%2": 4}
     assert g.outputs == {"%1", "%2"}
@@ -69,39 +72,39 @@ def test_fusion_graph_reads_spaces_and_reductions_off_the_routines():
 
 
 def test_the_partitioner_fuses_what_one_space_allows():
-    best = search.optimal_partition(kf.fusion_graph(graph("gemver"), SIZES))
+    best = search.optimal_partition(fusion_graph(graph("gemver"), SIZES))
     assert best.blocks == {frozenset({"matcopy%0", "ger%1", "ger%2"}), frozenset({"gemvt%3"}),
                            frozenset({"axpy%4"}), frozenset({"gemv%5"}), frozenset({"scal%6"})}
-    impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
+    impls = implementations(graph("axpydot"), SIZES, (4, 8))
     assert [(i.blocks, i.chunk) for i in impls][:2] == [(((0, 1, 2),), 4), (((0, 1, 2),), 8)]
-    assert kf.DP in impls[0].roles and kf.FUSE_NOTHING in impls[-1].roles and len(impls) == 8
+    assert DP in impls[0].roles and FUSE_NOTHING in impls[-1].roles and len(impls) == 8
     cpu = part.FusionCostModel(bandwidth_gbps=50.0, peak_gflops=64.0, vector_width=16)
-    impls = kf.implementations(graph("bicgk"), {"M": 1024, "N": 1024}, (16, 64), model=cpu, widths=(1, 4, 8))
+    impls = implementations(graph("bicgk"), {"M": 1024, "N": 1024}, (16, 64), model=cpu, widths=(1, 4, 8))
     assert [(i.chunk, i.width) for i in impls[:2]] == [(16, 8), (64, 8)] and impls[0].blocks == ((0, 1),)
     assert [i.predicted_ms for i in impls] == sorted(i.predicted_ms for i in impls)
     assert impls[-1].width == 1
 
 
 def test_a_partition_that_cannot_be_ordered_or_misses_a_call_is_a_one_line_error():
-    with pytest.raises(kf.KernelFusionError, match="every call"):
-        kf.lower(graph("axpydot"), [(0,)], CHUNK, SIZES)
-    with pytest.raises(kf.KernelFusionError, match="at least 1"):
-        kf.lower(graph("axpydot"), [(0, 1, 2)], 0, SIZES)
-    with pytest.raises(kf.KernelFusionError, match="cannot be launched in any order"):
-        kf.lower(graph("axpydot"), [(0, 2), (1,)], CHUNK, SIZES)
-    with pytest.raises(kf.KernelFusionError, match=r"does not lower: vectorize-zip-map: parameters \{n=3\}"):
-        kf.lower(graph("axpydot"), [(0, 1, 2)], CHUNK, SIZES, width=3)
+    with pytest.raises(KernelFusionError, match="every call"):
+        lower(graph("axpydot"), [(0,)], CHUNK, SIZES)
+    with pytest.raises(KernelFusionError, match="at least 1"):
+        lower(graph("axpydot"), [(0, 1, 2)], 0, SIZES)
+    with pytest.raises(KernelFusionError, match="cannot be launched in any order"):
+        lower(graph("axpydot"), [(0, 2), (1,)], CHUNK, SIZES)
+    with pytest.raises(KernelFusionError, match=r"does not lower: vectorize-zip-map: parameters \{n=3\}"):
+        lower(graph("axpydot"), [(0, 1, 2)], CHUNK, SIZES, width=3)
 
 
 def test_table4_measures_the_chosen_implementations_at_once_and_ranks_them():
-    impls = kf.implementations(graph("axpydot"), SIZES, (4, 8))
+    impls = implementations(graph("axpydot"), SIZES, (4, 8))
     seen = []
 
     def measure(lowered):
         seen.append([low.program for low in lowered])
         return [None if i == 1 else abs(i - 2) + 1.0 for i in range(len(lowered))]
 
-    row = kf.table4("axpydot", graph("axpydot"), SIZES, measure, budget=4, chunks=(4, 8))
+    row = table4("axpydot", graph("axpydot"), SIZES, measure, budget=4, chunks=(4, 8))
     assert len(seen) == 1 and len(seen[0]) == 5  # the first 4 predicted, and fuse-nothing (the last)
     assert (row.implementations, row.measured, row.best_rank) == (len(impls), 4, 3)
     assert (row.first_quality, row.worst) == (1.0 / 3.0, 1.0 / 3.0)
@@ -110,7 +113,7 @@ def test_table4_measures_the_chosen_implementations_at_once_and_ranks_them():
 
 
 def dp_blocks(name):
-    return next(i.blocks for i in kf.implementations(graph(name), SIZES, (CHUNK,)) if kf.DP in i.roles)
+    return next(i.blocks for i in implementations(graph(name), SIZES, (CHUNK,)) if DP in i.roles)
 
 
 @needs_device
@@ -122,8 +125,8 @@ def test_every_sequence_fused_and_unfused_equals_numpy(name, width):
     want = NUMPY[name](*xs)
     want = want if isinstance(want, tuple) else (want,)
     counts = []
-    for blocks in (dp_blocks(name), kf.unfused_blocks(cg)):
-        lowered = kf.lower(cg, blocks, CHUNK, SIZES, width)
+    for blocks in (dp_blocks(name), unfused_blocks(cg)):
+        lowered = lower(cg, blocks, CHUNK, SIZES, width)
         compiled = compile(lowered.program, sizes=SIZES, name=name)
         got = compiled(*xs)
         got = got if isinstance(got, tuple) else (got,)

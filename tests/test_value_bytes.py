@@ -4,7 +4,7 @@ graph and the code generator, with vectors, doubles and tuples at their real siz
 import pytest
 
 from lift import ArrayType, Double, Float, Int, SizeVar, TupleType, VectorType
-from lift.explore.kernel_fusion import KernelFusionError, _value_bytes
+from lift.explore.fusion_graph import KernelFusionError, _value_bytes
 from lift.opencl_gen.memory import value_bytes
 
 N, M = SizeVar("N"), SizeVar("M")
