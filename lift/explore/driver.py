@@ -35,6 +35,7 @@ from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.plan import RunPlan, make_plan
 from lift.explore.progress import ExploreProgress
+from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
 from lift.ir.binding import to_host
 from lift.ir.interpreter import interpret
@@ -199,15 +200,15 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
                                lambda: measure_streaming(worker, nbytes))
         model = facts.model(bandwidth)
-        if hasattr(candidates, "use_device"):
-            candidates.use_device(model)
+        strategy = as_strategy(candidates)
+        strategy.use_device(model)
         with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
             search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
                              max_candidates, shown, tuple(work_group_sizes),
                              (facts.max_work_group_size, facts.max_item_sizes))
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
-            stopped = search.run(candidates)
+            stopped = search.run(strategy)
         records = log.matching(facts.label, problem.kernel, problem.sizes)
     found = [r for r in records if r.role == CANDIDATE]
     if not found:
@@ -280,7 +281,7 @@ class _Search:
         self.seen: set = set()
         self.evaluated = self.failed = self.skipped = 0
         self.end = EXHAUSTED
-        self.observe = None
+        self.strategy: Optional[SearchStrategy] = None
         self.kept: dict = {}
         self.remeasured: set = set()  # keys of the final round's candidates
         self.offered: dict = {}
@@ -302,13 +303,13 @@ class _Search:
         if item is not None:
             self._finish(item, self.builds.submit(item.plan.source, self.limit()))
 
-    def run(self, candidates: Iterable[Candidate]) -> str:
+    def run(self, strategy: SearchStrategy) -> str:
         """Evaluate candidates until they run out or the budget does; say which ended the loop.
 
         While the device worker runs one candidate, the next `jobs` build (the builds queue for the workers).
         """
-        self.observe = getattr(candidates, "observe", None)
-        ordered = self._ordered(self._prepared(iter(candidates)))
+        self.strategy = strategy
+        ordered = self._ordered(self._prepared(iter(strategy)))
         building: deque = deque()
         self._build_ahead(building, ordered)
         while building:
@@ -529,9 +530,9 @@ class _Search:
             self._tell(tally.origin, tally.best or record)
 
     def _tell(self, candidate: Candidate, record: Record) -> None:
-        """Feed a result back to a search that learns from them (one with an `observe` method)."""
-        if self.observe is not None:
-            self.observe(candidate, record.time_ms if record.ok else None)
+        """Feed a result back to the search strategy (a learning search steers by them)."""
+        if self.strategy is not None:
+            self.strategy.observe(candidate, record.time_ms if record.ok else None)
 
     def _show(self) -> None:
         self.progress.update(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped,
