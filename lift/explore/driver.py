@@ -33,6 +33,7 @@ from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
 from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
+from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
 from lift.explore.plan import RunPlan, make_plan
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
@@ -203,9 +204,10 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
         strategy = as_strategy(candidates)
         strategy.use_device(model)
         with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
-            search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
-                             max_candidates, shown, tuple(work_group_sizes),
-                             (facts.max_work_group_size, facts.max_item_sizes))
+            settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
+                                      facts.max_work_group_size, facts.max_item_sizes)
+            callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
+            search = _Search(problem, log, worker, builds, model, facts.label, settings, callbacks)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
             stopped = search.run(strategy)
@@ -255,6 +257,21 @@ class _Prepared:
     origin: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class SearchSettings:
+    """The limits of one explore loop: its deadline (`time.monotonic()`), the time limit of each build and
+    evaluation, the build workers, the most candidates taken, the work-group sizes tried for kernels the
+    driver would size, and the device's largest work-group and work-item sizes."""
+
+    deadline: float
+    timeout_s: float
+    jobs: int
+    max_candidates: Optional[int]
+    work_group_sizes: tuple
+    max_work_group_size: int
+    max_item_sizes: tuple
+
+
 @dataclass
 class _Tally:
     """The evaluations of a candidate at several work-group sizes still to come, and the best so far: the
@@ -269,13 +286,10 @@ class _Search:
     """The state of one explore loop."""
 
     def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builds: BuildPool,
-                 model: cost_model.DeviceModel, device: str, out_dir: Path, deadline: float, timeout_s: float,
-                 jobs: int, max_candidates: Optional[int], progress: ExploreProgress,
-                 work_group_sizes: tuple, limits: tuple):
+                 model: cost_model.DeviceModel, device: str, settings: SearchSettings,
+                 callbacks: Sequence[MeasureCallback] = ()):
         self.problem, self.log, self.worker, self.builds, self.model = problem, log, worker, builds, model
-        self.device, self.out_dir, self.deadline, self.timeout_s = device, out_dir, deadline, timeout_s
-        self.jobs, self.max_candidates, self.progress = jobs, max_candidates, progress
-        self.work_group_sizes, self.limits = work_group_sizes, limits  # limits: max work-group, item sizes
+        self.device, self.settings, self.callbacks = device, settings, list(callbacks)
         self.tallies: dict = {}
         self.started = time.monotonic()
         self.seen: set = set()
@@ -289,11 +303,11 @@ class _Search:
         self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
 
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        return self.settings.deadline - time.monotonic()
 
     def limit(self) -> float:
         """The time limit of the next build or evaluation: the timeout, or what is left of the budget."""
-        return max(min(self.timeout_s, self.remaining()), 0.01)
+        return max(min(self.settings.timeout_s, self.remaining()), 0.01)
 
     def baseline(self, candidate: Candidate) -> None:
         """Measure the hand-written baseline, unless the log has it."""
@@ -355,7 +369,7 @@ class _Search:
                 self.remeasured.add(item.candidate.key)
 
     def _build_ahead(self, building: deque, ordered: Iterator[_Prepared]) -> None:
-        while len(building) < self.jobs and self.remaining() > 0:
+        while len(building) < self.settings.jobs and self.remaining() > 0:
             item = next(ordered, None)
             if item is None:
                 return
@@ -376,7 +390,7 @@ class _Search:
     def _prepared(self, candidates: Iterator[Candidate]) -> Iterator[list]:
         """The new evaluations of each new candidate (`_variants`), one list per candidate that has any."""
         taken = 0
-        while self.max_candidates is None or taken < self.max_candidates:
+        while self.settings.max_candidates is None or taken < self.settings.max_candidates:
             candidate = next(candidates, None) if self.remaining() > 0 else None
             if candidate is None:
                 return
@@ -388,7 +402,7 @@ class _Search:
             if group:
                 yield group
             else:
-                self._show()
+                self._notify()
         self.end = MAX_CANDIDATES
 
     def _variants(self, candidate: Candidate) -> list:
@@ -405,7 +419,7 @@ class _Search:
         base = self._find(candidate)
         if base is not None and LOCAL_SIZE not in base.params:
             return self._skip(candidate, [base])
-        variants = [candidate.with_local_size(n) for n in self.work_group_sizes]
+        variants = [candidate.with_local_size(n) for n in self.settings.work_group_sizes]
         logged = {v.key: self._find(v) for v in variants}
         if all(r is not None for r in logged.values()):
             self.offered.update({v.key: v for v in variants})
@@ -435,7 +449,7 @@ class _Search:
         the driver would size: the size divides their global sizes and the device's limits allow it."""
         if local_size is None:
             return True
-        max_work_group, max_item_sizes = self.limits
+        max_work_group, max_item_sizes = self.settings.max_work_group_size, self.settings.max_item_sizes
         try:
             for i, launch in local_size_overrides(generated.kernels, local_size).items():
                 check_launch(launch, self.problem.sizes, max_work_group, max_item_sizes, generated.kernels[i].name)
@@ -458,7 +472,7 @@ class _Search:
         for i, group in enumerate(groups):
             predicted = min((item.predicted_ms for item in group if item.predicted_ms is not None), default=math.inf)
             heapq.heappush(window, (predicted, i, group))
-            if len(window) >= 2 * self.jobs:
+            if len(window) >= 2 * self.settings.jobs:
                 yield from heapq.heappop(window)[2]
         while window:
             yield from heapq.heappop(window)[2]
@@ -502,6 +516,7 @@ class _Search:
                         outcome.reason, predicted_ms=item.predicted_ms, expression=paper(c.program),
                         derivation=c.derivation, params=dict(c.params), role=item.role, **times)
         self.log.append(record)
+        new_best = False
         if item.role == CANDIDATE:
             if counted:  # the final round's medians come after the search has given its candidates
                 self._settle(item.origin or c.key, c, record)
@@ -512,8 +527,8 @@ class _Search:
                 self.offered[c.key] = c
             if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
                 self.best = record
-                report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record, self.problem.program)
-        self._show()
+                new_best = True
+        self._notify(Measured(record, c, item.generated, new_best))
 
     def _settle(self, origin: str, candidate: Candidate, record: Record) -> None:
         """Count `record` (of `candidate`) towards the evaluations of the search's candidate `origin`; tell the
@@ -534,6 +549,8 @@ class _Search:
         if self.strategy is not None:
             self.strategy.observe(candidate, record.time_ms if record.ok else None)
 
-    def _show(self) -> None:
-        self.progress.update(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped,
-                             None if self.best is None else self.best.gbps)
+    def _notify(self, measured: Optional[Measured] = None) -> None:
+        """Call the measure callbacks with the counts and what was just logged (None: only the counts changed)."""
+        counts = Counts(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped, self.best)
+        for callback in self.callbacks:
+            callback(counts, measured)
