@@ -287,7 +287,7 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
 
     from lift.explore import explore as run_explore
     from lift.explore import parse_budget
-    from lift.explore.kernel_fusion import SequenceSearch, is_program_of_calls
+    from lift.explore.sequence_search import SequenceSearch, is_program_of_calls
     from lift.explore.rewrite_search import RewriteSearch
     from lift.opencl_gen import runtime
 
