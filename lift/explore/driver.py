@@ -31,10 +31,11 @@ from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
+from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
+from lift.explore.builder import Builder, Prepared
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
-from lift.explore.plan import RunPlan, make_plan
+from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
@@ -207,7 +208,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
                                       facts.max_work_group_size, facts.max_item_sizes)
             callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
-            search = _Search(problem, log, worker, builds, model, facts.label, settings, callbacks)
+            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model))
+            search = _Search(problem, log, worker, builder, facts.label, settings, callbacks)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
             stopped = search.run(strategy)
@@ -245,18 +247,6 @@ def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], w
                            f"choice), at least one, got {work_group_sizes!r}")
 
 
-@dataclass
-class _Prepared:
-    """A candidate with its generated code, run plan and predicted time (None where generation failed)."""
-
-    candidate: Candidate
-    role: str
-    generated: Optional[GeneratedProgram] = None
-    plan: Optional[RunPlan] = None
-    predicted_ms: Optional[float] = None
-    origin: Optional[str] = None
-
-
 @dataclass(frozen=True)
 class SearchSettings:
     """The limits of one explore loop: its deadline (`time.monotonic()`), the time limit of each build and
@@ -285,10 +275,9 @@ class _Tally:
 class _Search:
     """The state of one explore loop."""
 
-    def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builds: BuildPool,
-                 model: cost_model.DeviceModel, device: str, settings: SearchSettings,
-                 callbacks: Sequence[MeasureCallback] = ()):
-        self.problem, self.log, self.worker, self.builds, self.model = problem, log, worker, builds, model
+    def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builder: Builder, device: str,
+                 settings: SearchSettings, callbacks: Sequence[MeasureCallback] = ()):
+        self.problem, self.log, self.worker, self.builder = problem, log, worker, builder
         self.device, self.settings, self.callbacks = device, settings, list(callbacks)
         self.tallies: dict = {}
         self.started = time.monotonic()
@@ -315,7 +304,7 @@ class _Search:
             return
         item = self._prepare(candidate, BASELINE)
         if item is not None:
-            self._finish(item, self.builds.submit(item.plan.source, self.limit()))
+            self._finish(item, self.builder.build(item, self.limit()))
 
     def run(self, strategy: SearchStrategy) -> str:
         """Evaluate candidates until they run out or the budget does; say which ended the loop.
@@ -368,14 +357,14 @@ class _Search:
                 self._record(item, outcomes[len(outcomes) // 2], counted=False)
                 self.remeasured.add(item.candidate.key)
 
-    def _build_ahead(self, building: deque, ordered: Iterator[_Prepared]) -> None:
+    def _build_ahead(self, building: deque, ordered: Iterator[Prepared]) -> None:
         while len(building) < self.settings.jobs and self.remaining() > 0:
             item = next(ordered, None)
             if item is None:
                 return
-            building.append((item, self.builds.submit(item.plan.source, self.limit())))
+            building.append((item, self.builder.build(item, self.limit())))
 
-    def _finish(self, item: _Prepared, build) -> bool:
+    def _finish(self, item: Prepared, build) -> bool:
         """Wait for the build, evaluate, record; False when the budget ran out first (nothing recorded)."""
         outcome = build.result()
         if outcome.ok:
@@ -464,7 +453,7 @@ class _Search:
         self._tell(candidate, min(working, key=lambda r: r.time_ms) if working else records[0])
         return []
 
-    def _ordered(self, groups: Iterator[list]) -> Iterator[_Prepared]:
+    def _ordered(self, groups: Iterator[list]) -> Iterator[Prepared]:
         """The evaluations of `groups` (one per candidate), the candidates reordered by predicted time within
         a window of `2 * jobs` (unknown predictions last); a candidate's evaluations stay together, in their
         order, placed by the fastest of their predictions."""
@@ -483,31 +472,16 @@ class _Search:
     def _logged(self, candidate: Candidate, role: str) -> bool:
         return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
 
-    def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[_Prepared]:
-        """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None.
+    def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[Prepared]:
+        """The builder's preparation of the candidate (`Builder.prepare`); a failure is recorded, giving None.
         `origin` is the key of the search's candidate that `candidate` evaluates at a work-group size."""
-        p = self.problem
-        try:
-            types = infer(candidate.program).param_types
-            if types != p.param_types:
-                raise LiftError(f"the candidate takes ({', '.join(map(str, types))}), the program "
-                                f"({', '.join(map(str, p.param_types))})")
-            generated = candidate.generate(p.kernel, p.sizes)
-            plan = make_plan(generated, p.sizes)
-        except LiftError as e:
-            self._record(_Prepared(candidate, role, origin=origin), Outcome(GENERATE, str(e)))
+        item = self.builder.prepare(candidate, role, origin)
+        if item.failure is not None:
+            self._record(item, item.failure)
             return None
-        except Exception as e:
-            self._record(_Prepared(candidate, role, origin=origin),
-                         Outcome(GENERATE, f"internal error: {type(e).__name__}: {e}"))
-            return None
-        try:
-            predicted = cost_model.predict(cost_model.profile(generated), self.model)
-        except ValueError:
-            predicted = math.inf
-        return _Prepared(candidate, role, generated, plan, predicted if math.isfinite(predicted) else None, origin)
+        return item
 
-    def _record(self, item: _Prepared, outcome: Outcome, counted: bool = True) -> None:
+    def _record(self, item: Prepared, outcome: Outcome, counted: bool = True) -> None:
         c, t = item.candidate, outcome.timing
         times = {} if t is None else dict(time_ms=t.median_ms, q1_ms=t.q1_ms, q3_ms=t.q3_ms, runs=t.runs,
                                           per_kernel_ms=t.per_kernel_ms,
