@@ -13,7 +13,8 @@ resumes), orders the candidates by an analytic cost model, and writes out the wi
 - `bandwidth`: the device's streaming bandwidth;
 - `driver`: the explore loop, split along TVM meta_schedule's roles:
   `search_strategy` (what proposes candidates: `SearchStrategy`), `builder` (code, plan, build: `Builder`),
-  `prediction` (the cost model's role: `CostModel`), `callbacks` (reactions to results: `MeasureCallback`);
+  `prediction` (the cost model's role: `CostModel`), `callbacks` (reactions to results: `MeasureCallback`),
+  `database` (the results so far: `Database`, which `log.ResultLog` implements);
 - `progress`, `report`: the live progress line, the ranking table, the winner's files, the plot.
 """
 

@@ -34,6 +34,7 @@ from lift.explore.candidate import LOCAL_SIZE, Candidate
 from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
+from lift.explore.database import Database
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
 from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
@@ -273,9 +274,12 @@ class _Tally:
 
 
 class _Search:
-    """The state of one explore loop."""
+    """The state of one explore loop, which ties the roles together: it takes candidates from a
+    `SearchStrategy`, has the `Builder` prepare and compile them, runs them on the device `Worker`, stores
+    the records in the `Database` (skipping what it holds), tells the strategy the times, and calls the
+    `MeasureCallback`s after each record. Its limits are one `SearchSettings`."""
 
-    def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builder: Builder, device: str,
+    def __init__(self, problem: Problem, log: Database, worker: Worker, builder: Builder, device: str,
                  settings: SearchSettings, callbacks: Sequence[MeasureCallback] = ()):
         self.problem, self.log, self.worker, self.builder = problem, log, worker, builder
         self.device, self.settings, self.callbacks = device, settings, list(callbacks)
