@@ -11,7 +11,10 @@ resumes), orders the candidates by an analytic cost model, and writes out the wi
 - `log`: the JSON-lines log;
 - `cost_model`: predicted times, and Spearman's rank correlation;
 - `bandwidth`: the device's streaming bandwidth;
-- `driver`: the explore loop;
+- `driver`: the explore loop, split along TVM meta_schedule's roles:
+  `search_strategy` (what proposes candidates: `SearchStrategy`), `builder` (code, plan, build: `Builder`),
+  `prediction` (the cost model's role: `CostModel`), `callbacks` (reactions to results: `MeasureCallback`),
+  `database` (the results so far: `Database`, which `log.ResultLog` implements);
 - `progress`, `report`: the live progress line, the ranking table, the winner's files, the plot.
 """
 

@@ -31,10 +31,14 @@ from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.evaluation import GENERATE, TIMEOUT, Outcome, TimingPolicy
+from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
-from lift.explore.plan import RunPlan, make_plan
+from lift.explore.builder import Builder, Prepared
+from lift.explore.database import Database
+from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
+from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
+from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
 from lift.ir.binding import to_host
 from lift.ir.interpreter import interpret
@@ -199,15 +203,17 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
                                lambda: measure_streaming(worker, nbytes))
         model = facts.model(bandwidth)
-        if hasattr(candidates, "use_device"):
-            candidates.use_device(model)
+        strategy = as_strategy(candidates)
+        strategy.use_device(model)
         with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
-            search = _Search(problem, log, worker, builds, model, facts.label, out_dir, deadline, timeout_s, jobs,
-                             max_candidates, shown, tuple(work_group_sizes),
-                             (facts.max_work_group_size, facts.max_item_sizes))
+            settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
+                                      facts.max_work_group_size, facts.max_item_sizes)
+            callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
+            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model))
+            search = _Search(problem, log, worker, builder, facts.label, settings, callbacks)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
-            stopped = search.run(candidates)
+            stopped = search.run(strategy)
         records = log.matching(facts.label, problem.kernel, problem.sizes)
     found = [r for r in records if r.role == CANDIDATE]
     if not found:
@@ -242,16 +248,19 @@ def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], w
                            f"choice), at least one, got {work_group_sizes!r}")
 
 
-@dataclass
-class _Prepared:
-    """A candidate with its generated code, run plan and predicted time (None where generation failed)."""
+@dataclass(frozen=True)
+class SearchSettings:
+    """The limits of one explore loop: its deadline (`time.monotonic()`), the time limit of each build and
+    evaluation, the build workers, the most candidates taken, the work-group sizes tried for kernels the
+    driver would size, and the device's largest work-group and work-item sizes."""
 
-    candidate: Candidate
-    role: str
-    generated: Optional[GeneratedProgram] = None
-    plan: Optional[RunPlan] = None
-    predicted_ms: Optional[float] = None
-    origin: Optional[str] = None
+    deadline: float
+    timeout_s: float
+    jobs: int
+    max_candidates: Optional[int]
+    work_group_sizes: tuple
+    max_work_group_size: int
+    max_item_sizes: tuple
 
 
 @dataclass
@@ -265,22 +274,21 @@ class _Tally:
 
 
 class _Search:
-    """The state of one explore loop."""
+    """The state of one explore loop, which ties the roles together: it takes candidates from a
+    `SearchStrategy`, has the `Builder` prepare and compile them, runs them on the device `Worker`, stores
+    the records in the `Database` (skipping what it holds), tells the strategy the times, and calls the
+    `MeasureCallback`s after each record. Its limits are one `SearchSettings`."""
 
-    def __init__(self, problem: Problem, log: ResultLog, worker: Worker, builds: BuildPool,
-                 model: cost_model.DeviceModel, device: str, out_dir: Path, deadline: float, timeout_s: float,
-                 jobs: int, max_candidates: Optional[int], progress: ExploreProgress,
-                 work_group_sizes: tuple, limits: tuple):
-        self.problem, self.log, self.worker, self.builds, self.model = problem, log, worker, builds, model
-        self.device, self.out_dir, self.deadline, self.timeout_s = device, out_dir, deadline, timeout_s
-        self.jobs, self.max_candidates, self.progress = jobs, max_candidates, progress
-        self.work_group_sizes, self.limits = work_group_sizes, limits  # limits: max work-group, item sizes
+    def __init__(self, problem: Problem, log: Database, worker: Worker, builder: Builder, device: str,
+                 settings: SearchSettings, callbacks: Sequence[MeasureCallback] = ()):
+        self.problem, self.log, self.worker, self.builder = problem, log, worker, builder
+        self.device, self.settings, self.callbacks = device, settings, list(callbacks)
         self.tallies: dict = {}
         self.started = time.monotonic()
         self.seen: set = set()
         self.evaluated = self.failed = self.skipped = 0
         self.end = EXHAUSTED
-        self.observe = None
+        self.strategy: Optional[SearchStrategy] = None
         self.kept: dict = {}
         self.remeasured: set = set()  # keys of the final round's candidates
         self.offered: dict = {}
@@ -288,11 +296,11 @@ class _Search:
         self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
 
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        return self.settings.deadline - time.monotonic()
 
     def limit(self) -> float:
         """The time limit of the next build or evaluation: the timeout, or what is left of the budget."""
-        return max(min(self.timeout_s, self.remaining()), 0.01)
+        return max(min(self.settings.timeout_s, self.remaining()), 0.01)
 
     def baseline(self, candidate: Candidate) -> None:
         """Measure the hand-written baseline, unless the log has it."""
@@ -300,15 +308,15 @@ class _Search:
             return
         item = self._prepare(candidate, BASELINE)
         if item is not None:
-            self._finish(item, self.builds.submit(item.plan.source, self.limit()))
+            self._finish(item, self.builder.build(item, self.limit()))
 
-    def run(self, candidates: Iterable[Candidate]) -> str:
+    def run(self, strategy: SearchStrategy) -> str:
         """Evaluate candidates until they run out or the budget does; say which ended the loop.
 
         While the device worker runs one candidate, the next `jobs` build (the builds queue for the workers).
         """
-        self.observe = getattr(candidates, "observe", None)
-        ordered = self._ordered(self._prepared(iter(candidates)))
+        self.strategy = strategy
+        ordered = self._ordered(self._prepared(iter(strategy)))
         building: deque = deque()
         self._build_ahead(building, ordered)
         while building:
@@ -353,14 +361,14 @@ class _Search:
                 self._record(item, outcomes[len(outcomes) // 2], counted=False)
                 self.remeasured.add(item.candidate.key)
 
-    def _build_ahead(self, building: deque, ordered: Iterator[_Prepared]) -> None:
-        while len(building) < self.jobs and self.remaining() > 0:
+    def _build_ahead(self, building: deque, ordered: Iterator[Prepared]) -> None:
+        while len(building) < self.settings.jobs and self.remaining() > 0:
             item = next(ordered, None)
             if item is None:
                 return
-            building.append((item, self.builds.submit(item.plan.source, self.limit())))
+            building.append((item, self.builder.build(item, self.limit())))
 
-    def _finish(self, item: _Prepared, build) -> bool:
+    def _finish(self, item: Prepared, build) -> bool:
         """Wait for the build, evaluate, record; False when the budget ran out first (nothing recorded)."""
         outcome = build.result()
         if outcome.ok:
@@ -375,7 +383,7 @@ class _Search:
     def _prepared(self, candidates: Iterator[Candidate]) -> Iterator[list]:
         """The new evaluations of each new candidate (`_variants`), one list per candidate that has any."""
         taken = 0
-        while self.max_candidates is None or taken < self.max_candidates:
+        while self.settings.max_candidates is None or taken < self.settings.max_candidates:
             candidate = next(candidates, None) if self.remaining() > 0 else None
             if candidate is None:
                 return
@@ -387,7 +395,7 @@ class _Search:
             if group:
                 yield group
             else:
-                self._show()
+                self._notify()
         self.end = MAX_CANDIDATES
 
     def _variants(self, candidate: Candidate) -> list:
@@ -404,7 +412,7 @@ class _Search:
         base = self._find(candidate)
         if base is not None and LOCAL_SIZE not in base.params:
             return self._skip(candidate, [base])
-        variants = [candidate.with_local_size(n) for n in self.work_group_sizes]
+        variants = [candidate.with_local_size(n) for n in self.settings.work_group_sizes]
         logged = {v.key: self._find(v) for v in variants}
         if all(r is not None for r in logged.values()):
             self.offered.update({v.key: v for v in variants})
@@ -434,7 +442,7 @@ class _Search:
         the driver would size: the size divides their global sizes and the device's limits allow it."""
         if local_size is None:
             return True
-        max_work_group, max_item_sizes = self.limits
+        max_work_group, max_item_sizes = self.settings.max_work_group_size, self.settings.max_item_sizes
         try:
             for i, launch in local_size_overrides(generated.kernels, local_size).items():
                 check_launch(launch, self.problem.sizes, max_work_group, max_item_sizes, generated.kernels[i].name)
@@ -449,7 +457,7 @@ class _Search:
         self._tell(candidate, min(working, key=lambda r: r.time_ms) if working else records[0])
         return []
 
-    def _ordered(self, groups: Iterator[list]) -> Iterator[_Prepared]:
+    def _ordered(self, groups: Iterator[list]) -> Iterator[Prepared]:
         """The evaluations of `groups` (one per candidate), the candidates reordered by predicted time within
         a window of `2 * jobs` (unknown predictions last); a candidate's evaluations stay together, in their
         order, placed by the fastest of their predictions."""
@@ -457,7 +465,7 @@ class _Search:
         for i, group in enumerate(groups):
             predicted = min((item.predicted_ms for item in group if item.predicted_ms is not None), default=math.inf)
             heapq.heappush(window, (predicted, i, group))
-            if len(window) >= 2 * self.jobs:
+            if len(window) >= 2 * self.settings.jobs:
                 yield from heapq.heappop(window)[2]
         while window:
             yield from heapq.heappop(window)[2]
@@ -468,31 +476,16 @@ class _Search:
     def _logged(self, candidate: Candidate, role: str) -> bool:
         return self.log.settled(candidate.key, self.device, self.problem.kernel, self.problem.sizes, role) is not None
 
-    def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[_Prepared]:
-        """Generate the candidate's code and plan and predict its time; a failure is recorded, giving None.
+    def _prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Optional[Prepared]:
+        """The builder's preparation of the candidate (`Builder.prepare`); a failure is recorded, giving None.
         `origin` is the key of the search's candidate that `candidate` evaluates at a work-group size."""
-        p = self.problem
-        try:
-            types = infer(candidate.program).param_types
-            if types != p.param_types:
-                raise LiftError(f"the candidate takes ({', '.join(map(str, types))}), the program "
-                                f"({', '.join(map(str, p.param_types))})")
-            generated = candidate.generate(p.kernel, p.sizes)
-            plan = make_plan(generated, p.sizes)
-        except LiftError as e:
-            self._record(_Prepared(candidate, role, origin=origin), Outcome(GENERATE, str(e)))
+        item = self.builder.prepare(candidate, role, origin)
+        if item.failure is not None:
+            self._record(item, item.failure)
             return None
-        except Exception as e:
-            self._record(_Prepared(candidate, role, origin=origin),
-                         Outcome(GENERATE, f"internal error: {type(e).__name__}: {e}"))
-            return None
-        try:
-            predicted = cost_model.predict(cost_model.profile(generated), self.model)
-        except ValueError:
-            predicted = math.inf
-        return _Prepared(candidate, role, generated, plan, predicted if math.isfinite(predicted) else None, origin)
+        return item
 
-    def _record(self, item: _Prepared, outcome: Outcome, counted: bool = True) -> None:
+    def _record(self, item: Prepared, outcome: Outcome, counted: bool = True) -> None:
         c, t = item.candidate, outcome.timing
         times = {} if t is None else dict(time_ms=t.median_ms, q1_ms=t.q1_ms, q3_ms=t.q3_ms, runs=t.runs,
                                           per_kernel_ms=t.per_kernel_ms,
@@ -501,6 +494,7 @@ class _Search:
                         outcome.reason, predicted_ms=item.predicted_ms, expression=paper(c.program),
                         derivation=c.derivation, params=dict(c.params), role=item.role, **times)
         self.log.append(record)
+        new_best = False
         if item.role == CANDIDATE:
             if counted:  # the final round's medians come after the search has given its candidates
                 self._settle(item.origin or c.key, c, record)
@@ -511,8 +505,8 @@ class _Search:
                 self.offered[c.key] = c
             if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
                 self.best = record
-                report.write_winner(self.out_dir, self.problem.kernel, c, item.generated, record, self.problem.program)
-        self._show()
+                new_best = True
+        self._notify(Measured(record, c, item.generated, new_best))
 
     def _settle(self, origin: str, candidate: Candidate, record: Record) -> None:
         """Count `record` (of `candidate`) towards the evaluations of the search's candidate `origin`; tell the
@@ -529,10 +523,12 @@ class _Search:
             self._tell(tally.origin, tally.best or record)
 
     def _tell(self, candidate: Candidate, record: Record) -> None:
-        """Feed a result back to a search that learns from them (one with an `observe` method)."""
-        if self.observe is not None:
-            self.observe(candidate, record.time_ms if record.ok else None)
+        """Feed a result back to the search strategy (a learning search steers by them)."""
+        if self.strategy is not None:
+            self.strategy.observe(candidate, record.time_ms if record.ok else None)
 
-    def _show(self) -> None:
-        self.progress.update(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped,
-                             None if self.best is None else self.best.gbps)
+    def _notify(self, measured: Optional[Measured] = None) -> None:
+        """Call the measure callbacks with the counts and what was just logged (None: only the counts changed)."""
+        counts = Counts(time.monotonic() - self.started, self.evaluated, self.failed, self.skipped, self.best)
+        for callback in self.callbacks:
+            callback(counts, measured)

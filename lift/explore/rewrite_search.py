@@ -27,6 +27,7 @@ from typing import Iterator, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.explore.candidate import Candidate
+from lift.explore.cost_model import DeviceModel
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
@@ -166,7 +167,9 @@ class Bandit:
 
 
 class RewriteSearch:
-    """An iterable of distinct candidates for `program` under `sizes`; `observe` feeds measured times back."""
+    """An iterable of distinct candidates for `program` under `sizes`; `observe` feeds measured times back.
+
+    A `lift.explore.search_strategy.SearchStrategy`."""
 
     def __init__(self, program: Lambda, sizes: Mapping[str, int], seed: int = 0, patience: int = 200):
         self.program = program
@@ -178,6 +181,9 @@ class RewriteSearch:
         self.choices_of: dict = {}
         self.best_ms: Optional[float] = None
         self.failed_moves: set = set()
+
+    def use_device(self, model: DeviceModel) -> None:
+        """The bandit learns from measured times alone: the device's figures change nothing."""
 
     def __iter__(self) -> Iterator[Candidate]:
         misses = 0

@@ -10,7 +10,7 @@ them, is `benchmarks/bench_kernel_fusion.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 from lift.errors import LiftError
 from lift.explore import partition as part
@@ -83,7 +83,9 @@ def is_program_of_calls(program: Lambda) -> bool:
 class SequenceSearch:
     """Candidates for `lift explore` from a program of calls: its implementations (legal partitions ×
     chunk sizes × vector widths) lowered by `lower`, the predicted best first, each with its partition,
-    chunk and width as parameters and the partition then each block's rule steps as its derivation."""
+    chunk and width as parameters and the partition then each block's rule steps as its derivation.
+
+    A `lift.explore.search_strategy.SearchStrategy`."""
 
     program: Lambda
     sizes: Mapping[str, int]
@@ -111,3 +113,6 @@ class SequenceSearch:
             if impl.roles:
                 params["role"] = ", ".join(impl.roles)
             yield Candidate(lowered.program, lowered.derivation(), params)
+
+    def observe(self, candidate: Candidate, time_ms: Optional[float]) -> None:
+        """The order is fixed by the fusion cost model: measured times change nothing."""
