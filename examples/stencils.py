@@ -9,7 +9,7 @@ window, or a user function that reads the window as an array (`w[i]`) after a pr
 Each `*_program(boundary)` builds the program for one boundary; the kernels below use `clamp`.
 """
 
-from lift import (ArrayType, Float, Get, Join, Map, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide, ToPrivate,
+from lift import (ArrayType, Float, Get, Join, Map, MapGlb, MapSeq, Pad, Reduce, ReduceSeq, SizeVar, Slide, ToPrivate,
                   Transpose, Zip, fun, userfun)
 
 N = SizeVar("N")
@@ -26,6 +26,11 @@ def add(x: Float, y: Float) -> Float:
 @userfun
 def identity(x: Float) -> Float:
     return x
+
+
+@userfun
+def mult(x: Float, y: Float) -> Float:
+    return x * y
 
 
 @userfun
@@ -103,9 +108,16 @@ def jacobi3d_program(boundary="clamp"):
             slide3d(3, 1)(pad3d(1, 1, boundary)(a)))))
 
 
+def conv2d_high_program(boundary="clamp"):
+    """The 3x3 convolution as a user writes it: `map(map(dot with k)) ∘ slide2d ∘ pad2d`, for `lift explore`."""
+    return fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, 3), 3)], lambda a, k: Map(Map(
+        lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(k))))))(slide2d(3, 1)(pad2d(1, 1, boundary)(a))))
+
+
 jacobi1d = jacobi1d_program()
 jacobi1d_sum = jacobi1d_sum_program()
 jacobi2d = jacobi2d_program()
 conv2d = conv2d_program()
 jacobi3d = jacobi3d_program()
 conv2d_zero = conv2d_program(0.0)
+conv2d_high = conv2d_high_program()

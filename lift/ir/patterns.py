@@ -503,8 +503,8 @@ def is_view(f: FunDecl) -> bool:
 
 
 def _is_view_function(f: FunDecl) -> bool:
-    if isinstance(f, Lambda):
-        return _composes_views(f.body, {p.name for p in f.params})
+    if isinstance(f, Lambda):  # `λ v. v` is the identity: its map is a copy, as map(id)
+        return isinstance(f.body, FunCall) and _composes_views(f.body, {p.name for p in f.params})
     return is_view(f)
 
 

@@ -1,7 +1,7 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
-`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`
-emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
+`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`,
+and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
 access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
 `Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
 size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
