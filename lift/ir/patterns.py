@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from lift.errors import LiftTypeError
-from lift.ir.nodes import Expr, FunDecl, Literal, to_expr, to_fundecl
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, to_expr, to_fundecl
 from lift.types.arith import ArithExpr, as_arith
 from lift.types.types import ScalarType, VectorType, literal_type
 
@@ -492,10 +492,29 @@ def vector_literal(n: int, value) -> Literal:
 
 
 def is_view(f: FunDecl) -> bool:
-    """Whether `f` is a data-layout pattern (`Pattern.is_view`)."""
+    """Whether `f` is a data-layout pattern (`Pattern.is_view`), or a `map` of a data-layout function.
+
+    A map of a view computes nothing either (Lift's stencils, Hagedorn et al., CGO 2018: `map(pad)`,
+    `map(slide)`, `map(transpose)` are views in N dimensions); `map(id)` is a copy, not a view.
+    """
+    if isinstance(f, Map):
+        return _is_view_function(f.f)
     return isinstance(f, Pattern) and f.is_view
 
 
+def _is_view_function(f: FunDecl) -> bool:
+    if isinstance(f, Lambda):  # `λ v. v` is the identity: its map is a copy, as map(id)
+        return isinstance(f.body, FunCall) and _composes_views(f.body, {p.name for p in f.params})
+    return is_view(f)
+
+
+def _composes_views(e: Expr, params: set) -> bool:
+    if isinstance(e, Param):
+        return e.name in params
+    return isinstance(e, FunCall) and _is_view_function(e.f) and all(_composes_views(a, params) for a in e.args)
+
+
 def is_high_level(f: FunDecl) -> bool:
-    """Whether `f` is a pattern the code generator does not know, which rules must lower first."""
-    return isinstance(f, Pattern) and f.level == HIGH
+    """Whether `f` is a pattern the code generator does not know, which rules must lower first (a map of a
+    view is a view: it needs no lowering)."""
+    return isinstance(f, Pattern) and f.level == HIGH and not is_view(f)

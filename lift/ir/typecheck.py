@@ -326,8 +326,11 @@ class TypeInference(Mapper):
 
     def map_Pad(self, f: P.Pad, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
-        if isinstance(f.boundary, Literal) and f.boundary.t != a.elem:
-            self.fail(f, path, f"a boundary value of the element type {a.elem}", f.boundary.t)
+        scalar = a.elem
+        while isinstance(scalar, ArrayType):  # a constant pads arrays of arrays with that scalar everywhere
+            scalar = scalar.elem
+        if isinstance(f.boundary, Literal) and f.boundary.t != scalar:
+            self.fail(f, path, f"a boundary value of the element type {scalar}", f.boundary.t)
         if f.boundary == "mirror" and a.length.is_constant and a.length.value < max(f.left, f.right):
             self.fail(f, path, f"an array of at least {max(f.left, f.right)} elements to mirror", a)
         return f, ArrayType(a.elem, a.length + f.left + f.right)

@@ -21,11 +21,11 @@ from typing import Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, Lambda
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.opencl_gen import views as V
 from lift.opencl_gen.memory import element_type, is_storable
-from lift.types.types import ArrayType, TupleType
+from lift.types.types import ArrayType, TupleType, Type
 
 
 def plan_destinations(e: Expr, out: Optional[V.View], path: str = "body") -> dict:
@@ -97,10 +97,27 @@ def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.Vi
         return V.TransposeView(out, arg_type)
     if isinstance(f, P.Id):
         return out
+    if isinstance(f, P.Map):
+        g = _inverse_function(f.f, arg_type.elem)
+        return None if g is None else V.MapView(out, g, arg_type)
     if isinstance(f, P.Unzip):
         return V.TupleView(tuple(out.get(k) for k in range(len(arg_type.elem.elems))), arg_type)
     if isinstance(f, P.Get) and isinstance(arg_type, TupleType) and (top_level or computes(e.args[0])):
         return V.TupleView(tuple(out if k == f.i else None for k in range(len(arg_type.elems))), arg_type)
+    return None
+
+
+def _inverse_function(g: FunDecl, arg_type: Type) -> Optional[FunDecl]:
+    """The view function that undoes `g` applied to a value of `arg_type` (`split` for `join`), if any."""
+    if isinstance(g, P.Split):
+        return P.Join()
+    if isinstance(g, P.Join):
+        return P.Split(arg_type.elem.length)
+    if isinstance(g, P.Transpose):
+        return P.Transpose()
+    if isinstance(g, P.Map):
+        inner = _inverse_function(g.f, arg_type.elem)
+        return None if inner is None else P.Map(inner)
     return None
 
 

@@ -292,14 +292,14 @@ class Emitter(Mapper, FoldEmission):
         return V.ValueView(name, t)
 
     def call_UserFun(self, f: UserFun, args: list, t: Type, out, path: str, width: int = 0) -> V.View:
-        name = self.userfuns.declare(f, width)
-        values = []
+        values, spaces = [], set()
         for a, want in zip(args, f.in_types):
             if isinstance(want, ArrayType):
                 mem = a.memory
-                if mem is None or mem.space != "global":
-                    raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be a "
-                                           "global buffer (an input or a toGlobal result)")
+                if mem is None:
+                    raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be in "
+                                           "memory: an input, or a copy (toPrivate(map-seq(id)) of a window)")
+                spaces.add(mem.space)
                 if self.launch is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.out.memories[mem.name] = mem
                 self.site(mem, False, None)
@@ -309,6 +309,10 @@ class Emitter(Mapper, FoldEmission):
                 if width and isinstance(a.type, ScalarType):
                     text = f"({c_type_name(VectorType(a.type, width))})({text})"
                 values.append(text)
+        if len(spaces) > 1:
+            raise LiftCodegenError(f"user function {f.name} at {path}: its array arguments are in different "
+                                   f"address spaces ({', '.join(sorted(spaces))})")
+        name = self.userfuns.declare(f, width, spaces.pop() if spaces else "global")
         return self.value(f"{name}({', '.join(values)})", t, out)
 
     def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:

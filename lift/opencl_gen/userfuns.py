@@ -32,9 +32,12 @@ class UserFunctions:
                 self.require_type(e)
             self.structs[t] = c_struct_definition(t)
 
-    def declare(self, f: UserFun, width: int = 0) -> str:
-        """The C name of `f` (its `width`-lane version when width > 0), defined once."""
+    def declare(self, f: UserFun, width: int = 0, space: str = "global") -> str:
+        """The C name of `f` (its `width`-lane version when width > 0), defined once; `space` is the address
+        space of its array parameters (`f_private` reads a window copied to private memory)."""
         name = f"{f.name}_v{width}" if width else f.name
+        if space != "global":
+            name = f"{name}_{space}"
         existing = self.functions.get(name)
         if existing is not None:
             if existing[0] != f:
@@ -44,7 +47,7 @@ class UserFunctions:
         out_type = vectorized_type(f.out_type, width) if width else f.out_type
         for t in in_types + (out_type,):
             self.require_type(t)
-        params = ", ".join(_param(n, t) for n, t in zip(f.param_names, in_types))
+        params = ", ".join(_param(n, t, space) for n, t in zip(f.param_names, in_types))
         body = userfun_c_body(f, in_types, out_type) if width else userfun_c_body(f)
         body = "\n".join("    " + line if line.strip() else line for line in body.strip().splitlines())
         self.functions[name] = (f, f"{c_type_name(out_type)} {name}({params}) {{\n{body}\n}}")
@@ -54,12 +57,12 @@ class UserFunctions:
         return list(self.structs.values()) + [text for _, text in self.functions.values()]
 
 
-def _param(name: str, t: Type) -> str:
+def _param(name: str, t: Type, space: str) -> str:
     if isinstance(t, ArrayType):
         elem = t
         while isinstance(elem, ArrayType):
             elem = elem.elem
-        return f"global const {c_type_name(elem)}* {name}"
+        return f"{space} const {c_type_name(elem)}* {name}"
     return f"{c_type_name(t)} {name}"
 
 

@@ -1,7 +1,7 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
-`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`
-emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
+`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`,
+and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
 access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
 `Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
 size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
@@ -18,7 +18,7 @@ from typing import Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import FunDecl
+from lift.ir.nodes import FunDecl, Lambda, Param
 from lift.ir.printer import paper
 from lift.opencl_gen import c_ast as C
 from lift.ir.names import fresh_name
@@ -314,7 +314,10 @@ class SlideView(_IndexMap):
 
 @dataclass(eq=False)
 class PadView(View):
-    """`pad(l, r, boundary)`: element `[i]` is the input's `[i - l]`, brought back into range at the edges."""
+    """`pad(l, r, boundary)`: element `[i]` is the input's `[i - l]`, brought back into range at the edges.
+
+    `boundary` is a mode of `P.PAD_MODES` or the C literal of a constant (a scalar, also for arrays of arrays:
+    every element of a padded row is the constant)."""
 
     inner: View
     left: int
@@ -325,7 +328,7 @@ class PadView(View):
     def access(self, idx: tuple) -> Access:
         j = c_arith(idx[0] - self.left)
         n = c_arith(self.length)
-        if not isinstance(self.boundary, str):
+        if self.boundary not in P.PAD_MODES:
             var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
             return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
@@ -341,6 +344,38 @@ class PadView(View):
 
     def get(self, k: int) -> View:
         return PadView(self.inner.get(k), self.left, self.length, self.boundary, component_type(self.type, k))
+
+
+@dataclass(eq=False)
+class MapView(View):
+    """`map(g)` of a data-layout function `g`: element `[i]` is the view `g` gives of the input's `[i]`.
+
+    So `map(pad)`, `map(slide)` and `map(transpose)` rewrite the indices of an inner dimension (Lift's
+    multi-dimensional stencils: `slide2d = map(transpose) ∘ slide ∘ map(slide)`).
+    """
+
+    inner: View
+    g: FunDecl
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        if not idx:
+            raise LiftCodegenError(f"{self.type} needs an index")
+        return apply_view(self.g, [self.inner.index(idx[0])], self.type.elem).access(tuple(idx[1:]))
+
+
+def apply_view(g: FunDecl, args: list, t: Type) -> View:
+    """The view of the data-layout function `g` (a view pattern, or a lambda composing them) of `args`."""
+    if isinstance(g, Lambda):
+        env = {p.name: a for p, a in zip(g.params, args)}
+        return _compose(g.body, env)
+    return view_of(g, args, t)
+
+
+def _compose(e, env: dict) -> View:
+    if isinstance(e, Param):
+        return env[e.name]
+    return apply_view(e.f, [_compose(a, env) for a in e.args], e.t)
 
 
 @dataclass(eq=False)
@@ -461,4 +496,6 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
         return PadView(a, f.left, a.type.length, boundary, t)
     if isinstance(f, P.Id):
         return a
+    if isinstance(f, P.Map) and P.is_view(f):
+        return MapView(a, f.f, t)
     raise LiftCodegenError(f"no view for {paper(f)}")
