@@ -8,6 +8,7 @@ OpenCL-level expressions from it, and a code generator that decides nothing emit
 from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalError, LiftSizeError,
                          LiftTypeError)
 from lift.ir.interpreter import interpret
+from lift.ir.operators import eq, ne
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq,
                               MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split, ToGlobal,
@@ -31,6 +32,6 @@ __all__ = [
     "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "Param", "PartRed", "Reduce", "ReduceSeq", "Reorder",
     "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "ToGlobal", "ToLocal", "ToPrivate",
     "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
-    "Vectorize", "Zip", "fun", "infer", "interpret", "inline_routines", "paper", "python_source", "routine",
+    "Vectorize", "Zip", "eq", "fun", "infer", "interpret", "inline_routines", "ne", "paper", "python_source", "routine",
     "userfun",
 ]

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.names import fresh_name
+from lift.ir.operators import ExprOperators
 from lift.types.types import Type, literal_type, literals_are
 
 
@@ -92,8 +93,9 @@ class Node:
         return out
 
 
-class Expr(Node):
-    """A value: a parameter, a literal, or the result of a call."""
+class Expr(ExprOperators, Node):
+    """A value: a parameter, a literal, or the result of a call; Python operators on values build calls of
+    built-in user functions (`lift.ir.operators`)."""
 
     def __matmul__(self, other):
         raise LiftTypeError(f"cannot compose the value {self} with {other}: only functions compose with `@`")

@@ -1,0 +1,127 @@
+"""Python operators on IR values: `v * 2.0`, `a * x + y`, `x < y`, `abs(x)` build calls of built-in user functions.
+
+`Expr` inherits `ExprOperators`, so a plain lambda such as `Map(lambda v: v * 2.0)` is a program: each operator
+applies one built-in user function (`mul_float`, `lt_int`, ...), defined once per operator and operand type,
+with an OpenCL C body and a numpy twin. The operand type is the type known when the operator is applied: a
+typed parameter (`fun([ArrayType(Float, N)], ...)`) or the result type of a user function's call; a literal
+takes that type. Where only literals are typed (the parameter of `Map(lambda v: ...)` is typed later, by
+inference), the literal gives the type: `v * 2.0` is `Float`, `v / 4` is `Int` (write `2.0` for floats,
+`Literal(2.0, Double)` for doubles). Where nothing is typed, the type is `Float`.
+
+`==` stays structural equality of nodes (the rewrite search compares and hashes expressions): write
+`lift.eq(a, b)` / `lift.ne(a, b)` for the element-wise comparison.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from lift.errors import LiftTypeError
+from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
+
+__all__ = ["ExprOperators", "eq", "ne", "operator_userfun"]
+
+_ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "lt": np.less, "le": np.less_equal,
+          "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}
+_WIDTH = {Int: 0, Float: 1, Double: 2}
+
+
+def _type_name(t: Type) -> str:
+    return f"{t.elem.name}{t.width}" if isinstance(t, VectorType) else t.name
+
+
+def _c_div(x, y):
+    """`/` as in C: true division on floating point, truncation toward zero on ints."""
+    if np.issubdtype(np.asarray(x).dtype, np.integer):
+        return np.trunc(np.true_divide(x, y)).astype(np.asarray(x).dtype)
+    return np.true_divide(x, y)
+
+
+@lru_cache(maxsize=None)
+def operator_userfun(op: str, t: Type):
+    """The built-in user function of operator `op` (`add`, `lt`, `neg`, `abs`, ...) on operands of type `t`."""
+    from lift.ir.userfun import UserFun
+
+    scalar = t.elem if isinstance(t, VectorType) else t
+    if not isinstance(scalar, ScalarType) or scalar not in _WIDTH:
+        raise LiftTypeError(f"operator {op}: operands of type {t} are not numbers (float, double, int or vectors)")
+    name = f"{op}_{_type_name(t)}"
+    if op == "neg":
+        return UserFun(name, ("x",), "return -x;", (t,), t, python=np.negative)
+    if op == "abs":
+        c = "abs" if scalar == Int else "fabs"
+        return UserFun(name, ("x",), f"return {c}(x);", (t,), t, python=np.abs)
+    if op in _COMPARISONS:
+        if isinstance(t, VectorType):
+            raise LiftTypeError(f"operator {_COMPARISONS[op]}: comparisons of vectors ({t}) are lane masks, "
+                                f"write a user function with `select`")
+        return UserFun(name, ("x", "y"), f"return x {_COMPARISONS[op]} y;", (t, t), Bool, python=_NUMPY[op])
+    python = _c_div if op == "div" else _NUMPY[op]
+    return UserFun(name, ("x", "y"), f"return x {_ARITHMETIC[op]} y;", (t, t), t, python=python)
+
+
+def _known_type(e):
+    """The type of `e` as known before type inference, and whether it is only a literal's (weak) type."""
+    from lift.ir.nodes import FunCall, Literal
+    from lift.ir.userfun import UserFun
+
+    if isinstance(e, Literal):
+        return e.t, True
+    t = getattr(e, "t", None)
+    if t is None and isinstance(e, FunCall) and isinstance(e.f, UserFun):
+        t = e.f.out_type
+    return t, False
+
+
+def _operand_type(*operands) -> Type:
+    known = [_known_type(e) for e in operands]
+    strong = [t for t, weak in known if t is not None and not weak]
+    if strong:
+        if any(t != strong[0] for t in strong):
+            raise LiftTypeError(f"operator on values of different types {' and '.join(map(str, strong))}: "
+                                f"convert one first")
+        return strong[0]
+    weak = [t for t, _ in known if t is not None]
+    return max(weak, key=lambda t: _WIDTH.get(t, 0)) if weak else Float
+
+
+def _apply(op: str, *operands):
+    from lift.ir.nodes import to_expr
+
+    exprs = tuple(to_expr(o) for o in operands)
+    return operator_userfun(op, _operand_type(*exprs))(*exprs)
+
+
+def eq(a, b):
+    """Element-wise `a == b` (a `Bool`): `==` on IR values is structural equality of the nodes."""
+    return _apply("eq", a, b)
+
+
+def ne(a, b):
+    """Element-wise `a != b` (a `Bool`)."""
+    return _apply("ne", a, b)
+
+
+class ExprOperators:
+    """Arithmetic (`+ - * /`, unary `-`, `abs`) and ordering comparisons on IR values."""
+
+    __slots__ = ()
+
+    def __add__(self, other): return _apply("add", self, other)
+    def __radd__(self, other): return _apply("add", other, self)
+    def __sub__(self, other): return _apply("sub", self, other)
+    def __rsub__(self, other): return _apply("sub", other, self)
+    def __mul__(self, other): return _apply("mul", self, other)
+    def __rmul__(self, other): return _apply("mul", other, self)
+    def __truediv__(self, other): return _apply("div", self, other)
+    def __rtruediv__(self, other): return _apply("div", other, self)
+    def __neg__(self): return _apply("neg", self)
+    def __abs__(self): return _apply("abs", self)
+    def __lt__(self, other): return _apply("lt", self, other)
+    def __le__(self, other): return _apply("le", self, other)
+    def __gt__(self, other): return _apply("gt", self, other)
+    def __ge__(self, other): return _apply("ge", self, other)

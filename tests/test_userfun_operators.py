@@ -1,0 +1,59 @@
+"""Python operators on IR values in plain lambdas: each builds a call of a built-in user function, which the
+reference interpreter and the OpenCL kernel both compute as numpy does."""
+
+import numpy as np
+import pytest
+
+import lift
+from lift import ArrayType, Double, Float, Get, Int, LiftTypeError, Map, MapGlb, SizeVar, Zip, compile, fun, interpret
+
+N = SizeVar("N")
+
+
+def _both(program, *inputs):
+    return interpret(program, *inputs), compile(program)(*inputs)
+
+
+def test_scale_by_a_literal_as_in_the_readme():
+    a = np.linspace(-2, 3, 37).astype(np.float32)
+    program = fun([ArrayType(Float, N)], lambda x: MapGlb(lambda v: v * 2.0)(x))
+    for got in _both(program, a):
+        np.testing.assert_allclose(got, a * 2.0, rtol=1e-6)
+
+
+def test_axpy_with_reflected_and_nested_operators():
+    x = np.linspace(0, 1, 64).astype(np.float32)
+    y = np.linspace(3, -1, 64).astype(np.float32)
+    program = fun([Float, ArrayType(Float, N), ArrayType(Float, N)],
+                  lambda a, xs, ys: MapGlb(lambda p: a * Get(p, 0) + Get(p, 1) - 1.0 / (2.0 + abs(-Get(p, 0))))(Zip(xs, ys)))
+    want = 1.5 * x + y - 1.0 / (2.0 + np.abs(-x))
+    for got in _both(program, np.float32(1.5), x, y):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_int_division_truncates_as_in_c_and_comparisons_are_bools():
+    a = np.arange(-9, 9, dtype=np.int32)
+    program = fun([ArrayType(Int, N)], lambda x: MapGlb(lambda v: v / 4)(x))
+    for got in _both(program, a):
+        np.testing.assert_array_equal(got, np.trunc(a / 4).astype(np.int32))
+    less = fun([ArrayType(Float, N)], lambda x: Map(lambda v: v < 0.5)(x))
+    f = np.linspace(0, 1, 16).astype(np.float32)
+    np.testing.assert_array_equal(interpret(less, f), f < 0.5)
+    np.testing.assert_array_equal(interpret(fun([ArrayType(Float, N)], lambda x: Map(lambda v: lift.eq(v, 0.0))(x)), f),
+                                  f == 0.0)
+
+
+def test_double_operands_and_structural_equality_kept():
+    d = np.linspace(0, 1, 8)
+    two = lift.Literal(2.0, Double)
+    program = fun([ArrayType(Double, N)], lambda x: Map(lambda v: v * two - v)(x))
+    np.testing.assert_allclose(interpret(program, d), d * 2.0 - d)
+    with pytest.raises(LiftTypeError, match="mul_float expects argument 1 .* Float, got Double"):
+        fun([ArrayType(Double, N)], lambda x: Map(lambda v: v * v)(x))  # untyped operands are Float
+    p = lift.Param("p", Float)
+    assert (p * 2.0) == (p * 2.0) and isinstance((p * 2.0) == (p * 2.0), bool)
+
+
+def test_mixed_operand_types_are_refused():
+    with pytest.raises(LiftTypeError, match="different types"):
+        lift.Param("a", Float) * lift.Param("b", Int)
