@@ -45,7 +45,8 @@ from typing import Callable, Optional
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import flops_of
 from lift.ir.userfun_numpy import numpy_function
-from lift.ir.userfun_typing import check_c_name, namespace, typed_body
+from lift.ir.c_names import check_c_name
+from lift.ir.userfun_typing import namespace, typed_body
 from lift.types.types import ArrayType, TupleType, Type
 
 __all__ = ["PythonUserFun", "translate"]
@@ -126,7 +127,7 @@ def translate(fn: Callable) -> PythonUserFun:
             raise error(node, f"a user function cannot return an array ({t})")
         return t
 
-    check_c_name(name, lambda message: error(definition, message))
+    check_c_name(name, lambda message: error(definition, message), generated=True)
     for a in args.args:
         check_c_name(a.arg, lambda message, node=a: error(node, message))
     param_names = tuple(a.arg for a in args.args)

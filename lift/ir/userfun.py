@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from lift.errors import LiftTypeError
+from lift.ir.c_names import check_c_name
 from lift.ir.nodes import FunDecl
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
@@ -42,8 +43,10 @@ class UserFun(FunDecl):
             types = (self.in_types,)
         if len(names) != len(types):
             raise LiftTypeError(f"user function {self.name}: {len(names)} parameters but {len(types)} parameter types")
-        if not self.name.isidentifier():
-            raise LiftTypeError(f"user function name {self.name!r} is not a C identifier")
+        check_c_name(self.name, lambda message: LiftTypeError(f"user function {self.name!r}: {message}"),
+                     generated=True)
+        for n in names:
+            check_c_name(n, lambda message: LiftTypeError(f"user function {self.name}, parameter {n!r}: {message}"))
         object.__setattr__(self, "param_names", names)
         object.__setattr__(self, "in_types", types)
 

@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from lift.errors import LiftTypeError
+from lift.ir.c_names import check_c_name
 from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, Call, Component, Const, Convert, Field,
                                   If, Index, MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned,
                                   is_bool, is_number, lanes_scalar, returns)
@@ -48,32 +49,6 @@ _UNSUPPORTED = {
     ast.YieldFrom: "`yield` expressions", ast.Await: "`await` expressions", ast.Starred: "`*` unpackings",
     ast.Slice: "slices", ast.Tuple: "tuples outside a `return` statement",
 }
-
-
-_C_RESERVED = set("""
-    auto break case char const continue default do double else enum extern float for goto if inline int long
-    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
-    bool half uchar ushort uint ulong size_t ptrdiff_t intptr_t uintptr_t global local constant private kernel
-    read_only write_only read_write true false
-    acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt ceil copysign cos cosh cospi erf
-    erfc exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract frexp hypot ilogb ldexp lgamma lgamma_r
-    log log2 log10 log1p logb mad maxmag minmag modf nan nextafter pow pown powr remainder remquo rint rootn
-    round rsqrt sin sincos sinh sinpi sqrt tan tanh tanpi tgamma trunc
-    abs abs_diff add_sat hadd rhadd clamp clz ctz mad_hi mad_sat max min mul_hi rotate sub_sat upsample popcount
-    mad24 mul24 degrees mix radians step smoothstep sign cross dot distance length normalize fast_distance
-    fast_length fast_normalize isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater
-    isfinite isinf isnan isnormal isordered isunordered signbit any all bitselect select shuffle shuffle2
-    get_global_id get_local_id get_group_id get_global_size get_local_size get_num_groups get_work_dim
-    get_global_offset barrier mem_fence read_mem_fence write_mem_fence printf
-""".split())
-_C_RESERVED_PATTERN = re.compile(r"((convert_|as_)?(u?(char|short|int|long)|float|double|half|bool)(2|3|4|8|16)?"
-                                 r"|(native|half|atomic|async|vload|vstore|read_image|write_image)\w*)")
-
-
-def check_c_name(name: str, error: Callable):
-    """Names become C identifiers as they are: reject OpenCL C's keywords, types and built-in functions."""
-    if name in _C_RESERVED or _C_RESERVED_PATTERN.fullmatch(name):
-        raise error(f"`{name}` is a keyword or built-in of OpenCL C: rename it")
 
 
 def namespace(fn: Callable) -> Mapping:

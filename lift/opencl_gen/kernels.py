@@ -25,6 +25,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
+from lift.ir.c_names import check_c_name
 from lift.ir.names import program_names
 from lift.ir.nodes import Expr, FunCall, Lambda, bind_sizes_in
 from lift.ir.typecheck import TypedProgram, infer
@@ -115,6 +116,9 @@ def _check_lowered(c: Compilation) -> Compilation:
 
 def _allocate_io(c: Compilation) -> Compilation:
     inputs = []
+    for name in [p.name for p in c.typed.expr.params] + list(c.free_sizes):
+        check_c_name(name, lambda message: LiftCodegenError(f"program parameter or size {name!r}: {message}"),
+                     generated=True)
     for p in c.typed.expr.params:
         if isinstance(p.t, ArrayType):
             check_storable(p.t, f"input {p.name}")
