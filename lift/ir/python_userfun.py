@@ -49,7 +49,7 @@ from lift.ir.c_names import check_c_name
 from lift.ir.userfun_typing import namespace, typed_body
 from lift.types.types import ArrayType, TupleType, Type
 
-__all__ = ["PythonUserFun", "translate"]
+__all__ = ["PythonUserFun", "function_from_source", "translate"]
 
 
 @dataclass(frozen=True)
@@ -89,15 +89,23 @@ class PythonUserFun:
         return numpy_function(self, self.body)
 
 
-def translate(fn: Callable) -> PythonUserFun:
-    """Parse and type-check an annotated Python function; raise `LiftTypeError` outside the subset."""
+def translate(fn: Callable, source: Optional[str] = None) -> PythonUserFun:
+    """Parse and type-check an annotated Python function; raise `LiftTypeError` outside the subset.
+
+    The function's text is `source` where given (`function_from_source`), else what `inspect` finds in its
+    file; a function defined in a REPL or by `exec` has no file, and the error says to give its source.
+    """
     name = getattr(fn, "__name__", repr(fn))
     if not inspect.isfunction(fn) or name == "<lambda>":
         raise LiftTypeError(f"user function {name}: user functions are Python functions defined with `def`")
-    try:
-        lines, first_line = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        raise LiftTypeError(f"user function {name}: its source code is not available (define it in a file)") from None
+    if source is not None:
+        lines, first_line = source.splitlines(keepends=True), 1
+    else:
+        try:
+            lines, first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            raise LiftTypeError(f"user function {name}: its source code is not available (defined in a REPL, a "
+                                f"notebook cell or by `exec`): write `userfun(source=\"def {name}(...): ...\")`") from None
     source = textwrap.dedent("".join(lines))
     definition = ast.parse(source).body[0]
     if not isinstance(definition, ast.FunctionDef):
@@ -136,6 +144,26 @@ def translate(fn: Callable) -> PythonUserFun:
     fun = PythonUserFun(name, param_names, in_types, out_type, source, fn, definition, first_line)
     fun.body  # typed now, so that a function outside the subset fails where it is defined
     return fun
+
+
+def function_from_source(source: str, names: Optional[dict] = None) -> Callable:
+    """The one function that `source` defines, executed where it sees lift's types, `math` and `names`
+    (constants and types of the caller): a user function written in a REPL or a notebook."""
+    import math
+
+    import lift.types.types as lift_types
+
+    tree = ast.parse(textwrap.dedent(source))
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        raise LiftTypeError("userfun(source=...): the source must define exactly one function with `def`")
+    scope = {n: getattr(lift_types, n) for n in ("ArrayType", "Bool", "Double", "Float", "Int", "TupleType",
+                                                  "VectorType")}
+    scope.update(math=math, **(names or {}))
+    try:
+        exec(compile(tree, "<userfun>", "exec"), scope)
+    except Exception as e:
+        raise LiftTypeError(f"userfun(source=...): defining the function failed: {type(e).__name__}: {e}") from None
+    return scope[tree.body[0].name]
 
 
 def _as_type(annotation) -> Optional[Type]:

@@ -64,11 +64,18 @@ class UserFun(FunDecl):
         return self.name
 
 
-def userfun(fn: Callable) -> UserFun:
-    """Decorator: a restricted, annotated Python function becomes a `UserFun` (typed body and numpy body)."""
-    from lift.ir.python_userfun import translate
+def userfun(fn: Optional[Callable] = None, *, source: Optional[str] = None, names: Optional[dict] = None) -> UserFun:
+    """Decorator: a restricted, annotated Python function becomes a `UserFun` (typed body and numpy body).
 
-    spec = translate(fn)
+    In a REPL or a notebook, where Python keeps no source text of a function, give the text instead:
+    `userfun(source="def f(x: Float) -> Float: ...", names=globals())`, `names` being what the body may
+    refer to beyond lift's types and `math`.
+    """
+    from lift.ir.python_userfun import function_from_source, translate
+
+    if (fn is None) == (source is None):
+        raise LiftTypeError("userfun: give a function (`@userfun`) or its source (`userfun(source=...)`)")
+    spec = translate(function_from_source(source, names), source) if fn is None else translate(fn)
     return UserFun(spec.name, spec.param_names, spec.canonical_body, spec.in_types, spec.out_type,
                    python=spec.numpy_impl, origin=spec)
 
