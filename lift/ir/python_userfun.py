@@ -24,7 +24,8 @@ The subset, with C's meaning where Python's differs:
 - numeric literals, `math.pi`, `math.e` and numeric constants of the function's module, inlined;
   literals are `Float` or `Int` and take the other operand's type when it is wider
   (`x * 0.5` is `float` for a `Float` x, `double` for a `Double` x);
-- vector components `v.x`..`v.w`, `v.s0`..`v.sF`, `v[i]`; tuple components `t[i]`; array elements `a[i]`;
+- vector components `v.x`..`v.w`, `v.s0`..`v.sF`, `v[i]`; tuple components `t[i]`; array elements `a[i]`,
+  `a[i][j]` (inner rows of constant length);
 - a tuple result, built in the `return` statement: `return (a, b)`.
 
 On vectors, conditions are lane masks: conditional expressions become `select`, and `if` statements

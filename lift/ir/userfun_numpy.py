@@ -155,7 +155,10 @@ def _np_eval(e, env: dict):
         case Field(x, i, _):
             return _np_eval(x, env)[i]
         case Index(array, index, t):
-            values, i = _np_eval(array, env), _np_eval(index, env)
+            indices = [index]
+            while isinstance(array, Index):  # a[i][j] is one element of a multi-dimensional array: a[i, j]
+                array, indices = array.array, [array.index] + indices
+            values, i = _np_eval(array, env), tuple(_np_eval(x, env) for x in indices)
             return tuple(v[i] for v in values) if isinstance(t, TupleType) else values[i]
         case MakeTuple(elems, _):
             return tuple(_np_eval(x, env) for x in elems)

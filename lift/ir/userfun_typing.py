@@ -222,8 +222,9 @@ class Typer:
         if isinstance(t, ArrayType):
             if index.type != Int:
                 raise self.error(node, f"an array index must be an Int, not {index.type}")
-            if isinstance(t.elem, ArrayType):
-                raise self.error(node, "only one-dimensional arrays can be indexed in user functions")
+            if isinstance(t.elem, ArrayType) and not t.elem.length.is_constant:
+                raise self.error(node, f"a row of {t} has no constant length: only the outermost dimension of an "
+                                       f"array indexed in a user function may be a size variable")
             return Index(value, index, t.elem)
         if not isinstance(t, (TupleType, VectorType)):
             raise self.error(node, f"a value of type {t} cannot be indexed")

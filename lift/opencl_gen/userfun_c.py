@@ -16,7 +16,7 @@ from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Conver
                                   MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar)
 from lift.ir.userfun_typing import typed_body
 from lift.opencl_gen.c_types import c_type_name
-from lift.types.types import Bool, Float, Int, ScalarType, TupleType, Type, VectorType, tuple_field
+from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, tuple_field
 
 
 def userfun_c_body(f: UserFun, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
@@ -193,7 +193,11 @@ class _CWriter:
             case Field(x, i, _):
                 return f"{self.expr(x, _PRIMARY)}.{tuple_field(i)}", _PRIMARY
             case Index(array, index, _):
-                return f"{self.expr(array, _PRIMARY)}[{self.expr(index)}]", _PRIMARY
+                offset = self.expr(index)
+                while isinstance(array, Index):  # a[i][j]: the arrays are flat, rows of constant length
+                    offset = f"{self.expr(array.index, _PRIMARY)} * {_scalars_in(array.type)} + {offset}"
+                    array = array.array
+                return f"{self.expr(array, _PRIMARY)}[{offset}]", _PRIMARY
         raise AssertionError(f"no C for {e}")
 
     def call(self, name: str, args: list, t: Type) -> tuple:
@@ -217,3 +221,11 @@ class _CWriter:
         if isinstance(t, VectorType):
             return f"convert_{c_type_name(t)}({self.expr(x)})", _PRIMARY
         return f"({c_type_name(t)}){self.expr(x, _UNARY)}", _UNARY
+
+
+def _scalars_in(t: Type) -> int:
+    """The number of elements of a (multi-dimensional) row of constant lengths: its stride in a flat buffer."""
+    n = 1
+    while isinstance(t, ArrayType):
+        n, t = n * t.length.eval({}), t.elem
+    return n
