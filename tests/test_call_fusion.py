@@ -22,7 +22,7 @@ A = ArrayType(ArrayType(F, M), N)
 add = UserFun("add", ("x", "y"), "return x + y;", (F, F), F, python=lambda x, y: x + y)
 mult = UserFun("mult", ("x", "y"), "return x * y;", (F, F), F, python=lambda x, y: x * y)
 neg = UserFun("neg", ("x",), "return -x;", (F,), F, python=np.negative)
-half = UserFun("half", ("x",), "return 0.5f * x;", (F,), F, python=lambda x: x * np.float32(0.5))
+half = UserFun("halve", ("x",), "return 0.5f * x;", (F,), F, python=lambda x: x * np.float32(0.5))
 axpy = UserFun("axpy", ("a", "x", "y"), "return x - a * y;", (F, F, F), F, python=lambda a, x, y: x - a * y)
 axpby = UserFun("axpby", ("a", "x", "b", "y"), "return a * x + b * y;", (F, F, F, F), F,
                 python=lambda a, x, b, y: a * x + b * y)

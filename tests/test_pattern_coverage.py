@@ -33,7 +33,7 @@ A4 = ArrayType(VectorType(Float, 4), N)
 
 neg = UserFun("neg", ("x",), "return -x;", (Float,), Float, python=lambda x: -x)
 add = UserFun("add", ("x", "y"), "return x + y;", (Float, Float), Float, python=lambda x, y: x + y)
-double = UserFun("double", ("x",), "return 2.0f * x;", (Float,), Float, python=lambda x: 2 * x)
+double = UserFun("twice", ("x",), "return 2.0f * x;", (Float,), Float, python=lambda x: 2 * x)
 
 
 def _patterns() -> list:
@@ -139,7 +139,7 @@ def test_every_pattern_types_interprets_and_prints(cls):
         assert np.shape(g) == np.shape(e)
     text = paper(program)
     assert cls.paper in text, text
-    again = eval(python_source(program), {**vars(lift), "neg": neg, "add": add, "double": double})
+    again = eval(python_source(program), {**vars(lift), "neg": neg, "add": add, "twice": double})
     assert again == program
     assert infer(again).type == typed.type
 

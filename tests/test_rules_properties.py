@@ -24,7 +24,7 @@ F = Float
 absf = UserFun("absf", ("x",), "return fabs(x);", (F,), F, python=np.abs)
 neg = UserFun("neg", ("x",), "return -x;", (F,), F, python=np.negative)
 inc = UserFun("inc", ("x",), "return x + 1.0f;", (F,), F, python=lambda x: x + np.float32(1))
-half = UserFun("half", ("x",), "return 0.5f * x;", (F,), F, python=lambda x: x * np.float32(0.5))
+half = UserFun("halve", ("x",), "return 0.5f * x;", (F,), F, python=lambda x: x * np.float32(0.5))
 add = UserFun("add", ("x", "y"), "return x + y;", (F, F), F, python=lambda x, y: x + y)
 mult = UserFun("mult", ("x", "y"), "return x * y;", (F, F), F, python=lambda x, y: x * y)
 maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.maximum)
