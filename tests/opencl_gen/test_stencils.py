@@ -226,7 +226,7 @@ def test_cli_compiles_jacobi2d(tmp_path):
     import sys
     from pathlib import Path
 
-    examples = Path(__file__).resolve().parent.parent / "examples" / "stencils.py"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "stencils.py"
     out = tmp_path / "jacobi2d.cl"
     result = subprocess.run([sys.executable, "-m", "lift.cli", "compile", str(examples), "--kernel", "jacobi2d",
                              "--size", "M=37", "--size", "N=53", "--no-check", "-o", str(out)],

@@ -11,7 +11,7 @@ import pytest
 import lift
 from lift.rules import paper_derivations
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 from opencl_device import needs_device
 

@@ -17,7 +17,7 @@ from lift.rules.strategy import (Focus, StrategyFailed, all_, apply_at, argument
                                  has_type, identity, innermost, inside, is_call, is_fun, normalize, one, outermost,
                                  repeat, rewrite, topdown, try_, where)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N, M = SizeVar("N"), SizeVar("M")
 RNG = np.random.default_rng(11)
 

@@ -18,7 +18,7 @@ from lift.rules import paper_derivations
 
 from opencl_device import needs_device
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ASUM, DOT, SCAL = EXAMPLES / "asum.py", EXAMPLES / "dot.py", EXAMPLES / "scal.py"
 HEADER = "from lift import *\nN = SizeVar('N')\n"
 KERNEL = "k = fun([ArrayType(Float, N)], lambda x: MapGlb(Id())(x))\n"

@@ -38,7 +38,7 @@ from lift.opencl_gen.manifest import write_cl
 
 from opencl_device import MANIFEST_HOST, needs_device
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEVICE, PROBLEM = "dev (driver 1)", ("asum", {"N": 1024})
 
 

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pyopencl")
 # `benchmarks` is a folder of the repository, not an installed package: importable from its root only.
-ROOT = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 

@@ -22,7 +22,7 @@ from lift.ir.program_file import load_program_file
 from lift.opencl_gen.compiled import compile
 
 from opencl_device import MANIFEST_HOST, needs_device
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEQUENCES = load_program_file(EXAMPLES / "sequences.py")
 NUMPY = SEQUENCES.namespace["NUMPY"]
 SIZES = {"K": 256, "M": 16, "N": 32}

@@ -27,7 +27,7 @@ from opencl_device import needs_device
 
 pytestmark = needs_device
 
-ASUM = Path(__file__).resolve().parent.parent / "examples" / "asum.py"
+ASUM = Path(__file__).resolve().parents[2] / "examples" / "asum.py"
 SIZES = {"N": 1 << 18}
 FAST = TimingPolicy(min_runs=3, max_runs=20, max_s=0.3)
 KNOWN_BANDWIDTH = StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0.002, nbytes=0)
@@ -154,7 +154,8 @@ def test_max_candidates_counts_distinct_candidates_and_a_rerun_goes_on(asum_file
 
 KILLED_RUN = '''
 import sys
-sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+sys.path[:0] = [sys.argv[1], str(Path(sys.argv[1]).parent)]  # this test's folder, and tests/ for its helpers
 from test_explore_search import KNOWN_BANDWIDTH, SIZES, variants
 from lift.explore.driver import explore
 from lift.explore.evaluation import TimingPolicy
@@ -229,7 +230,7 @@ def test_an_unknown_device_is_a_clear_error(asum_file, tmp_path):
                 bandwidth=KNOWN_BANDWIDTH, progress=False)
 
 
-SCAL = Path(__file__).resolve().parent.parent / "examples" / "scal.py"
+SCAL = Path(__file__).resolve().parents[2] / "examples" / "scal.py"
 
 
 class Heard(list):

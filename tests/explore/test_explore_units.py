@@ -19,7 +19,7 @@ from lift.explore.log import Record, ResultLog
 from lift.opencl_gen.kernels import generate
 
 N = SizeVar("N")
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize("text, seconds", [("90s", 90), ("10m", 600), ("1h", 3600), ("1.5h", 5400), (" 45 ", 45),

@@ -19,7 +19,7 @@ from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 
 from opencl_device import MANIFEST_HOST, needs_device, needs_oclgrind, run_under_oclgrind
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 N = SizeVar("N")
 V = ArrayType(Float, N)
 
