@@ -229,19 +229,24 @@ def eval_command(program, kernel, sizes, seed):
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Build the file with the default OpenCL device (when one is present) before writing it.")
 @device_option
+@click.option("--lowering", default=None, metavar="default|tuned|PATH",
+              help="How a high-level kernel is lowered: the default lowering (the default for a high-level kernel), "
+                   "the winner of `lift explore` in lift-out/KERNEL (tuned), or a .derivation.json file or its folder.")
 @reports_errors
-def compile_command(program, kernel, sizes, output, check, device):
-    """Write a lowered kernel as a standalone OpenCL C file and a JSON manifest."""
+def compile_command(program, kernel, sizes, output, check, device, lowering):
+    """Write a kernel as a standalone OpenCL C file and a JSON manifest (a high-level kernel lowered first)."""
     from lift.opencl_gen import runtime
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
+    from lift.rules.lowering_choice import lowering_for
 
     output = path_argument(output, "-o")
     if output is not None and output.suffix == ".json":
         raise CommandError(f"-o {output}: the manifest is written beside the .cl file as NAME.json; give NAME.cl")
-    pf, name, expr, _ = load(program, kernel, sizes)
+    pf, name, expr, bound = load(program, kernel, sizes)
     output = output or Path(f"{name}.cl")
-    g = generate(expr, name, parse_sizes(sizes))
+    lower = lowering_for(expr, lowering, name)
+    g = generate(expr if lower is None else lower(bound), name, parse_sizes(sizes))
     if check:
         try:
             dev = runtime.select_device(device)

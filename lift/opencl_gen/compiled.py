@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch, check_launch
 from lift.opencl_gen.manifest import manifest
 from lift.opencl_gen.memory import is_storable, memory_bytes, output_types, share_buffers
+from lift.rules.lowering_choice import Lowering, lowering_for
 from lift.types.types import TupleType, Type
 
 
@@ -46,8 +47,10 @@ class CompiledProgram:
     """A program generated for one device; sizes left unbound are specialised per input shape."""
 
     def __init__(self, program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None,
-                 name: str = "lift", launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None):
+                 name: str = "lift", launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
+                 lowering: Optional[Callable[[dict], Lambda]] = None):
         self.program = program
+        self.lowering = lowering
         self.in_place = in_place
         self.device = device if device is not None and not isinstance(device, str) else runtime.select_device(device)
         self.name = name
@@ -60,8 +63,12 @@ class CompiledProgram:
         """The generated program for a size binding (the compile-time sizes by default)."""
         key = tuple(sorted((sizes or self.sizes).items()))
         if key not in self._generated:
-            self._generated[key] = generate(self.program, self.name, dict(key), self.launch, self.in_place)
+            self._generated[key] = generate(self.lowered(dict(key)), self.name, dict(key), self.launch, self.in_place)
         return self._generated[key]
+
+    def lowered(self, sizes: Optional[Mapping[str, int]] = None) -> Lambda:
+        """The lowered program the kernels are generated from, for a size binding (`lowering`)."""
+        return self.program if self.lowering is None else self.lowering(dict(sizes or self.sizes))
 
     @property
     def source(self) -> str:
@@ -76,7 +83,7 @@ class CompiledProgram:
         bound = bind_sizes(typed.param_types, inputs, [p.name for p in typed.expr.params], self.sizes)
         typed.check_sizes(bound)
         try:
-            g = self.generated(self.sizes)
+            g = self.generated(self.sizes if self.lowering is None else bound)
         except LiftCodegenError:
             g = self.generated(bound)
         if id(g) not in self._built:
@@ -206,7 +213,13 @@ def _elapsed(event) -> float:
 
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
-            launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None) -> CompiledProgram:
-    """Compile a lowered program for an OpenCL device (see `CompiledProgram`); with `in_place`, the result
-    overwrites that input array on the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`)."""
-    return CompiledProgram(program, device, sizes, name, launch, in_place)
+            launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
+            lowering: Lowering = None) -> CompiledProgram:
+    """Compile a program for an OpenCL device (see `CompiledProgram`); with `in_place`, the result
+    overwrites that input array on the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`).
+
+    `lowering` (`lift.rules.lowering_choice`): None compiles a lowered program as it is and lowers a high-level
+    one with the default lowering (`lift.rules.default_lowering`, chosen per size binding); `"default"`,
+    `"tuned"` (the winner `lift explore` wrote in `lift-out/<name>/`; a per-user tuning database is later
+    work), a `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly."""
+    return CompiledProgram(program, device, sizes, name, launch, in_place, lowering_for(program, lowering, name))

@@ -138,9 +138,9 @@ def test_malformed_size_option():
     assert_one_line_error(lift_cli("eval", EXAMPLES / "asum.py", "--size", "N:10"), "--size takes NAME=VALUE")
 
 
-def test_compiling_a_high_level_kernel_says_to_lower_it(tmp_path):
-    assert_one_line_error(lift_cli("compile", EXAMPLES / "asum.py", "-o", tmp_path / "x.cl"),
-                          "is a high-level pattern: lower it first")
+def test_compiling_a_high_level_kernel_with_a_missing_derivation_says_so(tmp_path):
+    assert_one_line_error(lift_cli("compile", EXAMPLES / "asum.py", "--lowering", tmp_path / "none.derivation.json",
+                                   "-o", tmp_path / "x.cl"), "no derivation for kernel 'asum'")
 
 
 @needs_device

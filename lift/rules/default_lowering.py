@@ -1,0 +1,152 @@
+"""The default lowering: a strategy of rules only that lowers any well-typed high-level program.
+
+`lift.compile` applies it to a program that still has high-level patterns and is given no other lowering.
+Every step is a rule (paper Figures 3, 4), so the lowered program means what the program means. What it
+chooses, in order:
+
+1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
+   array, one kernel fewer;
+2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
+   `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
+   of `c` elements, chosen from the size so that it divides it (`reduction_chunk`); where no chunk
+   divides (or the size is unknown), one work-item reduces everything;
+3. a map outside every map runs on global work-items, a map of maps on two dimensions
+   (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element;
+4. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
+   and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
+
+Vectorisation is left out: the vectorising rules apply only to maps of scalars, and on the CPU devices
+this project measures the OpenCL compiler vectorises the map-global loops itself; `lift explore` finds the
+vectorised variants where they pay.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from lift.errors import LiftError
+from lift.ir import patterns as P
+from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.printer import paper
+from lift.ir.typecheck import infer
+from lift.rules import location as L
+from lift.rules.derivation import Derivation
+from lift.rules.engine import RewriteEngine
+from lift.rules.paper_derivations import groups, mapped, sequential_chunks
+from lift.rules.registry import RULES
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, first_of, inside, is_call, is_fun,
+                                 mapped_body, normalize, repeat, rewrite, where)
+
+CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
+           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
+
+clean_up = normalize(first_of(r for r in RULES if r.name in CLEANUP))
+"""The fusion and identity rules wherever they apply, outermost first, until none does."""
+
+high_level = Selector(lambda ctx: L.is_location(ctx) and P.is_high_level(_head(ctx.node)), "high_level")
+"""A call of, or a function passed to a pattern that is, a high-level pattern (one the code generator does not
+know)."""
+
+_LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
+              | (where(is_fun(P.Map) & ~inside()) >> rewrite("map-to-global", dim=0))
+              | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
+              | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
+              | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
+lower_rest = repeat(at_first(high_level, _LOWER_ONE), limit=200)
+"""Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
+global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
+first one it cannot lower so (`lower` then names it)."""
+
+MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
+
+
+class LoweringError(LiftError):
+    """A program the default lowering cannot lower: names the pattern and its place."""
+
+
+def reduction_chunk(length: Optional[int]) -> Optional[int]:
+    """The chunk each work-item reduces in a reduction over `length` elements: the power of two nearest above
+    `length / TARGET_ITEMS` (within `MIN_CHUNK`..`MAX_CHUNK`) that divides `length`, else the largest smaller
+    one that does, leaving at least two chunks; None where none does (or `length` is unknown)."""
+    if length is None or length < 4:
+        return None
+    c = MIN_CHUNK
+    while c < MAX_CHUNK and c * TARGET_ITEMS < length:
+        c *= 2
+    while c >= 2 and (length % c or length // c < 2):
+        c //= 2
+    return c if c >= 2 else None
+
+
+def _head(node) -> Optional[FunDecl]:
+    return node.f if isinstance(node, FunCall) else node if isinstance(node, FunDecl) else None
+
+
+def _length(t, sizes: Mapping[str, int]) -> Optional[int]:
+    try:
+        return int(t.length.eval(dict(sizes)))
+    except (AttributeError, LiftError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _over_many(ctx) -> bool:
+    """A map call over an array that is not known to hold a single element."""
+    length = getattr(ctx.node.args[0].t, "length", None)
+    return length is not None and str(length) != "1"
+
+
+def _top_reduction(sizes: Mapping[str, int]) -> Strategy:
+    """At a reduction outside every map: Figure 8's chunks on global work-items, then a final sequential
+    reduction (two kernels); a reduction of a map fuses the map into the chunks' reductions."""
+    def run(focus: Focus):
+        ctx = focus.ctx
+        chunk = reduction_chunk(_length(ctx.node.args[0].t, sizes))
+        if chunk is None:
+            return None
+        to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
+        if isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map):
+            s = sequential_chunks(chunk) >> to_global
+        else:
+            s = (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
+                 >> to_global)
+        return s(focus)
+
+    return Strategy(run, "top_reduction")
+
+
+_MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
+                >> (mapped_body(where(is_call(P.Map) & Selector(_over_many, "over_many"))
+                                >> rewrite("map-to-global", dim=0))
+                    | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
+_TOP_MAP = _MAP_OF_MAPS | rewrite("map-to-global", dim=0)
+
+_FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
+                                                       and isinstance(c.node.args[0].f, P.Map), "of_map"))
+                       >> rewrite("map-fusion"))
+
+
+def default_strategy(sizes: Mapping[str, int]) -> Strategy:
+    """The default lowering as a strategy, under the size binding `sizes` (it picks the reductions' chunks)."""
+    top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes))
+    top_maps = normalize(where(is_call(P.Map) & ~inside()) >> _TOP_MAP)
+    return _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
+
+
+def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Derivation:
+    """The derivation of the default lowering of `program` (see the module docstring); `LoweringError` naming
+    the first pattern it leaves high-level, and where, if any."""
+    sizes = dict(sizes or {})
+    engine = RewriteEngine(sizes=sizes)
+    focus = default_strategy(sizes)(Focus(program, engine))
+    left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
+    if left is not None:
+        f = _head(left.node)
+        raise LoweringError(f"{paper(f)} at {left.path} is a high-level pattern no rule lowers here (in "
+                            f"{paper(left.node) if isinstance(left.node, FunCall) else paper(f)}); lower it by hand "
+                            f"or with `lift explore`")
+    return focus.derivation()
+
+
+def lower(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Lambda:
+    """`program` lowered by the default lowering (`default_lowering`)."""
+    return default_lowering(program, sizes).replay(program, RewriteEngine(sizes=dict(sizes or {})))
