@@ -33,29 +33,16 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
+from lift.rules.default_lowering import clean_up, high_level
+from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
-from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, argument, at_first, first_of, inside, is_fun, mapped_body, nowhere, normalize,
-                                 repeat, rewrite, where)
+from lift.rules.strategy import (Focus, argument, inside, mapped_body, nowhere, rewrite)
 from lift.types.types import ScalarType
 
-CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
-           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
-
-clean_up = normalize(first_of(r for r in RULES if r.name in CLEANUP))
-"""The fusion and identity rules wherever they apply, outermost first, until none does."""
-
-_HIGH_LEVEL = is_fun((P.Map, P.Reduce, P.PartRed, P.Reorder))
-_LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
-              | (where(is_fun(P.Map) & ~inside()) >> rewrite("map-to-global", dim=0))
-              | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
-              | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
-              | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
-lower_rest = repeat(at_first(_HIGH_LEVEL, _LOWER_ONE), limit=200) >> nowhere(_HIGH_LEVEL)
-"""Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
-global work-items, any other map and every reduction sequential, a reorder keeping the order. Fails where one
-of them cannot be lowered so."""
+lower_rest = lower_high_level >> nowhere(high_level)
+"""Every high-level pattern left lowered (`lift.rules.default_lowering.lower_rest`); fails where one of them
+cannot be lowered so."""
 
 
 def _pow2_divisors(n: int, lo: int, hi: int) -> list:
