@@ -18,7 +18,7 @@ from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
 from lift.ir.typecheck import TypedProgram, infer
 from lift.ir.userfun import UserFun, userfun
-from lift.opencl_gen.compiled import compile
+from lift.explore.tuned_compile import compile
 from lift.types.arith import ArithExpr, Cst, SizeVar, Var
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
                               VectorType)

@@ -230,11 +230,14 @@ def eval_command(program, kernel, sizes, seed):
               help="Build the file with the default OpenCL device (when one is present) before writing it.")
 @device_option
 @click.option("--lowering", default=None, metavar="default|tuned|PATH",
-              help="How a high-level kernel is lowered: the default lowering (the default for a high-level kernel), "
-                   "the winner of `lift explore` in lift-out/KERNEL (tuned), or a .derivation.json file or its folder.")
+              help="How a high-level kernel is lowered: by default the tuning database's winner for these sizes on "
+                   "the device where one applies, else the default lowering; 'default'; 'tuned' (the tuning "
+                   "database's winner, else the one of `lift explore` in lift-out/KERNEL); or a .derivation.json "
+                   "file or its folder.")
 @reports_errors
 def compile_command(program, kernel, sizes, output, check, device, lowering):
     """Write a kernel as a standalone OpenCL C file and a JSON manifest (a high-level kernel lowered first)."""
+    from lift.explore.tuned_compile import KnownLowerings
     from lift.opencl_gen import runtime
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
@@ -245,15 +248,16 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
         raise CommandError(f"-o {output}: the manifest is written beside the .cl file as NAME.json; give NAME.cl")
     pf, name, expr, bound = load(program, kernel, sizes)
     output = output or Path(f"{name}.cl")
-    lower = lowering_for(expr, lowering, name)
+    try:
+        dev = runtime.select_device(device)
+    except lift.LiftDeviceError:
+        if device is not None:
+            raise
+        dev = None
+    tuned = KnownLowerings(expr, runtime.device_label(dev)) if dev is not None else None
+    lower = lowering_for(expr, lowering, name, tuned)
     g = generate(expr if lower is None else lower(bound), name, parse_sizes(sizes))
     if check:
-        try:
-            dev = runtime.select_device(device)
-        except lift.LiftDeviceError:
-            if device is not None:
-                raise
-            dev = None
         if dev is not None:
             with native_stderr_silenced():
                 runtime.build(g.source, dev)
@@ -358,6 +362,76 @@ def derive(program, kernel, steps_file, as_python):
     click.echo(derivation.format_figure8(expr))
     if as_python:
         click.echo(lift.python_source(derivation.replay(expr)))
+
+
+@main.group()
+def tuning():
+    """The tuning database: every candidate `lift explore` measured, kept per user (LIFT_TUNING_DB moves it)."""
+
+
+@tuning.command("show")
+@click.argument("program", type=click.Path(dir_okay=False), required=False)
+@kernel_option
+@size_option
+@reports_errors
+def tuning_show(program, kernel, sizes):
+    """Where the database is and what it holds: each program's records, devices and best times (of PROGRAM's
+    kernel alone where given)."""
+    from lift.explore.candidate import program_key
+    from lift.explore.tuning_database import TuningDatabase
+
+    store = TuningDatabase()
+    if not store.enabled:
+        click.echo("the tuning database is turned off (LIFT_TUNING_DB=off)")
+        return
+    click.echo(f"tuning database: {store.root}")
+    chosen = store.programs()
+    if program is not None:
+        _, _, expr, _ = load(program, kernel, sizes)
+        chosen = [h for h in chosen if h == program_key(expr)]
+    for h in chosen:
+        records = list(store.records(h))
+        problems = {}
+        for r in records:
+            best = problems.get((r.kernel, r.device, tuple(sorted(r.sizes.items()))))
+            if r.ok and (best is None or r.time_ms < best):
+                best = r.time_ms
+            problems[(r.kernel, r.device, tuple(sorted(r.sizes.items())))] = best
+        click.echo(f"{h}: {len(records)} records")
+        for (name, device, bound), best in sorted(problems.items(), key=str):
+            shown = "no working candidate" if best is None else f"best {best:.4g} ms"
+            click.echo(f"  {name} ({', '.join(f'{k}={v}' for k, v in bound)}) on {device}: {shown}")
+
+
+@tuning.command("export")
+@click.argument("program", type=click.Path(dir_okay=False))
+@kernel_option
+@size_option
+@device_option
+@click.option("--format", "form", type=click.Choice(["jsonl", "kernel_tuner"]), default="jsonl", show_default=True,
+              help="The database's JSON lines (the log's schema), or a kernel_tuner cache file (one device and "
+                   "sizes).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="The file to write.")
+@reports_errors
+def tuning_export(program, kernel, sizes, device, form, output):
+    """Write a kernel's records from the tuning database to a file."""
+    from lift.explore.candidate import program_key
+    from lift.explore.tuning_database import TuningDatabase
+    from lift.files import write_text
+    from lift.opencl_gen import runtime
+
+    _, name, expr, bound = load(program, kernel, sizes)
+    label = runtime.device_label(runtime.select_device(device)) if device is not None or form == "kernel_tuner" \
+        else None
+    try:
+        text = TuningDatabase().export(program_key(expr), label, bound if form == "kernel_tuner" or sizes else None,
+                                       form)
+    except ValueError as e:
+        raise CommandError(f"{name}: {e}") from None
+    if not text:
+        raise CommandError(f"the tuning database holds no record of kernel {name!r} with these sizes and device "
+                           f"(run `lift explore` on it first)")
+    click.echo(f"wrote {write_text(path_argument(output, '-o'), text)}")
 
 
 if __name__ == "__main__":

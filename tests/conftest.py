@@ -12,6 +12,14 @@ os.environ.setdefault("LIFT_DEBUG_PASSES", "1")  # validate the program after ev
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+@pytest.fixture(autouse=True)
+def tuning_database(tmp_path_factory, monkeypatch):
+    """Each test its own empty tuning database (`lift.explore.tuning_database`), never the user's."""
+    root = tmp_path_factory.mktemp("tuning")
+    monkeypatch.setenv("LIFT_TUNING_DB", str(root))
+    return root
+
+
 @pytest.fixture(scope="session")
 def examples():
     """Program files of `examples/`, by stem: `examples["asum"].kernels["asum_intel"]`."""

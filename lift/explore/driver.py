@@ -40,6 +40,7 @@ from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
+from lift.explore.tuning_database import SharedLog, TuningDatabase
 from lift.ir.binding import to_host
 from lift.ir.interpreter import interpret
 from lift.ir.nodes import Lambda
@@ -174,7 +175,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             jobs: int = 1, plot: bool = False, baseline: Optional[str] = None,
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
             timing: TimingPolicy = TimingPolicy(), progress: bool = True,
-            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False) -> ExploreResult:
+            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False,
+            tuning_database: Optional[TuningDatabase] = None) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
@@ -185,6 +187,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
     evaluates every logged failure again (`ResultLog`). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
+    Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
+    an evaluation it holds from another search of the same program, device and sizes is not measured again.
     """
     deadline = time.monotonic() + budget_s
     _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
@@ -194,9 +198,10 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     problem = Problem.prepare(pf, kernel, sizes, seed)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with ResultLog(out_dir / "log.jsonl", retry_failed) as log, \
+    with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
             Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
             BuildPool(jobs, device) as builds:
+        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program)
         facts = worker.start()
         if bandwidth is None:
             nbytes = max(problem.useful_bytes // 2, 1 << 20)

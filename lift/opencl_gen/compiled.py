@@ -24,7 +24,7 @@ from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch, check_launch
 from lift.opencl_gen.manifest import manifest
 from lift.opencl_gen.memory import is_storable, memory_bytes, output_types, share_buffers
-from lift.rules.lowering_choice import Lowering, lowering_for
+from lift.rules.lowering_choice import Lowering, Tuned, lowering_for
 from lift.types.types import TupleType, Type
 
 
@@ -214,12 +214,14 @@ def _elapsed(event) -> float:
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
             launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
-            lowering: Lowering = None) -> CompiledProgram:
+            lowering: Lowering = None, tuned: Optional[Tuned] = None) -> CompiledProgram:
     """Compile a program for an OpenCL device (see `CompiledProgram`); with `in_place`, the result
     overwrites that input array on the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`).
 
     `lowering` (`lift.rules.lowering_choice`): None compiles a lowered program as it is and lowers a high-level
     one with the default lowering (`lift.rules.default_lowering`, chosen per size binding); `"default"`,
-    `"tuned"` (the winner `lift explore` wrote in `lift-out/<name>/`; a per-user tuning database is later
-    work), a `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly."""
-    return CompiledProgram(program, device, sizes, name, launch, in_place, lowering_for(program, lowering, name))
+    `"tuned"` (the tuning database's winner, else the one `lift explore` wrote in `lift-out/<name>/`), a
+    `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly;
+    `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is)."""
+    return CompiledProgram(program, device, sizes, name, launch, in_place,
+                           lowering_for(program, lowering, name, tuned))

@@ -1,12 +1,17 @@
 """Which lowering `lift.compile` applies to a program: none, the default one, the tuned one, or a given one.
 
 `lowering` is one of
-- None: a program already lowered compiles as it is; one with high-level patterns gets the default lowering;
+- None: a program already lowered compiles as it is; one with high-level patterns gets the tuned lowering
+  where the tuning database knows one for its sizes and device, else the default lowering;
 - `"default"`: the default lowering (`lift.rules.default_lowering`), chosen per size binding;
-- `"tuned"`: the winner `lift explore` wrote for the kernel, `lift-out/<kernel>/<kernel>.derivation.json`
-  (a per-user tuning database keyed by program and device is later work: today it is explore's output folder);
+- `"tuned"`: the tuning database's winner for the program's sizes and device, else the winner `lift explore`
+  wrote for the kernel in `lift-out/<kernel>/<kernel>.derivation.json`, else one clear error;
 - a `Derivation`, or the path of a `.derivation.json` file, or of a folder holding `<kernel>.derivation.json`:
   that derivation, replayed on the program.
+
+The tuning database belongs to `lift explore`, a layer above this one: its caller passes it in as `tuned`,
+the known derivations for a size binding, best first (`Tuned`, `lift.explore.tuned_compile`). A known derivation is used only where it replays on the program and its
+divisibility constraints hold at the sizes (one tuned at other sizes of the same size class may not).
 
 `lowering_for` turns the choice into a function from a size binding to the lowered program (None where the
 program compiles as it is); every lowering is made of rules, so the lowered program means what the program means.
@@ -15,11 +20,12 @@ program compiles as it is); every lowering is made of rules, so the lowered prog
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Union
 
-from lift.errors import LiftError
+from lift.errors import LiftError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.nodes import Lambda, Node
+from lift.ir.typecheck import infer
 from lift.rules.default_lowering import LoweringError, lower
 from lift.rules.derivation import Derivation
 from lift.rules.rule import RuleNotApplicable
@@ -27,6 +33,17 @@ from lift.rules.rule import RuleNotApplicable
 TUNED_ROOT = Path("lift-out")
 
 Lowering = Union[None, str, Path, Derivation]
+
+
+class Tuned(Protocol):
+    """The tuning database's derivations of one program on one device (`lift.explore.tuned_compile`)."""
+
+    @property
+    def empty(self) -> bool:
+        """Whether it knows no derivation at all, at any sizes."""
+
+    def derivations(self, sizes: Mapping[str, int]) -> Iterable[Derivation]:
+        """The known derivations for `sizes`, best first."""
 
 
 def is_lowered(program: Lambda) -> bool:
@@ -65,15 +82,34 @@ def replayed(derivation: Derivation, program: Lambda, where: str) -> Lambda:
     return result
 
 
-def lowering_for(program: Lambda, lowering: Lowering, kernel: str) -> Optional[Callable[[dict], Lambda]]:
+def tuned_lowering(program: Lambda, tuned: Optional[Tuned], sizes: Mapping[str, int]) -> Optional[Lambda]:
+    """`program` lowered by the best known derivation that applies at `sizes`, or None where none does."""
+    for derivation in (tuned.derivations(sizes) if tuned is not None else ()):
+        try:
+            lowered = derivation.replay(program)
+            if is_lowered(lowered):
+                infer(lowered).check_sizes(dict(sizes))
+                return lowered
+        except (RuleNotApplicable, LiftSizeError):
+            continue
+    return None
+
+
+def lowering_for(program: Lambda, lowering: Lowering, kernel: str,
+                 tuned: Optional[Tuned] = None) -> Optional[Callable[[dict], Lambda]]:
     """A function from a size binding to `program` lowered as `lowering` says (module docstring); None where
-    `program` compiles as it is."""
+    `program` compiles as it is. `tuned` gives the tuning database's derivations (module docstring)."""
     if lowering is None:
-        return None if is_lowered(program) else (lambda sizes: lower(program, sizes))
+        if is_lowered(program):
+            return None
+        return lambda sizes: tuned_lowering(program, tuned, sizes) or lower(program, sizes)
     if isinstance(lowering, str) and lowering == "default":
         return lambda sizes: lower(program, sizes)
     if isinstance(lowering, str) and lowering == "tuned":
-        lowering = TUNED_ROOT / kernel
+        folder = TUNED_ROOT / kernel
+        explored = derivation_file(folder, kernel).is_file() or tuned is None or tuned.empty
+        fallback = lowering_for(program, folder, kernel) if explored else (lambda sizes: _no_tuned(kernel, sizes))
+        return lambda sizes: tuned_lowering(program, tuned, sizes) or fallback(sizes)
     if isinstance(lowering, (str, Path)):
         where = str(derivation_file(Path(lowering), kernel))
         lowering = read_derivation(Path(lowering), kernel)
@@ -84,3 +120,9 @@ def lowering_for(program: Lambda, lowering: Lowering, kernel: str) -> Optional[C
                         f".derivation.json file")
     result = replayed(lowering, program, where)
     return lambda sizes: result
+
+
+def _no_tuned(kernel: str, sizes: Mapping[str, int]) -> Lambda:
+    bound = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    raise LoweringError(f"no tuned lowering for kernel {kernel!r} at {bound} on this device: none that the tuning "
+                        f"database knows applies at these sizes (run `lift explore` at them, or give lowering='default')")
