@@ -2,13 +2,14 @@
 of its `ast`, what the numpy evaluator (`lift.ir.userfun_numpy`) runs and the C writer
 (`lift.opencl_gen.userfun_c`) prints.
 
-Statements are `Assign`, `If` and `Return`; every expression node carries its type, a scalar, vector or
+Statements are `Assign`, `If`, `For` and `Return`; every expression node carries its type, a scalar, vector or
 tuple type (vectors of `Bool` are lane masks).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
 
@@ -148,6 +149,22 @@ class If:
 
 
 @dataclass(frozen=True)
+class For:
+    """`for var in range(start, stop, step)`: `var` an Int local of the loop, `step` a non-zero Int constant.
+
+    The body assigns locals (no `return`); `merged` are (name, type) of those defined before the loop, whose
+    values the loop carries on (accumulators). Locals first assigned in the body stay inside it.
+    """
+
+    var: str
+    start: object
+    stop: object
+    step: int
+    body: tuple
+    merged: tuple
+
+
+@dataclass(frozen=True)
 class Return:
     """`return value`."""
 
@@ -184,13 +201,25 @@ def assigned(stmts) -> dict:
         elif isinstance(stmt, If):
             names.update(assigned(stmt.then))
             names.update(assigned(stmt.other))
+        elif isinstance(stmt, For):
+            names.update(assigned(stmt.body))
     return names
+
+
+def trip_count(loop: For) -> Optional[int]:
+    """The iterations of a loop whose bounds are constants; None otherwise."""
+    if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
+        return len(range(loop.start.value, loop.stop.value, loop.step))
+    return None
 
 
 def flops_of(node) -> int:
     """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`)."""
     if isinstance(node, tuple):
         return sum(flops_of(n) for n in node)
+    if isinstance(node, For):  # a loop with symbolic bounds counts as one iteration
+        trips = trip_count(node)
+        return flops_of(node.body) * (1 if trips is None else trips)
     if not hasattr(node, "__dataclass_fields__"):
         return 0
     own = 0

@@ -2,7 +2,10 @@
 once on whole arrays, for the reference interpreter.
 
 Vector values carry a trailing lane axis and tuples are Python tuples. Both branches of every condition
-run, and `np.where` merges them; integer `/` and `%` truncate toward zero as in C.
+run, and `np.where` merges them; integer `/` and `%` truncate toward zero as in C. A `for` loop whose bounds
+are the same for every element runs once in Python over whole arrays; where the bounds differ between
+elements, it runs as often as the longest element needs, each element's locals changing only while its own
+loop runs (a mask merged with `np.where`, as for conditions).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from lift.errors import LiftEvalError
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, If, Index, MakeTuple,
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, MakeTuple,
                                   MakeVector, Return, Select, Unary, Variable, lanes_scalar)
 from lift.types.types import ArrayType, Int, ScalarType, TupleType, Type, VectorType
 
@@ -112,7 +115,27 @@ def _np_block(stmts: tuple, env: dict, out_type: Type):
                     return _np_where(mask, cond.type, then_result, other_result, out_type)
                 for name, t in merged:
                     env[name] = _np_where(mask, cond.type, then_env[name], other_env[name], t)
+            case For():
+                _np_loop(stmt, env, out_type)
     return None
+
+
+def _np_loop(loop: For, env: dict, out_type: Type):
+    start, stop = np.asarray(_np_eval(loop.start, env)), np.asarray(_np_eval(loop.stop, env))
+    if start.ndim == 0 and stop.ndim == 0:
+        for i in range(int(start), int(stop), loop.step):
+            env[loop.var] = np.int32(i)
+            _np_block(loop.body, env, out_type)
+        return
+    step = loop.step
+    trips = np.maximum(0, (stop.astype(np.int64) - start + (step - 1 if step > 0 else step + 1)) // step)
+    for k in range(int(trips.max(initial=0))):
+        active = k < trips
+        body_env = dict(env)
+        body_env[loop.var] = (start + k * step).astype(np.int32)
+        _np_block(loop.body, body_env, out_type)
+        for name, t in loop.merged:
+            env[name] = _np_where(active, Int, body_env[name], env[name], t)
 
 
 def _np_where(mask, mask_type: Type, then, other, t: Type):

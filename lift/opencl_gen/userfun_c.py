@@ -12,7 +12,7 @@ from typing import Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, If, Index, MakeTuple,
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, MakeTuple,
                                   MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar)
 from lift.ir.userfun_typing import typed_body
 from lift.opencl_gen.c_types import c_type_name
@@ -94,6 +94,8 @@ class _CWriter:
                 self.assign(stmt, mask)
             elif isinstance(stmt, If):
                 self.if_statement(stmt, mask)
+            elif isinstance(stmt, For):
+                self.for_statement(stmt, mask)
             else:
                 self.return_statement(stmt, mask)
 
@@ -130,6 +132,15 @@ class _CWriter:
         self.block(stmt.other, other if mask is None else f"{mask} && {other}")
         if returns_here:
             self.line(f"return {self.result};")
+
+    def for_statement(self, stmt: For, mask: Optional[str]):
+        i = stmt.var
+        test = "<" if stmt.step > 0 else ">"
+        step = f"{i}++" if stmt.step == 1 else f"{i} += {stmt.step}" if stmt.step > 0 else f"{i} -= {-stmt.step}"
+        self.line(f"for (int {i} = {self.expr(stmt.start)}; {i} {test} {self.expr(stmt.stop, _C_PRECEDENCE[test] + 1)}; "
+                  f"{step}) {{")
+        self.nested(stmt.body, mask)
+        self.line("}")
 
     def nested(self, stmts: tuple, mask: Optional[str]):
         """A C block: the locals it declares are not declared after it."""
