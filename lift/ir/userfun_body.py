@@ -13,13 +13,14 @@ from typing import Optional
 
 from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
 
-# The functions of Python's `math` that user functions may call, by name, with their arity; OpenCL C has
-# functions of the same names.
+# The math functions that user functions may call, by name, with their arity: Python's `math` has them (but
+# `fmin` and `fmax`), lift has them all (`lift.sqrt`, `lift.fmin`, also on IR values), OpenCL C has functions
+# of the same names.
 MATH_FUNCTIONS = {
     "sqrt": 1, "exp": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "sin": 1, "cos": 1, "tan": 1,
     "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
     "floor": 1, "ceil": 1, "trunc": 1, "fabs": 1, "erf": 1, "pow": 2, "atan2": 2, "fmod": 2, "hypot": 2,
-    "copysign": 2,
+    "copysign": 2, "fmin": 2, "fmax": 2,
 }
 NUMBER_RANK = {Int: 0, Float: 1, Double: 2}
 

@@ -39,13 +39,13 @@ def _np_erf(x):
     return np.copysign(np.where(small, series, tail), x).astype(np.result_type(x))
 
 
-_NP_MATH = {
+NP_MATH = {
     "sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
     "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
     "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
     "fabs": np.fabs, "erf": _np_erf, "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot,
-    "copysign": np.copysign,
+    "copysign": np.copysign, "fmin": np.fmin, "fmax": np.fmax,
 }
 _NP_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "%": np.fmod,
               "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,
@@ -164,7 +164,7 @@ def _np_eval(e, env: dict):
         case Select(cond, then, other, t):
             return _np_where(_np_eval(cond, env), cond.type, _np_eval(then, env), _np_eval(other, env), t)
         case Call(name, args, _):
-            function = _NP_BUILTINS.get(name) or _NP_MATH[name]
+            function = _NP_BUILTINS.get(name) or NP_MATH[name]
             return function(*(_np_eval(a, env) for a in args))
         case Convert(x, t):
             value = np.asarray(_np_eval(x, env)).astype(t.dtype)

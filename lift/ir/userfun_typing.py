@@ -23,12 +23,14 @@ import numpy as np
 
 from lift.errors import LiftTypeError
 from lift.ir.c_names import check_c_name
+from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, Call, Component, Const, Convert, Field,
                                   For, If, Index, MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned,
                                   is_bool, is_number, lanes_scalar, returns)
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, literal_type
 
-_MATH_BY_FUNCTION = {getattr(math, name): name for name in MATH_FUNCTIONS}
+_MATH_BY_FUNCTION = {getattr(math, name): name for name in MATH_FUNCTIONS if hasattr(math, name)}
+_MATH_BY_FUNCTION.update({function: name for name, function in LIFT_MATH.items()})
 _BUILTIN_FUNCTIONS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max"}
 _BUILTIN_CONVERSIONS = {builtins.float: Float, builtins.int: Int}
 
