@@ -123,6 +123,14 @@ class Index:
 
 
 @dataclass(frozen=True)
+class Length:
+    """`len(a)` of an array parameter of symbolic length: the kernel passes the length (an Int) along."""
+
+    array: str
+    type: Type
+
+
+@dataclass(frozen=True)
 class MakeTuple:
     """A tuple result, built in a `return` statement."""
 
@@ -212,6 +220,20 @@ def trip_count(loop: For) -> Optional[int]:
     if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
         return len(range(loop.start.value, loop.stop.value, loop.step))
     return None
+
+
+def lengths_read(node) -> dict:
+    """The array parameters whose symbolic length (`Length`) typed statements read, in order (an ordered set)."""
+    if isinstance(node, tuple):
+        out = {}
+        for n in node:
+            out.update(lengths_read(n))
+        return out
+    if isinstance(node, Length):
+        return {node.array: None}
+    if not hasattr(node, "__dataclass_fields__"):
+        return {}
+    return lengths_read(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"))
 
 
 def flops_of(node) -> int:

@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from lift.errors import LiftEvalError
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, MakeTuple,
-                                  MakeVector, Return, Select, Unary, Variable, lanes_scalar)
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
+                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, lanes_scalar)
 from lift.types.types import ArrayType, Int, ScalarType, TupleType, Type, VectorType
 
 
@@ -185,4 +185,9 @@ def _np_eval(e, env: dict):
             return tuple(v[i] for v in values) if isinstance(t, TupleType) else values[i]
         case MakeTuple(elems, _):
             return tuple(_np_eval(x, env) for x in elems)
+        case Length(array, _):
+            value = env[array]
+            while isinstance(value, tuple):  # an array of tuples is a tuple of arrays
+                value = value[0]
+            return np.int32(np.shape(value)[0])
     raise AssertionError(f"no numpy meaning for {e}")

@@ -25,8 +25,9 @@ from lift.errors import LiftTypeError
 from lift.ir.c_names import check_c_name
 from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, Call, Component, Const, Convert, Field,
-                                  For, If, Index, MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned,
-                                  is_bool, is_number, lanes_scalar, returns)
+                                  For, If, Index, Length, MakeTuple, MakeVector, Return, Select, Unary, Variable,
+                                  assigned, is_bool, is_number, lanes_scalar, returns)
+from lift.types.arith import ArithExpr
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, literal_type
 
 _MATH_BY_FUNCTION = {getattr(math, name): name for name in MATH_FUNCTIONS if hasattr(math, name)}
@@ -248,7 +249,18 @@ class Typer:
             return Variable(name, self.type_of(name))
         if name in self.assigned:
             raise self.error(node, f"`{name}` is used before it is assigned")
-        return self.constant(node, self.static(node), name)
+        value = self.static(node)
+        if isinstance(value, ArithExpr) and not value.is_constant:
+            return self.size(node, value)
+        return self.constant(node, value, name)
+
+    def size(self, node, size: ArithExpr):
+        """A size variable of the module: the length of the first array parameter declared with that length."""
+        for param, t in self.params.items():
+            if isinstance(t, ArrayType) and t.length == size:
+                return Length(param, Int)
+        raise self.error(node, f"the size {size} is not the length of an array parameter: a user function knows "
+                               f"the sizes of its array parameters only (declare one as ArrayType(..., {size}))")
 
     def type_of(self, name: str) -> Type:
         return self.params[name] if name in self.params else self.locals[name]
@@ -405,15 +417,18 @@ class Typer:
         raise self.error(node, f"`{function}` cannot be called in user functions; they can call math functions "
                                f"(`math.sqrt`, ...), `abs`, `min`, `max`, `float`, `int` and lift types")
 
-    def length(self, node, args: list) -> Const:
-        """`len(a)` of an array parameter: the length its type declares, a constant."""
+    def length(self, node, args: list):
+        """`len(a)` of an array parameter: the length its type declares where it is a constant, else the length
+        of the argument (`Length`: the interpreter's array has it, the kernel passes it)."""
         if len(args) != 1 or not isinstance(args[0].type, ArrayType):
             raise self.error(node, "`len` takes one array")
         length = args[0].type.length
-        if not length.is_constant:
-            raise self.error(node, f"`len` of an array of symbolic length {length}: user functions see constant "
-                                   f"lengths only; pass the length as an Int argument")
-        return Const(length.value, Int)
+        if length.is_constant:
+            return Const(length.value, Int)
+        if not isinstance(args[0], Variable):
+            raise self.error(node, f"`len` of a row of symbolic length {length}: only an array parameter's length "
+                                   f"may be a size variable")
+        return Length(args[0].name, Int)
 
     def math_call(self, node, name: str, args: list) -> Call:
         arity = MATH_FUNCTIONS[name]

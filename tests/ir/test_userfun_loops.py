@@ -10,7 +10,7 @@ import pytest
 from lift import ArrayType, Float, Int, LiftTypeError, MapGlb, SizeVar, VectorType, compile, fun, interpret, userfun
 from lift.opencl_gen.userfun_c import userfun_c_body
 
-N = SizeVar("N")
+N, M, K = SizeVar("N"), SizeVar("M"), SizeVar("K")
 Float4 = VectorType(Float, 4)
 
 
@@ -106,6 +106,40 @@ def test_the_loop_is_c_for_loop():
     assert "for (int k = 4; k > -1; k -= 1) {" in userfun_c_body(horner)
 
 
+@userfun
+def count_below(x: Float, a: ArrayType(Float, M)) -> Int:
+    count = 0
+    for i in range(len(a)):
+        if a[i] < x:
+            count += 1
+    return count
+
+
+@userfun
+def sum_from_one(x: Float, a: ArrayType(Float, M)) -> Float:
+    s = x
+    for i in range(1, M):
+        s += a[i] * a[i - 1]
+    return s
+
+
+def test_size_variable_bounds_are_the_lengths_the_kernel_passes():
+    xs = np.linspace(0, 1, 50).astype(np.float32)
+    a = np.random.default_rng(0).random(37).astype(np.float32)
+    below = fun([ArrayType(Float, N), ArrayType(Float, M)], lambda x, a_: MapGlb(lambda v: count_below(v, a_))(x))
+    want = (a[None, :] < xs[:, None]).sum(1)
+    np.testing.assert_array_equal(interpret(below, xs, a), want)
+    compiled = compile(below)
+    np.testing.assert_array_equal(compiled(xs, a), want)
+    source = compiled.generated({}).source
+    assert "int count_below(float x, global const float* a, int a_length) {" in source
+    assert "count_below(x[g_0], a_, M)" in source
+    products = fun([ArrayType(Float, N), ArrayType(Float, M)], lambda x, a_: MapGlb(lambda v: sum_from_one(v, a_))(x))
+    want = xs + np.sum(a[1:].astype(np.float64) * a[:-1])
+    np.testing.assert_allclose(interpret(products, xs, a), want, rtol=1e-5)
+    np.testing.assert_allclose(compile(products)(xs, a), want, rtol=1e-5)
+
+
 def test_flops_count_every_iteration_of_a_constant_loop():
     assert horner.flops == 5 * 2
 
@@ -155,9 +189,9 @@ def uses_loop_local_after(x: Float) -> Float:
     return y
 
 
-def symbolic_len(a: ArrayType(Float, N)) -> Float:
+def size_of_no_parameter(a: ArrayType(Float, M)) -> Float:
     s = 0.0
-    for i in range(len(a)):
+    for i in range(K):
         s += a[i]
     return s
 
@@ -170,7 +204,7 @@ def symbolic_len(a: ArrayType(Float, N)) -> Float:
     (variable_step, "the step of `range` must be an integer constant other than zero"),
     (assigns_loop_variable, "the loop variable `i` cannot be assigned in the loop"),
     (uses_loop_local_after, "`y` is used before it is assigned"),
-    (symbolic_len, "`len` of an array of symbolic length N"),
+    (size_of_no_parameter, "the size K is not the length of an array parameter"),
 ])
 def test_unsupported_loop_forms_are_refused_with_one_clear_error(fn, message):
     with pytest.raises(LiftTypeError, match=f"user function {fn.__name__}, line [0-9]+: .*{re.escape(message)}"):
