@@ -1,4 +1,4 @@
-"""Where the user wrote a node, and errors that say so: `asum.py:12: map(absf) at body.args0.f is ...`.
+"""Where the user wrote a node, and errors that say so: `... (at body.args0.f), written at asum.py:12`.
 
 A `FunCall` or `Lambda` that a user's program builds records `file:line` of the program's line that built it
 (`written_at`, a field outside structural equality and hashing): one look up the Python stack, past the DSL's
@@ -7,8 +7,8 @@ itself (rewrite rules, type inference) record nothing; they keep the place of th
 (`Node.with_child`, `lift.rules.location.replace_at`), and an error names the place of the innermost node on
 its path that has one.
 
-Errors name places as printed paths into the program (`at body.args0.f`); `locate(error, program)` puts the
-user's file and line of the first in front, once, where typecheck (`lift.ir.typecheck.infer`) and the code generator
+Errors name places as printed paths into the program (`at body.args0.f`); `locate(error, program)` adds the
+user's file and line of the first, once, where typecheck (`lift.ir.typecheck.infer`) and the code generator
 (`lift.opencl_gen.kernels.generate`) report an error, and so also for the candidates of `lift explore`.
 """
 
@@ -82,14 +82,14 @@ def location_at(root, path: str) -> Optional[str]:
 
 
 def locate(error: LiftError, program) -> LiftError:
-    """`error` with the user's place of the first path its message names put in front, as compilers write it
-    (`asum.py:14: absf expects ... (at body.args0.f.f)`); once per error."""
+    """`error` with the user's place of the first path its message names added at its end
+    (`absf expects ... (at body.args0.f.f), written at asum.py:14`); once per error."""
     if getattr(error, "located", False) or not error.args or not isinstance(error.args[0], str):
         return error
     for match in _PLACE.finditer(error.args[0]):
         where = location_at(program, "" if match[1] == "the root" else match[1])
         if where is not None:
-            error.args = (f"{where}: {error.args[0]}",) + error.args[1:]
+            error.args = (f"{error.args[0]}, written at {where}",) + error.args[1:]
             break
     error.located = True
     return error

@@ -45,13 +45,13 @@ def test_a_type_error_names_the_file_line_and_pattern(tmp_path):
     (tmp_path / "ill_typed.py").write_text(PROGRAM)
     result = lift_cli("compile", "ill_typed.py", cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == ("error: ill_typed.py: ill_typed.py:15: absf expects argument 1 (x) of type "
-                                     "Float, got Float[4] (at body.args0.f.f)")
+    assert result.stderr.strip() == ("error: ill_typed.py: absf expects argument 1 (x) of type Float, got Float[4] "
+                                     "(at body.args0.f.f), written at ill_typed.py:15")
 
 
 def test_a_code_generation_error_names_the_file_line_and_pattern(tmp_path):
     (tmp_path / "local_outside_a_workgroup.py").write_text(LOWERED)
     result = lift_cli("compile", "local_outside_a_workgroup.py", "--size", "N=1024", cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert ("local_outside_a_workgroup.py:11: toLocal(map-global(absf)) at body.args0.f: local memory exists only "
-            "inside a map-workgroup") in result.stderr
+    assert ("toLocal(map-global(absf)) at body.args0.f: local memory exists only inside a map-workgroup, written at "
+            "local_outside_a_workgroup.py:11") in result.stderr
