@@ -81,15 +81,15 @@ def location_at(root, path: str) -> Optional[str]:
     return where
 
 
-def locate(error: LiftError, program) -> LiftError:
-    """`error` with the user's place of the first path its message names added at its end
-    (`absf expects ... (at body.args0.f.f), written at asum.py:14`); once per error."""
-    if getattr(error, "located", False) or not error.args or not isinstance(error.args[0], str):
+def locate(error: LiftError, program, path: Optional[str] = None) -> LiftError:
+    """`error` with the user's place added at its end (`absf expects ... (at body.args0.f.f), written at
+    asum.py:14`): the place of `path`, or else of the first path its message names; once per error."""
+    if getattr(error, "located", False) or not error.args or not isinstance(error.args[0], str) \
+            or ", written at " in error.args[0]:  # it says a place already (it quotes a located error)
         return error
-    for match in _PLACE.finditer(error.args[0]):
-        where = location_at(program, "" if match[1] == "the root" else match[1])
-        if where is not None:
-            error.args = (f"{error.args[0]}, written at {where}",) + error.args[1:]
-            break
+    paths = [path] if path is not None else ["" if m[1] == "the root" else m[1] for m in _PLACE.finditer(error.args[0])]
+    where = next((w for w in (location_at(program, p) for p in paths) if w is not None), None)
+    if where is not None:
+        error.args = (f"{error.args[0]}, written at {where}",) + error.args[1:]
     error.located = True
     return error

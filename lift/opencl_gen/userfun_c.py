@@ -13,8 +13,8 @@ from typing import Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length, MakeTuple,
-                                  MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar,
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
+                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar,
                                   lengths_read)
 from lift.ir.userfun_typing import typed_body
 from lift.opencl_gen.c_types import c_type_name
@@ -158,8 +158,8 @@ class _CWriter:
         i = stmt.var
         test = "<" if stmt.step > 0 else ">"
         step = f"{i}++" if stmt.step == 1 else f"{i} += {stmt.step}" if stmt.step > 0 else f"{i} -= {-stmt.step}"
-        self.line(f"for (int {i} = {self.expr(stmt.start)}; {i} {test} {self.expr(stmt.stop, _C_PRECEDENCE[test] + 1)}; "
-                  f"{step}) {{")
+        stop = self.expr(stmt.stop, _C_PRECEDENCE[test] + 1)
+        self.line(f"for (int {i} = {self.expr(stmt.start)}; {i} {test} {stop}; {step}) {{")
         self.nested(stmt.body, mask)
         self.line("}")
 

@@ -92,3 +92,12 @@ def test_messages_without_paths_are_left_alone():
     assert str(root).startswith("wrong (at the root), written at ")
     assert str(root).endswith(f"{HERE}:{program_line}")
     assert str(locate(root, program)) == str(root)
+
+
+def test_replaying_a_rewrite_that_does_not_apply_names_the_place_once():
+    from lift.rules import RuleNotApplicable
+
+    program = fun([ArrayType(Float, 8)], lambda x: Map(absf)(x)); at = line()
+    with pytest.raises(RuleNotApplicable) as error:
+        RewriteEngine().apply(program, Rewrite.of("split-join", "body", {"n": 3}))
+    assert str(error.value).endswith(f"{HERE}:{at}") and str(error.value).count("written at") == 1

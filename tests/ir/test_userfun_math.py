@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Double, Float, Int, LiftTypeError, Literal, MapGlb, SizeVar, compile, fun, interpret, userfun
+from lift import (ArrayType, Double, Float, Int, LiftTypeError, Literal, MapGlb, SizeVar, compile, fun, interpret,
+                  userfun)
 
 N = SizeVar("N")
 ONE_ARGUMENT = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
