@@ -19,8 +19,8 @@ from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
 from lift.ir.routine import Routine
-from lift.ir.userfun import UserFun, vectorized_type
 from lift.ir.source_location import locate
+from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
