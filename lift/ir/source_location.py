@@ -8,8 +8,9 @@ itself (rewrite rules, type inference) record nothing; they keep the place of th
 its path that has one.
 
 Errors name places as printed paths into the program (`at body.args0.f`); `locate(error, program)` adds the
-user's file and line of the first, once, where typecheck (`lift.ir.typecheck.infer`) and the code generator
-(`lift.opencl_gen.kernels.generate`) report an error, and so also for the candidates of `lift explore`.
+user's file and line of the first, once, where typecheck (`lift.ir.typecheck.infer`), the code generator
+(`lift.opencl_gen.kernels.generate`, and so `lift explore`'s candidates) and the replay of a rewrite
+(`lift.rules.RewriteEngine.apply`) report an error.
 """
 
 from __future__ import annotations
