@@ -8,7 +8,7 @@ OpenCL-level expressions from it, and a code generator that decides nothing emit
 from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalError, LiftSizeError,
                          LiftTypeError)
 from lift.ir.interpreter import interpret
-from lift.ir.operators import eq, ne
+from lift.ir.operators import LIFT_MATH, eq, ne
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq,
                               MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Slide, Split, ToGlobal,
@@ -23,6 +23,8 @@ from lift.types.arith import ArithExpr, Cst, SizeVar, Var
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
                               VectorType)
 
+globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: on IR values and in user functions
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -34,4 +36,4 @@ __all__ = [
     "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
     "Vectorize", "Zip", "eq", "fun", "infer", "interpret", "inline_routines", "ne", "paper", "python_source", "routine",
     "userfun",
-]
+] + sorted(LIFT_MATH)

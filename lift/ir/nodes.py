@@ -5,9 +5,10 @@ declarations (`FunDecl`: a `Lambda`, a `UserFun` or a pattern) to arguments. Com
 (written `f @ g`) is the lambda `λx. f(g(x))`, so that every rewrite rule sees plain chains of calls.
 
 Nodes are immutable dataclasses with structural equality and a cached structural hash: the search
-deduplicates millions of expressions. Fields declared with `compare=False` (inferred types) are
-annotations, not structure. Parameters compare by name; names are unique per binder where lift
-creates them (`fresh_param`), and follow the Python lambda's argument names where the user wrote them.
+deduplicates millions of expressions. Fields declared with `compare=False` (inferred types, the user's
+source line `written_at` of a call or lambda: `lift.ir.source_location`) are annotations, not structure.
+Parameters compare by name; names are unique per binder where lift creates them (`fresh_param`), and follow
+the Python lambda's argument names where the user wrote them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Callable, Optional
 from lift.errors import LiftTypeError
 from lift.ir.names import fresh_name
 from lift.ir.operators import ExprOperators
+from lift.ir.source_location import caller_location
 from lift.types.types import Type, literal_type, literals_are
 
 
@@ -70,9 +72,10 @@ class Node:
     def with_child(self, step: str, new: "Node") -> "Node":
         """A copy of this node with the child at `step` (as named by `children`) replaced.
 
-        Annotations (fields with `compare=False`, such as inferred types) are dropped: they may be stale.
+        Annotations (fields with `compare=False`, such as inferred types) are dropped: they may be stale; the
+        user's source line (`written_at`) stays.
         """
-        stale = {f.name: None for f in fields(self) if not f.compare}
+        stale = {f.name: None for f in fields(self) if not f.compare and f.name != "written_at"}
         for name in self.field_names():
             v = getattr(self, name)
             if step == name:
@@ -159,6 +162,11 @@ class FunCall(Expr):
     f: FunDecl
     args: tuple
     t: Optional[Type] = field(default=None, compare=False)
+    written_at: Optional[str] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.written_at is None:
+            object.__setattr__(self, "written_at", caller_location())
 
     @property
     def arg(self) -> Expr:
@@ -171,6 +179,11 @@ class Lambda(FunDecl):
 
     params: tuple
     body: Expr
+    written_at: Optional[str] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.written_at is None:
+            object.__setattr__(self, "written_at", caller_location())
 
     @property
     def arity(self) -> int:

@@ -1,4 +1,5 @@
-"""Python operators on IR values: `v * 2.0`, `a * x + y`, `x < y`, `abs(x)` build calls of built-in user functions.
+"""Python operators and math functions on IR values: `v * 2.0`, `a * x + y`, `x < y`, `abs(x)`, `x ** 2`,
+`lift.sqrt(x)` build calls of built-in user functions.
 
 `Expr` inherits `ExprOperators`, so a plain lambda such as `Map(lambda v: v * 2.0)` is a program: each operator
 applies one built-in user function (`mul_float`, `lt_int`, ...), defined once per operator and operand type,
@@ -8,20 +9,28 @@ takes that type. Where only literals are typed (the parameter of `Map(lambda v: 
 inference), the literal gives the type: `v * 2.0` is `Float`, `v / 4` is `Int` (write `2.0` for floats,
 `Literal(2.0, Double)` for doubles). Where nothing is typed, the type is `Float`.
 
+Python's `math.sqrt(v)` cannot take an IR value (it asks for a Python float, and lift says to write
+`lift.sqrt(v)`): lift's math functions (`MATH_FUNCTIONS`: `lift.sqrt, exp, log, sin, cos, tan, pow, fabs,
+floor, ceil, fmin, fmax, tanh, erf`, ...) build the built-in user function `sqrt_float` on an IR value, compute
+`math.sqrt` on a Python number, and are OpenCL's function of that name inside a user function. They take
+floating-point values (an Int literal becomes a float).
+
 `==` stays structural equality of nodes (the rewrite search compares and hashes expressions): write
 `lift.eq(a, b)` / `lift.ne(a, b)` for the element-wise comparison.
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
 from lift.errors import LiftTypeError
+from lift.ir.userfun_body import MATH_FUNCTIONS
 from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
 
-__all__ = ["ExprOperators", "eq", "ne", "operator_userfun"]
+__all__ = ["ExprOperators", "LIFT_MATH", "eq", "math_function", "math_userfun", "ne", "operator_userfun"]
 
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -96,6 +105,49 @@ def _apply(op: str, *operands):
     return operator_userfun(op, _operand_type(*exprs))(*exprs)
 
 
+@lru_cache(maxsize=None)
+def math_userfun(name: str, t: Type):
+    """The built-in user function of the math function `name` (a key of `MATH_FUNCTIONS`) on values of type `t`."""
+    from lift.ir.userfun import UserFun
+    from lift.ir.userfun_numpy import NP_MATH
+
+    scalar = t.elem if isinstance(t, VectorType) else t
+    if scalar not in (Float, Double):
+        raise LiftTypeError(f"lift.{name}: takes float or double values (or vectors of them), not {t}: convert "
+                            f"first")
+    params = ("x", "y")[:MATH_FUNCTIONS[name]]
+    return UserFun(f"{name}_{_type_name(t)}", params, f"return {name}({', '.join(params)});", (t,) * len(params),
+                   t, python=NP_MATH[name])
+
+
+def math_function(name: str):
+    """lift's math function `name`: on IR values it applies `math_userfun`, on Python numbers it computes."""
+    arity = MATH_FUNCTIONS[name]
+    np_name = {"fmin": "fmin", "fmax": "fmax"}.get(name)
+
+    def function(*args):
+        from lift.ir.nodes import Expr, Literal, to_expr
+
+        if len(args) != arity:
+            raise LiftTypeError(f"lift.{name} takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}")
+        if not any(isinstance(a, Expr) for a in args):
+            return float(getattr(np, np_name)(*args)) if np_name else getattr(math, name)(*args)
+        exprs = tuple(to_expr(a) for a in args)
+        t = _operand_type(*exprs)
+        if t == Int and not any(k is not None and not weak for k, weak in map(_known_type, exprs)):  # literals
+            t = Float
+        exprs = tuple(Literal(e.value, t) if isinstance(e, Literal) and e.t != t else e for e in exprs)
+        return math_userfun(name, t)(*exprs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"`{name}` on IR values (a call of the built-in user function `{name}_float`, ...), on "
+                        f"Python numbers, and in user functions (OpenCL C's `{name}`).")
+    return function
+
+
+LIFT_MATH = {name: math_function(name) for name in MATH_FUNCTIONS}  # exported as lift.sqrt, lift.fmin, ...
+
+
 def eq(a, b):
     """Element-wise `a == b` (a `Bool`): `==` on IR values is structural equality of the nodes."""
     return _apply("eq", a, b)
@@ -104,6 +156,15 @@ def eq(a, b):
 def ne(a, b):
     """Element-wise `a != b` (a `Bool`)."""
     return _apply("ne", a, b)
+
+
+def _power(a, b):
+    """`a ** b`: `a * a` for the exponent 2, else `pow`."""
+    from lift.ir.nodes import Literal
+
+    if isinstance(b, (int, float)) and b == 2 or isinstance(b, Literal) and b.value == 2:
+        return _apply("mul", a, a)
+    return math_function("pow")(a, b)
 
 
 class ExprOperators:
@@ -121,7 +182,13 @@ class ExprOperators:
     def __rtruediv__(self, other): return _apply("div", other, self)
     def __neg__(self): return _apply("neg", self)
     def __abs__(self): return _apply("abs", self)
+    def __pow__(self, other): return _power(self, other)
+    def __rpow__(self, other): return _power(other, self)
     def __lt__(self, other): return _apply("lt", self, other)
     def __le__(self, other): return _apply("le", self, other)
     def __gt__(self, other): return _apply("gt", self, other)
     def __ge__(self, other): return _apply("ge", self, other)
+
+    def __float__(self):
+        raise LiftTypeError("a lift value is not a Python number: Python's `math` functions cannot take it, write "
+                            "lift's (`lift.sqrt(v)` for `math.sqrt(v)`)")

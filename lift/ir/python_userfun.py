@@ -19,8 +19,11 @@ The subset, with C's meaning where Python's differs:
   `/` and `%` on ints truncate toward zero as in C, `%` on floats is `fmod`;
 - `if`/`else` statements whose branches assign locals or both return (an `if` that returns makes
   the rest of the function its other branch);
-- calls to `math` functions, `abs min max float int`, and to lift types: `Float(x)` converts,
-  `VectorType(Float, 4)(a, b, c, d)` builds a vector;
+- `for i in range(...)` loops (one to three Int arguments, the step a constant), nested, accumulating into
+  locals assigned before the loop; sizes as bounds: `len(a)` or the size variable of an array parameter's
+  declared length, passed to the C function as an extra `int` parameter;
+- calls to `math` functions and lift's (`lift.sqrt`, `lift.fmin`, ...), `abs min max len float int`, and to
+  lift types: `Float(x)` converts, `VectorType(Float, 4)(a, b, c, d)` builds a vector;
 - numeric literals, `math.pi`, `math.e` and numeric constants of the function's module, inlined;
   literals are `Float` or `Int` and take the other operand's type when it is wider
   (`x * 0.5` is `float` for a `Float` x, `double` for a `Double` x);

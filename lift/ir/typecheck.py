@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping, Optional
 
-from lift.errors import LiftSizeError, LiftTypeError
+from lift.errors import LiftError, LiftSizeError, LiftTypeError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
 from lift.ir.routine import Routine
+from lift.ir.source_location import locate
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
@@ -71,7 +72,10 @@ def infer(program: Lambda, param_types: Optional[tuple] = None) -> TypedProgram:
     for p, t in zip(program.params, types):
         if t is None:
             raise LiftTypeError(f"parameter {p.name} of the program has no declared type: use fun([types], lambda ...)")
-    return _infer_cached(program, types)
+    try:
+        return _infer_cached(program, types)
+    except LiftError as e:
+        raise locate(e, program)
 
 
 @lru_cache(maxsize=4096)

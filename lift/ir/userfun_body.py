@@ -2,23 +2,25 @@
 of its `ast`, what the numpy evaluator (`lift.ir.userfun_numpy`) runs and the C writer
 (`lift.opencl_gen.userfun_c`) prints.
 
-Statements are `Assign`, `If` and `Return`; every expression node carries its type, a scalar, vector or
+Statements are `Assign`, `If`, `For` and `Return`; every expression node carries its type, a scalar, vector or
 tuple type (vectors of `Bool` are lane masks).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
 
-# The functions of Python's `math` that user functions may call, by name, with their arity; OpenCL C has
-# functions of the same names.
+# The math functions that user functions may call, by name, with their arity: Python's `math` has them (but
+# `fmin` and `fmax`), lift has them all (`lift.sqrt`, `lift.fmin`, also on IR values), OpenCL C has functions
+# of the same names.
 MATH_FUNCTIONS = {
     "sqrt": 1, "exp": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "sin": 1, "cos": 1, "tan": 1,
     "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1,
     "floor": 1, "ceil": 1, "trunc": 1, "fabs": 1, "erf": 1, "pow": 2, "atan2": 2, "fmod": 2, "hypot": 2,
-    "copysign": 2,
+    "copysign": 2, "fmin": 2, "fmax": 2,
 }
 NUMBER_RANK = {Int: 0, Float: 1, Double: 2}
 
@@ -121,6 +123,14 @@ class Index:
 
 
 @dataclass(frozen=True)
+class Length:
+    """`len(a)` of an array parameter of symbolic length: the kernel passes the length (an Int) along."""
+
+    array: str
+    type: Type
+
+
+@dataclass(frozen=True)
 class MakeTuple:
     """A tuple result, built in a `return` statement."""
 
@@ -145,6 +155,22 @@ class If:
     other: tuple
     merged: tuple  # (name, type) of the variables assigned in a branch and defined after the `if`
     returns: bool  # both branches return
+
+
+@dataclass(frozen=True)
+class For:
+    """`for var in range(start, stop, step)`: `var` an Int local of the loop, `step` a non-zero Int constant.
+
+    The body assigns locals (no `return`); `merged` are (name, type) of those defined before the loop, whose
+    values the loop carries on (accumulators). Locals first assigned in the body stay inside it.
+    """
+
+    var: str
+    start: object
+    stop: object
+    step: int
+    body: tuple
+    merged: tuple
 
 
 @dataclass(frozen=True)
@@ -184,13 +210,39 @@ def assigned(stmts) -> dict:
         elif isinstance(stmt, If):
             names.update(assigned(stmt.then))
             names.update(assigned(stmt.other))
+        elif isinstance(stmt, For):
+            names.update(assigned(stmt.body))
     return names
+
+
+def trip_count(loop: For) -> Optional[int]:
+    """The iterations of a loop whose bounds are constants; None otherwise."""
+    if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
+        return len(range(loop.start.value, loop.stop.value, loop.step))
+    return None
+
+
+def lengths_read(node) -> dict:
+    """The array parameters whose symbolic length (`Length`) typed statements read, in order (an ordered set)."""
+    if isinstance(node, tuple):
+        out = {}
+        for n in node:
+            out.update(lengths_read(n))
+        return out
+    if isinstance(node, Length):
+        return {node.array: None}
+    if not hasattr(node, "__dataclass_fields__"):
+        return {}
+    return lengths_read(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"))
 
 
 def flops_of(node) -> int:
     """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`)."""
     if isinstance(node, tuple):
         return sum(flops_of(n) for n in node)
+    if isinstance(node, For):  # a loop with symbolic bounds counts as one iteration
+        trips = trip_count(node)
+        return flops_of(node.body) * (1 if trips is None else trips)
     if not hasattr(node, "__dataclass_fields__"):
         return 0
     own = 0

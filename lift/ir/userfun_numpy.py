@@ -2,7 +2,10 @@
 once on whole arrays, for the reference interpreter.
 
 Vector values carry a trailing lane axis and tuples are Python tuples. Both branches of every condition
-run, and `np.where` merges them; integer `/` and `%` truncate toward zero as in C.
+run, and `np.where` merges them; integer `/` and `%` truncate toward zero as in C. A `for` loop whose bounds
+are the same for every element runs once in Python over whole arrays; where the bounds differ between
+elements, it runs as often as the longest element needs, each element's locals changing only while its own
+loop runs (a mask merged with `np.where`, as for conditions).
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from lift.errors import LiftEvalError
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, If, Index, MakeTuple,
-                                  MakeVector, Return, Select, Unary, Variable, lanes_scalar)
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
+                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, lanes_scalar)
 from lift.types.types import ArrayType, Int, ScalarType, TupleType, Type, VectorType
 
 
@@ -36,13 +39,13 @@ def _np_erf(x):
     return np.copysign(np.where(small, series, tail), x).astype(np.result_type(x))
 
 
-_NP_MATH = {
+NP_MATH = {
     "sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
     "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
     "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
     "fabs": np.fabs, "erf": _np_erf, "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot,
-    "copysign": np.copysign,
+    "copysign": np.copysign, "fmin": np.fmin, "fmax": np.fmax,
 }
 _NP_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "%": np.fmod,
               "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,
@@ -112,7 +115,27 @@ def _np_block(stmts: tuple, env: dict, out_type: Type):
                     return _np_where(mask, cond.type, then_result, other_result, out_type)
                 for name, t in merged:
                     env[name] = _np_where(mask, cond.type, then_env[name], other_env[name], t)
+            case For():
+                _np_loop(stmt, env, out_type)
     return None
+
+
+def _np_loop(loop: For, env: dict, out_type: Type):
+    start, stop = np.asarray(_np_eval(loop.start, env)), np.asarray(_np_eval(loop.stop, env))
+    if start.ndim == 0 and stop.ndim == 0:
+        for i in range(int(start), int(stop), loop.step):
+            env[loop.var] = np.int32(i)
+            _np_block(loop.body, env, out_type)
+        return
+    step = loop.step
+    trips = np.maximum(0, (stop.astype(np.int64) - start + (step - 1 if step > 0 else step + 1)) // step)
+    for k in range(int(trips.max(initial=0))):
+        active = k < trips
+        body_env = dict(env)
+        body_env[loop.var] = (start + k * step).astype(np.int32)
+        _np_block(loop.body, body_env, out_type)
+        for name, t in loop.merged:
+            env[name] = _np_where(active, Int, body_env[name], env[name], t)
 
 
 def _np_where(mask, mask_type: Type, then, other, t: Type):
@@ -141,7 +164,7 @@ def _np_eval(e, env: dict):
         case Select(cond, then, other, t):
             return _np_where(_np_eval(cond, env), cond.type, _np_eval(then, env), _np_eval(other, env), t)
         case Call(name, args, _):
-            function = _NP_BUILTINS.get(name) or _NP_MATH[name]
+            function = _NP_BUILTINS.get(name) or NP_MATH[name]
             return function(*(_np_eval(a, env) for a in args))
         case Convert(x, t):
             value = np.asarray(_np_eval(x, env)).astype(t.dtype)
@@ -162,4 +185,9 @@ def _np_eval(e, env: dict):
             return tuple(v[i] for v in values) if isinstance(t, TupleType) else values[i]
         case MakeTuple(elems, _):
             return tuple(_np_eval(x, env) for x in elems)
+        case Length(array, _):
+            value = env[array]
+            while isinstance(value, tuple):  # an array of tuples is a tuple of arrays
+                value = value[0]
+            return np.int32(np.shape(value)[0])
     raise AssertionError(f"no numpy meaning for {e}")

@@ -23,12 +23,15 @@ import numpy as np
 
 from lift.errors import LiftTypeError
 from lift.ir.c_names import check_c_name
+from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, Call, Component, Const, Convert, Field,
-                                  If, Index, MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned,
-                                  is_bool, is_number, lanes_scalar, returns)
+                                  For, If, Index, Length, MakeTuple, MakeVector, Return, Select, Unary, Variable,
+                                  assigned, is_bool, is_number, lanes_scalar, returns)
+from lift.types.arith import ArithExpr
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, literal_type
 
-_MATH_BY_FUNCTION = {getattr(math, name): name for name in MATH_FUNCTIONS}
+_MATH_BY_FUNCTION = {getattr(math, name): name for name in MATH_FUNCTIONS if hasattr(math, name)}
+_MATH_BY_FUNCTION.update({function: name for name, function in LIFT_MATH.items()})
 _BUILTIN_FUNCTIONS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max"}
 _BUILTIN_CONVERSIONS = {builtins.float: Float, builtins.int: Int}
 
@@ -36,7 +39,7 @@ _ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod:
 _COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 _UNSUPPORTED = {
-    ast.While: "`while` loops", ast.For: "`for` loops", ast.With: "`with` blocks", ast.Try: "`try` blocks",
+    ast.While: "`while` loops", ast.AsyncFor: "`async for` loops", ast.With: "`with` blocks", ast.Try: "`try` blocks",
     ast.Raise: "`raise` statements", ast.Assert: "`assert` statements", ast.Pass: "`pass` statements",
     ast.Break: "`break` statements", ast.Continue: "`continue` statements", ast.Delete: "`del` statements",
     ast.Global: "`global` declarations", ast.Nonlocal: "`nonlocal` declarations", ast.Import: "imports",
@@ -81,6 +84,8 @@ class Typer:
         self.defined = set(self.params)
         self.namespace = namespace(fun.function)
         self.mask_width: Optional[int] = None  # the lane count of the vector condition around a statement
+        self.loop_depth = 0
+        self.loop_vars: set = set()
         self.assigned = {n.id for n in ast.walk(fun.definition) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}
 
@@ -124,9 +129,14 @@ class Typer:
             return self.assign(stmt, stmt.target.id, self.binary(stmt, stmt.op, current, self.expr(stmt.value)))
         if isinstance(stmt, ast.If):
             return self.if_statement(stmt)
+        if isinstance(stmt, ast.For):
+            return self.for_statement(stmt)
         if isinstance(stmt, ast.Return):
             if stmt.value is None:
                 raise self.error(stmt, "`return` needs a value")
+            if self.loop_depth:
+                raise self.error(stmt, "`return` inside a `for` loop is not supported: assign a local in the "
+                                       "loop and return it after the loop")
             return Return(self.result(stmt.value))
         raise self.unsupported(stmt)
 
@@ -167,6 +177,49 @@ class Typer:
         merged = tuple((n, self.type_of(n)) for n in sorted(self.defined & changed))
         return If(cond, then, other, () if returns(then) else merged, returns(then))
 
+    def for_statement(self, stmt: ast.For) -> For:
+        """`for i in range(...)`: the bounds are Int values, the step an Int constant other than zero."""
+        if stmt.orelse:
+            raise self.error(stmt, "`for ... else` is not supported in user functions")
+        if not isinstance(stmt.target, ast.Name):
+            raise self.error(stmt, "the loop variable must be one name (`for i in range(...)`)")
+        var = stmt.target.id
+        iterator = stmt.iter
+        if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and self.is_static(iterator.func)
+                and self.lookup(iterator.func.id) is builtins.range):
+            raise self.error(stmt, f"user functions loop over `range(...)` only, not over `{ast.unparse(iterator)}`")
+        if iterator.keywords or not 1 <= len(iterator.args) <= 3:
+            raise self.error(stmt, "`range` takes one to three arguments: `range(stop)`, `range(start, stop)` or "
+                                   "`range(start, stop, step)`")
+        if var in self.params or var in self.defined or var in self.loop_vars:
+            raise self.error(stmt, f"the loop variable `{var}` is already a parameter, a local or a loop variable")
+        if any(isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store)
+               for s in stmt.body for n in ast.walk(s)):
+            raise self.error(stmt, f"the loop variable `{var}` cannot be assigned in the loop")
+        check_c_name(var, lambda message: self.error(stmt, message))
+        bounds = [self.expr(a) for a in iterator.args]
+        for a, b in zip(iterator.args, bounds):
+            if b.type != Int:
+                raise self.error(a, f"`range` needs Int bounds, not {b.type} (`{ast.unparse(a)}`): convert with "
+                                    f"`int(...)`")
+        start, stop, step = (Const(0, Int), bounds[0], Const(1, Int)) if len(bounds) == 1 else \
+            (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else Const(1, Int))
+        if not isinstance(step, Const) or step.value == 0:
+            raise self.error(stmt, "the step of `range` must be an integer constant other than zero")
+        before = self.defined
+        self.defined = set(before) | {var}
+        self.locals[var] = Int
+        self.loop_depth += 1
+        self.loop_vars.add(var)
+        try:
+            body = self.block(stmt.body)
+        finally:
+            self.loop_depth -= 1
+            self.loop_vars.discard(var)
+        self.defined = before
+        merged = tuple((n, self.type_of(n)) for n in assigned(body) if n in before)
+        return For(var, start, stop, step.value, body, merged)
+
     def result(self, node):
         if isinstance(node, ast.Tuple) and not isinstance(self.out_type, TupleType):
             raise self.error(node, f"returns a tuple, but the result type is {self.out_type}")
@@ -196,7 +249,18 @@ class Typer:
             return Variable(name, self.type_of(name))
         if name in self.assigned:
             raise self.error(node, f"`{name}` is used before it is assigned")
-        return self.constant(node, self.static(node), name)
+        value = self.static(node)
+        if isinstance(value, ArithExpr) and not value.is_constant:
+            return self.size(node, value)
+        return self.constant(node, value, name)
+
+    def size(self, node, size: ArithExpr):
+        """A size variable of the module: the length of the first array parameter declared with that length."""
+        for param, t in self.params.items():
+            if isinstance(t, ArrayType) and t.length == size:
+                return Length(param, Int)
+        raise self.error(node, f"the size {size} is not the length of an array parameter: a user function knows "
+                               f"the sizes of its array parameters only (declare one as ArrayType(..., {size}))")
 
     def type_of(self, name: str) -> Type:
         return self.params[name] if name in self.params else self.locals[name]
@@ -332,6 +396,8 @@ class Typer:
         if not callable(callee):
             raise self.error(node, f"`{function}` is not a function")
         args = [self.expr(a) for a in node.args]
+        if callee is builtins.len:
+            return self.length(node, args)
         if callee in _MATH_BY_FUNCTION:
             return self.math_call(node, _MATH_BY_FUNCTION[callee], args)
         if callee in _BUILTIN_FUNCTIONS:
@@ -350,6 +416,19 @@ class Typer:
             return MakeVector(tuple(self.convert(node, a, callee.elem) for a in args), callee)
         raise self.error(node, f"`{function}` cannot be called in user functions; they can call math functions "
                                f"(`math.sqrt`, ...), `abs`, `min`, `max`, `float`, `int` and lift types")
+
+    def length(self, node, args: list):
+        """`len(a)` of an array parameter: the length its type declares where it is a constant, else the length
+        of the argument (`Length`: the interpreter's array has it, the kernel passes it)."""
+        if len(args) != 1 or not isinstance(args[0].type, ArrayType):
+            raise self.error(node, "`len` takes one array")
+        length = args[0].type.length
+        if length.is_constant:
+            return Const(length.value, Int)
+        if not isinstance(args[0], Variable):
+            raise self.error(node, f"`len` of a row of symbolic length {length}: only an array parameter's length "
+                                   f"may be a size variable")
+        return Length(args[0].name, Int)
 
     def math_call(self, node, name: str, args: list) -> Call:
         arity = MATH_FUNCTIONS[name]

@@ -40,6 +40,7 @@ from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type, \
     is_storable
 from lift.opencl_gen.program import Kernel
+from lift.opencl_gen.userfun_c import length_params
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
@@ -313,6 +314,7 @@ class Emitter(Mapper, FoldEmission):
             raise LiftCodegenError(f"user function {f.name} at {path}: its array arguments are in different "
                                    f"address spaces ({', '.join(sorted(spaces))})")
         name = self.userfuns.declare(f, width, spaces.pop() if spaces else "global")
+        values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 
     def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:

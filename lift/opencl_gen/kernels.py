@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
-from lift.errors import LiftCodegenError
+from lift.errors import LiftCodegenError, LiftError
 from lift.ir import patterns as P
 from lift.ir.c_names import check_c_name
 from lift.ir.names import program_names
 from lift.ir.nodes import Expr, FunCall, Lambda, bind_sizes_in
+from lift.ir.source_location import locate
 from lift.ir.typecheck import TypedProgram, infer
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import views as V
@@ -83,9 +84,12 @@ def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, i
     the program after every pass (`lift.opencl_gen.pipeline`)."""
     if not name.isidentifier():
         raise LiftCodegenError(f"the kernel name {name!r} is not a C identifier")
-    typed = specialise(program, sizes or {})
-    with program_names(program):  # the names views make (`pad_n`) follow the program, not the process
-        c = PIPELINE.run(Compilation(name, typed, dict(sizes or {}), dict(launch or {}), in_place), debug)
+    try:
+        typed = specialise(program, sizes or {})
+        with program_names(program):  # the names views make (`pad_n`) follow the program, not the process
+            c = PIPELINE.run(Compilation(name, typed, dict(sizes or {}), dict(launch or {}), in_place), debug)
+    except LiftError as e:
+        raise locate(e, program)
     return GeneratedProgram(name, c.source, list(c.kernels), list(c.inputs), list(c.outputs),
                             list(c.temporaries), typed, c.sizes, c.free_sizes)
 

@@ -2,7 +2,8 @@
 printed as C statements, for its declared types or for the vector types of `vectorize-n(f)`.
 
 On vectors, conditions are lane masks: conditional expressions become `select`, and `if` statements
-assign (and return) lane by lane.
+assign (and return) lane by lane. A function that reads the symbolic length of an array parameter (`len(a)`)
+takes it as one more Int parameter per array, after its own (`length_params`); the call passes it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, If, Index, MakeTuple,
-                                  MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar)
+from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
+                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar,
+                                  lengths_read)
 from lift.ir.userfun_typing import typed_body
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, tuple_field
@@ -27,6 +29,24 @@ def userfun_c_body(f: UserFun, in_types: Optional[tuple] = None, out_type: Optio
     return f.body
 
 
+def length_params(fun) -> tuple:
+    """`(array parameter, C name)` of each array parameter whose symbolic length the body of a `PythonUserFun`
+    (a `UserFun`'s `origin`; None for a C body) reads (`len(a)`): its C function takes each length as an `int`
+    parameter of that name, after its own."""
+    if fun is None:
+        return ()
+    arrays = lengths_read(fun.body)
+    if not arrays:
+        return ()
+    taken = set(fun.param_names) | set(typed_body(fun, fun.in_types, fun.out_type)[1])
+    out = []
+    for a in arrays:
+        name = next(n for n in (f"{a}_length{'_' * i}" for i in range(len(taken) + 1)) if n not in taken)
+        taken.add(name)
+        out.append((a, name))
+    return tuple(out)
+
+
 def python_userfun_c(fun, in_types: Optional[tuple] = None, out_type: Optional[Type] = None) -> str:
     """The OpenCL C statements of a `PythonUserFun`'s body, for its declared types or substituted (vector) ones."""
     in_types = fun.in_types if in_types is None else tuple(in_types)
@@ -35,7 +55,7 @@ def python_userfun_c(fun, in_types: Optional[tuple] = None, out_type: Optional[T
         raise LiftTypeError(f"user function {fun.name}: {len(fun.param_names)} parameters, "
                             f"{len(in_types)} types given")
     body, local_types = typed_body(fun, in_types, out_type)
-    return _CWriter(fun.param_names, out_type, local_types).write(body)
+    return _CWriter(fun.param_names, out_type, local_types, dict(length_params(fun))).write(body)
 
 
 _PRIMARY, _UNARY, _CONDITIONAL = 16, 14, 3
@@ -72,11 +92,12 @@ def _c_literal(value, t: Type) -> str:
 class _CWriter:
     """Prints typed statements as OpenCL C; under a vector condition, assignments and returns go lane-wise."""
 
-    def __init__(self, param_names: tuple, out_type: Type, local_types: dict):
+    def __init__(self, param_names: tuple, out_type: Type, local_types: dict, lengths: dict):
         self.out_type = out_type
         self.local_types = local_types
+        self.lengths = lengths
         self.declared = set(param_names)
-        names = set(param_names) | set(local_types)
+        names = set(param_names) | set(local_types) | set(lengths.values())
         self.result = next(n for n in (f"result{'_' * i}" for i in range(len(names) + 1)) if n not in names)
         self.lines: list = []
         self.depth = 0
@@ -94,6 +115,8 @@ class _CWriter:
                 self.assign(stmt, mask)
             elif isinstance(stmt, If):
                 self.if_statement(stmt, mask)
+            elif isinstance(stmt, For):
+                self.for_statement(stmt, mask)
             else:
                 self.return_statement(stmt, mask)
 
@@ -130,6 +153,15 @@ class _CWriter:
         self.block(stmt.other, other if mask is None else f"{mask} && {other}")
         if returns_here:
             self.line(f"return {self.result};")
+
+    def for_statement(self, stmt: For, mask: Optional[str]):
+        i = stmt.var
+        test = "<" if stmt.step > 0 else ">"
+        step = f"{i}++" if stmt.step == 1 else f"{i} += {stmt.step}" if stmt.step > 0 else f"{i} -= {-stmt.step}"
+        stop = self.expr(stmt.stop, _C_PRECEDENCE[test] + 1)
+        self.line(f"for (int {i} = {self.expr(stmt.start)}; {i} {test} {stop}; {step}) {{")
+        self.nested(stmt.body, mask)
+        self.line("}")
 
     def nested(self, stmts: tuple, mask: Optional[str]):
         """A C block: the locals it declares are not declared after it."""
@@ -168,6 +200,8 @@ class _CWriter:
                 return text, _UNARY if text.startswith("-") else _PRIMARY
             case Variable(name, _):
                 return name, _PRIMARY
+            case Length(array, _):
+                return self.lengths[array], _PRIMARY
             case Unary(op, x, _):
                 inner = self.expr(x, _UNARY)
                 return op + (f"({inner})" if inner.startswith("-") else inner), _UNARY

@@ -12,7 +12,7 @@ from lift.errors import LiftCodegenError
 from lift.ir.nodes import Literal
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.opencl_gen.c_types import c_struct_definition, c_type_name
-from lift.opencl_gen.userfun_c import userfun_c_body
+from lift.opencl_gen.userfun_c import length_params, userfun_c_body
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
 
@@ -47,7 +47,8 @@ class UserFunctions:
         out_type = vectorized_type(f.out_type, width) if width else f.out_type
         for t in in_types + (out_type,):
             self.require_type(t)
-        params = ", ".join(_param(n, t, space) for n, t in zip(f.param_names, in_types))
+        params = ", ".join([_param(n, t, space) for n, t in zip(f.param_names, in_types)]
+                           + [f"int {name}" for _, name in length_params(f.origin)])
         body = userfun_c_body(f, in_types, out_type) if width else userfun_c_body(f)
         body = "\n".join("    " + line if line.strip() else line for line in body.strip().splitlines())
         self.functions[name] = (f, f"{c_type_name(out_type)} {name}({params}) {{\n{body}\n}}")

@@ -21,6 +21,7 @@ from typing import Iterable, Iterator, Mapping, Optional
 from lift.errors import LiftError, LiftTypeError
 from lift.ir.names import program_names
 from lift.ir.nodes import Lambda
+from lift.ir.source_location import locate
 from lift.ir.typecheck import infer
 from lift.rules.registry import RULES
 from lift.rules.location import Context, abstract, context_at, is_location, node_at, replace_at, untyped, walk
@@ -104,8 +105,11 @@ class RewriteEngine:
         try:
             ctx = context_at(infer(program).expr, rewrite.location, self.choices)
         except KeyError as e:
-            raise RuleNotApplicable(f"{rule.name}: {e.args[0]}") from None
-        return self.apply_in(program, ctx, rule, rewrite.param_dict)[1]
+            raise locate(RuleNotApplicable(f"{rule.name}: {e.args[0]}"), program, "") from None
+        try:
+            return self.apply_in(program, ctx, rule, rewrite.param_dict)[1]
+        except LiftError as e:  # the user's file and line of the place (`lift.ir.source_location`)
+            raise locate(e, program, rewrite.location)
 
     def rewrites_at(self, ctx: Context, rule: Rule) -> bool:
         """Whether `rule` rewrites the kind of function at the place `ctx` (it may still not apply there)."""

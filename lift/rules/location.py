@@ -18,6 +18,7 @@ from typing import Iterator, Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Node, Param, fresh_param, free_params
+from lift.ir.source_location import with_location_of
 from lift.rules.sizes import SizeChoices
 
 
@@ -196,9 +197,10 @@ def context_of(typed: Lambda, path: str, choices: SizeChoices) -> Context:
 
 
 def replace_at(root: Node, path: str, new: Node) -> Node:
-    """`root` with the node at `path` replaced by `new`."""
+    """`root` with the node at `path` replaced by `new` (which keeps the user's source line of the node it
+    replaces where it has none: `lift.ir.source_location`)."""
     if not path:
-        return new
+        return with_location_of(root, new)
     step, _, rest = path.partition(".")
     child = dict(root.children())[step]
     return root.with_child(step, replace_at(child, rest, new))

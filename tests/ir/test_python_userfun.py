@@ -431,10 +431,10 @@ def while_loop(x: Float) -> Float:
     return x
 
 
-def for_loop(x: Float) -> Float:
-    for _ in range(3):
-        x = x * 2.0
-    return x
+def for_loop(x: ArrayType(Float, 4)) -> Float:
+    for v in x:
+        s = v
+    return s
 
 
 def uses_lambda(x: Float) -> Float:
@@ -490,11 +490,11 @@ def dot(a: Float, b: Float) -> Float:
     (no_result_annotation, None, "the result has no type annotation"),
     (bad_annotation, None, "the annotation of parameter `x` is not a lift type: 'int'"),
     (while_loop, "while", "`while` loops are not supported in user functions"),
-    (for_loop, "for", "`for` loops are not supported in user functions"),
+    (for_loop, "for", "user functions loop over `range(...)` only, not over `x`"),
     (uses_lambda, "lambda", "lambdas are not supported in user functions"),
     (uses_list, "[x, x]", "lists are not supported in user functions"),
     (calls_unknown, "frobnicate", "unknown function `frobnicate`"),
-    (calls_len, "len", "`len` cannot be called in user functions"),
+    (calls_len, "len", "`len` takes one array"),
     (floor_division, "//", "the operator `//` is not supported in user functions"),
     (returns_vector, "v * 2.0", "a value of type Float4 where Float is expected"),
     (not_every_path_returns, "if", "only one branch of this `if` returns"),
