@@ -189,6 +189,11 @@ class ExprOperators:
     def __gt__(self, other): return _apply("gt", self, other)
     def __ge__(self, other): return _apply("ge", self, other)
 
+    def __bool__(self):
+        raise LiftTypeError("a lift value has no truth value while the program is built: Python's `if`, `and`, `or`, "
+                            "`not`, `max` and `min` cannot take it; write `lift.fmax(a, b)` or `lift.fmin(a, b)`, "
+                            "or the choice inside a user function (`a if a > b else b`)")
+
     def __float__(self):
         raise LiftTypeError("a lift value is not a Python number: Python's `math` functions cannot take it, write "
                             "lift's (`lift.sqrt(v)` for `math.sqrt(v)`)")

@@ -57,3 +57,14 @@ def test_double_operands_and_structural_equality_kept():
 def test_mixed_operand_types_are_refused():
     with pytest.raises(LiftTypeError, match="different types"):
         lift.Param("a", Float) * lift.Param("b", Int)
+
+
+def test_python_max_on_lift_values_is_refused_not_silently_wrong():
+    """`max(a, b)` asks `b > a` for a truth value; a lift value has none while the program is built, so the
+    choice would be made once, wrongly, for every element."""
+    N = SizeVar("N")
+    with pytest.raises(LiftTypeError, match="no truth value.*lift.fmax"):
+        fun([ArrayType(Float, N)], lambda x: Map(lambda v: max(v, 0.0))(x))
+    relu = fun([ArrayType(Float, N)], lambda x: Map(lambda v: lift.fmax(v, 0.0))(x))
+    x = np.array([-1.0, 2.0, -3.0], np.float32)
+    np.testing.assert_allclose(lift.interpret(relu, x), np.maximum(x, 0.0))
