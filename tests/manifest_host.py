@@ -41,7 +41,8 @@ for t in manifest["temporaries"]:
     arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
 for k in manifest["kernels"]:
     kernel = cl.Kernel(program, k["name"])
-    kernel.set_args(*[arguments[a] for a in k["args"]])
+    sized = {a: np.dtype(t).type(sizes[a]) for a, t in k.get("size_args", {}).items()}
+    kernel.set_args(*[sized[a] if a in sized else arguments[a] for a in k["args"]])
     glb = list(shape(k["global_size"]))
     loc = None if k["local_size"] is None else list(shape(k["local_size"]))
     cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)

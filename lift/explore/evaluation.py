@@ -191,7 +191,7 @@ class DeviceSession:
         if kind == BUFFER_ARG:
             return buffers[value]
         assert kind == INT_ARG
-        return np.int32(value)
+        return value
 
     def _run(self, launches: list) -> tuple:
         """One run of the kernels in order; their times in milliseconds."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from lift.ir.binding import host_dtype, host_shape
+from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes, output_types
 
@@ -20,7 +21,8 @@ INPUT_ARG, OUTPUT_ARG, BUFFER_ARG, INT_ARG = "input", "output", "buffer", "int"
 
 @dataclass(frozen=True)
 class KernelRun:
-    """One kernel launch: `args` are `(kind, value)` pairs (an input position, a buffer name, an int)."""
+    """One kernel launch: `args` are `(kind, value)` pairs (an input position, a buffer name, a size as a numpy
+    integer of the program's index type, `lift.opencl_gen.index_width`)."""
 
     name: str
     args: tuple
@@ -55,7 +57,7 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
                 args.append((OUTPUT_ARG, m.name))
             else:
                 args.append((BUFFER_ARG, m.name))
-        args += [(INT_ARG, int(sizes[s])) for s in k.size_params]
+        args += [(INT_ARG, DTYPES[g.index](sizes[s])) for s in k.size_params]
         glb, loc = k.launch.evaluate(sizes)
         kernels.append(KernelRun(k.name, tuple(args), glb, loc, sum(memory_bytes(m, sizes) for m in k.locals)))
     temporaries = tuple((m.name, memory_bytes(m, sizes)) for m in g.temporaries)

@@ -62,7 +62,7 @@ class Swap(Stmt):
 
 @dataclass(frozen=True)
 class For(Stmt):
-    """`for (int var = start; var < stop; var += step) { /* comment */ body }`
+    """`for (index var = start; var < stop; var += step) { /* comment */ body }`, `index` the C integer type
 
     `kind` says what the loop runs over (`wrg`, `lcl`, `glb`, `seq`, `iterate`; `""`: nothing the passes
     look at) and `fresh` the address space of new memory its work-items fill for each other to read
@@ -77,6 +77,7 @@ class For(Stmt):
     comment: str = ""
     kind: str = ""
     fresh: Optional[str] = None
+    index: str = "int"
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _render(s: Stmt, depth: int, lines: list) -> None:
         lines.append(pad + close)
     elif isinstance(s, For):
         comment = f" /* {s.comment} */" if s.comment else ""
-        lines.append(f"{pad}for (int {s.var} = {s.start}; {s.var} < {s.stop}; {s.var} += {s.step}) {{{comment}")
+        lines.append(f"{pad}for ({s.index} {s.var} = {s.start}; {s.var} < {s.stop}; {s.var} += {s.step}) {{{comment}")
         lines.extend(render(s.body, depth + 1))
         lines.append(pad + "}")
     else:

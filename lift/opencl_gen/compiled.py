@@ -20,6 +20,7 @@ from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.opencl_gen import runtime
+from lift.opencl_gen.index_width import DTYPES, INT, array_lengths, index_type
 from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch, check_launch
 from lift.opencl_gen.manifest import manifest
@@ -86,6 +87,8 @@ class CompiledProgram:
             g = self.generated(self.sizes if self.lowering is None else bound)
         except LiftCodegenError:
             g = self.generated(bound)
+        if g.index == INT and index_type(array_lengths(g.typed.expr), bound, f"program {self.name}") != INT:
+            g = self.generated(bound)  # sizes beyond what the kernels were generated for: 64-bit indices
         if id(g) not in self._built:
             program = runtime.build(g.source, self.device)
             self._built[id(g)] = {k.name: runtime._cl().Kernel(program, k.name) for k in g.kernels}
@@ -153,7 +156,7 @@ class CompiledProgram:
         for k in g.kernels:
             kernel = built[k.name]
             args = [scalars[m.name] if m.scalar_variable else buffers[m.name] for m in k.params]
-            kernel.set_args(*args, *(np.int32(sizes[s]) for s in k.size_params))
+            kernel.set_args(*args, *(DTYPES[g.index](sizes[s]) for s in k.size_params))
             kernels.append((kernel, *k.launch.evaluate(sizes)))
         return PreparedRun(self.device, kernels, uploads, out_hosts, [buffers[m.name] for m in g.outputs], buffers,
                            g.typed.type)

@@ -54,8 +54,9 @@ class Emitter(Mapper, FoldEmission):
 
     prefix = "call_"
 
-    def __init__(self, name: str, launches: dict, watched: tuple = ()):
+    def __init__(self, name: str, launches: dict, watched: tuple = (), index: str = "int"):
         self.name = name
+        self.index = index  # the C type of indices and counters (`lift.opencl_gen.index_width`)
         self.launches = launches
         self.watched: list = list(watched)
         self.kernels: list = []
@@ -112,7 +113,7 @@ class Emitter(Mapper, FoldEmission):
 
     def lets(self, lets: tuple) -> None:
         for var, text in dict.fromkeys(lets):
-            self.add(C.Decl("int", var.name, text))
+            self.add(C.Decl(self.index, var.name, text))
 
     def read(self, view: V.View) -> str:
         text, lets = V.read(view)
@@ -358,17 +359,17 @@ class Emitter(Mapper, FoldEmission):
         if kind == "seq" and n == Cst(1):
             self.add(C.Block(stmts, comment=f"{label}: one iteration", **facts))
         elif kind == "seq":
-            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, **facts))
+            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, index=self.index, **facts))
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
             if size is not None and size == n:
-                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, **facts))
+                self.add(C.Block(stmts, C.Decl(self.index, i.name, first), label, **facts))
             elif size is not None and prove_lt(n, size):
-                self.add(C.Block(stmts, C.Decl("int", i.name, first), label, guard=f"{i.name} < {c_arith(n)}",
+                self.add(C.Block(stmts, C.Decl(self.index, i.name, first), label, guard=f"{i.name} < {c_arith(n)}",
                                  **facts))
             else:
-                self.add(C.For(i.name, first, c_arith(n), f"{get_size}({dim})", stmts, label, **facts))
+                self.add(C.For(i.name, first, c_arith(n), f"{get_size}({dim})", stmts, label, index=self.index, **facts))
 
     def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
         launch = self.launch
@@ -465,7 +466,7 @@ class Emitter(Mapper, FoldEmission):
         src, dst = self.fresh("in"), self.fresh("out")
         self.add(C.Decl(ptr_t, src, mem.name))
         self.add(C.Decl(ptr_t, dst, other.mem.name))
-        self.add(C.Decl("int", length.name, c_arith(in_t.length)))
+        self.add(C.Decl(self.index, length.name, c_arith(in_t.length)))
         it = self.fresh("it")
         src_mem = Memory(src, mem.space, mem.elem, in_t.length, mem.kind)
         dst_mem = Memory(dst, mem.space, mem.elem, in_t.length, mem.kind)
@@ -476,7 +477,8 @@ class Emitter(Mapper, FoldEmission):
             self.add(C.Swap(ptr_t, src, dst))
             self.add(C.Assign(length.name, c_arith(length * p / q)))
 
-        self.add(C.For(it, "0", c_arith(f.n), "1", self.nested(step), kind="iterate", fresh=mem.space))
+        self.add(C.For(it, "0", c_arith(f.n), "1", self.nested(step), kind="iterate", fresh=mem.space,
+                           index=self.index))
         result = V.MemView(Memory(src, mem.space, mem.elem, in_t.length, mem.kind), t)
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")

@@ -6,16 +6,18 @@ named passes (`lift.opencl_gen.pipeline`), each a function from one `Compilation
 1. `inline-lets` (`lift.opencl_gen.inline_lets`): lambdas applied outside every map are β-reduced;
 2. `check-lowered` (`lift.opencl_gen.lowered`): OpenCL-level patterns only, each map where the thread
    hierarchy allows it (`lift.rules.hierarchy`, the check the rules use);
-3. `allocate-io`: the memories of the inputs and outputs (one per component of a tuple of arrays, or
+3. `choose-index-width` (`lift.opencl_gen.index_width`): `int` indices, counters and size arguments, or
+   `long` where an array or a size may exceed 2^31 - 1;
+4. `allocate-io`: the memories of the inputs and outputs (one per component of a tuple of arrays, or
    the input the result overwrites, `lift.opencl_gen.in_place`);
-4. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
+5. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
    computations at, each computed once, in a kernel of its own;
-5. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
+6. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
    local and private memories allocated, and the space of a result with no cast by its rule
    (`lift.opencl_gen.address_spaces`);
-6. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
-7. `check-in-place`: a result written over an input keeps the program's meaning;
-8. `render` (`lift.opencl_gen.render`): the OpenCL C source.
+7. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
+8. `check-in-place`: a result written over an input keeps the program's meaning;
+9. `render` (`lift.opencl_gen.render`): the OpenCL C source.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from lift.opencl_gen.barriers import place_barriers
 from lift.opencl_gen.destinations import plan_destinations
 from lift.opencl_gen.emit import Emitter, check_storable
 from lift.opencl_gen.in_place import check_in_place
+from lift.opencl_gen.index_width import INT, array_lengths, index_type
 from lift.opencl_gen.inline_lets import inline_lets
 from lift.opencl_gen.launch import Launch
 from lift.opencl_gen.lowered import check_lowered
@@ -69,6 +72,7 @@ class Compilation:
     sites: tuple = ()
     userfuns: Optional[UserFunctions] = None
     source: Optional[str] = None
+    index: str = INT
 
     @property
     def free_sizes(self) -> tuple:
@@ -91,7 +95,7 @@ def generate(program: Lambda, name: str = "lift", sizes: Optional[Mapping[str, i
     except LiftError as e:
         raise locate(e, program)
     return GeneratedProgram(name, c.source, list(c.kernels), list(c.inputs), list(c.outputs),
-                            list(c.temporaries), typed, c.sizes, c.free_sizes)
+                            list(c.temporaries), typed, c.sizes, c.free_sizes, c.index)
 
 
 def specialise(program: Lambda, sizes: Mapping[str, int]) -> TypedProgram:
@@ -118,6 +122,11 @@ def _check_lowered(c: Compilation) -> Compilation:
     return replace(c, body=check_lowered(c.body))
 
 
+def _choose_index_width(c: Compilation) -> Compilation:
+    lam = Lambda(c.typed.expr.params, c.body)
+    return replace(c, index=index_type(array_lengths(lam), c.sizes, f"program {c.name}"))
+
+
 def _allocate_io(c: Compilation) -> Compilation:
     inputs = []
     for name in [p.name for p in c.typed.expr.params] + list(c.free_sizes):
@@ -141,7 +150,7 @@ def _plan_kernels(c: Compilation) -> Compilation:
 
 def _emit(c: Compilation) -> Compilation:
     watched = [m for m in c.inputs if c.in_place is not None and m.name == c.in_place]
-    e = Emitter(c.name, c.launches, watched)
+    e = Emitter(c.name, c.launches, watched, c.index)
     e.planned = dict(c.planned)
     for p, mem in zip(c.typed.expr.params, c.inputs):
         e.env[p.name] = V.MemView(mem, p.t)
@@ -163,7 +172,7 @@ def _check_in_place(c: Compilation) -> Compilation:
 
 
 def _render(c: Compilation) -> Compilation:
-    return replace(c, source=render_program(c.typed.expr, list(c.kernels), c.userfuns, c.free_sizes))
+    return replace(c, source=render_program(c.typed.expr, list(c.kernels), c.userfuns, c.free_sizes, c.index))
 
 
 def validate(c: Compilation, after: str) -> None:
@@ -212,6 +221,7 @@ def validate(c: Compilation, after: str) -> None:
 PIPELINE = Pipeline((
     Pass("inline-lets", _inline_lets),
     Pass("check-lowered", _check_lowered),
+    Pass("choose-index-width", _choose_index_width),
     Pass("allocate-io", _allocate_io),
     Pass("plan-kernels", _plan_kernels),
     Pass("emit", _emit),

@@ -20,6 +20,7 @@ from lift.files import UnsafePathError, write_text
 from lift.ir.binding import host_dtype
 from lift.ir.printer import paper
 from lift.opencl_gen.c_types import c_type_name
+from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.memory import Memory, output_types
 from lift.types.types import ArrayType, Type, VectorType
@@ -69,10 +70,11 @@ def manifest(g: GeneratedProgram) -> dict:
                    for m in g.temporaries if any(m in k.params for k in g.kernels)]
     kernels = [{"name": k.name,
                 "args": [m.name for m in k.params] + list(k.size_params),
+                "size_args": {s: np.dtype(DTYPES[g.index]).name for s in k.size_params},
                 "global_size": [str(n) for n in k.launch.global_size],
                 "local_size": None if k.launch.local_size is None else [str(n) for n in k.launch.local_size]}
                for k in g.kernels]
-    return {"expression": paper(lam), "sizes": sizes, "inputs": inputs, "outputs": outputs,
+    return {"expression": paper(lam), "sizes": sizes, "index_type": g.index, "inputs": inputs, "outputs": outputs,
             "temporaries": temporaries, "kernels": kernels}
 
 
@@ -101,6 +103,7 @@ def header(g: GeneratedProgram) -> str:
     m = manifest(g)
     lines = [f"lift kernel {g.name}", "", "expression:", f"  {m['expression']}", ""]
     lines.append("sizes: " + (", ".join(f"{k} = {v}" for k, v in m["sizes"].items()) or "none"))
+    lines.append(f"indices and size arguments: {m['index_type']}")
     lines.append("inputs: " + ", ".join(map(_buffer, m["inputs"])))
     lines.append("outputs: " + ", ".join(map(_buffer, m["outputs"])))
     if m["temporaries"]:

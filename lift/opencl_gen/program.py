@@ -56,3 +56,5 @@ class GeneratedProgram:
     typed: TypedProgram
     sizes: dict
     free_sizes: tuple
+    index: str = "int"
+    """The C type of indices and size arguments (`lift.opencl_gen.index_width`)."""

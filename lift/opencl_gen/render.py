@@ -11,8 +11,9 @@ from lift.opencl_gen.userfuns import UserFunctions
 from lift.opencl_gen.c_types import c_type_name
 
 
-def render_program(expr, kernels: list, userfuns: UserFunctions, free: tuple) -> str:
-    """The source: a comment with the program, the user functions and types, then each kernel."""
+def render_program(expr, kernels: list, userfuns: UserFunctions, free: tuple, index: str = "int") -> str:
+    """The source: a comment with the program, the user functions and types, then each kernel (its size
+    arguments of the C type `index`, `lift.opencl_gen.index_width`)."""
     for k in kernels:
         for m in k.params + k.locals:
             userfuns.require_type(m.elem)
@@ -27,7 +28,7 @@ def render_program(expr, kernels: list, userfuns: UserFunctions, free: tuple) ->
                 const = "const " if m.readonly else ""
                 restrict = " restrict" if m.readonly else ""
                 params.append(f"{const}global {c_type_name(m.elem)}*{restrict} {m.name}")
-        params += [f"const int {s}" for s in free]
+        params += [f"const {index} {s}" for s in free]
         decls = tuple(C.Decl(f"local {c_type_name(m.elem)}", m.name, size=_const_size(m, k)) for m in k.locals)
         lines = C.render(decls + k.body)
         parts.append(f"kernel void {k.name}({', '.join(params)}) {{\n" + "\n".join(lines) + "\n}")

@@ -375,9 +375,10 @@ class Var(ArithExpr):
         return self._name
 
 
-def SizeVar(name: str) -> Var:
-    """A size variable, such as the `N` of `float[N]`: an integer in `[1, oo)`."""
-    return Var(name, 1, None)
+def SizeVar(name: str, hi: Union[int, ArithExpr, None] = None) -> Var:
+    """A size variable, such as the `N` of `float[N]`: an integer in `[1, oo)`, or in `[1, hi)` where an upper
+    bound is given (a bound beyond 2^31 - 1 gives 64-bit indices, `lift.opencl_gen.index_width`)."""
+    return Var(name, 1, hi)
 
 
 class _IntegerDivision(ArithExpr):
