@@ -165,10 +165,10 @@ class Interpreter(Mapper):
         raise LiftEvalError(f"cannot evaluate {e!r}")
 
     def contraction(self, e: FunCall):
-        """`reduce(u, z)(map(mult)(zip(a, b)))`, `u` addition, as `u(z, contract(a, b))`; None for other calls
-        and for operands that are not plain arrays of one shape and type."""
+        """`reduce(u, z)(map(mult)(zip(a, b)))`, `u` addition, as `u(z, contract(a, b))`; None for other calls.
+        (`mult` multiplies two numbers of one type, so that `a` and `b` are arrays of one shape and type.)"""
         red = e.f
-        if not (isinstance(red, P.AbstractReduce) and ufunc_of(red.f) is np.add):
+        if not (isinstance(red, (P.Reduce, P.ReduceSeq)) and ufunc_of(red.f) is np.add):
             return None
         mapped = e.args[0]
         if not (isinstance(mapped, FunCall) and isinstance(mapped.f, P.AbstractMap) and multiplies_pair(mapped.f.f)):
@@ -176,12 +176,8 @@ class Interpreter(Mapper):
         zipped = mapped.args[0]
         if not (isinstance(zipped, FunCall) and isinstance(zipped.f, P.Zip) and zipped.f.n == 2):
             return None
-        a, b = (self.expr(x) for x in zipped.args)
-        if isinstance(a, tuple) or isinstance(b, tuple) or np.shape(a) != np.shape(b) or \
-                np.asarray(a).dtype != np.asarray(b).dtype:
-            args = [self.call(mapped.f, [(a, b)])]
-            return self.call(red, args, e.args)
-        total = contract(np.asarray(a), np.asarray(b), self.d)
+        a, b = (np.asarray(self.expr(x)) for x in zipped.args)
+        total = contract(a, b, self.d)
         acc = self.call(red.f, [self.expr(red.init), total])
         return _leaves(lambda v: np.expand_dims(v, self.d), acc)
 
