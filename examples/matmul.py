@@ -1,5 +1,9 @@
-"""Matrix multiply `C = A B` as a user writes it: `map(λ a. map(λ b. reduce(+, 0) ∘ map(*) ∘ zip(a, b)) ∘
-transpose(B))(A)`, each element a dot product of a row of `A` and a column of `B`."""
+"""Matrix multiply `C = A B`: each element of C is the dot product of a row of A and a column of B,
+
+    map(λa. map(λb. reduce(+, 0) ∘ map(*) ∘ zip(a, b)) ∘ transpose(B))(A),
+
+written as a new user would; `lift explore` derives its tiled, register-blocked lowerings with the macro
+rules (`lift.rules.register_blocking`, `lift.rules.tiling`, `lift.rules.interchange`)."""
 
 from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun
 
