@@ -1,4 +1,4 @@
-"""numpy references of the paper's BlackScholes and MD (Figures 6 and 7), shared by the tests."""
+"""numpy references of the paper's BlackScholes and MD (Figures 6 and 7) and of the N-body example, shared by the tests."""
 
 import math
 
@@ -28,3 +28,16 @@ def md(positions, neighbours, cutoff):
     out = np.zeros((len(positions), 4))
     out[:, :3] = (d * force[..., None]).sum(1)
     return out
+
+
+def nbody(pos, vel, eps2, dt):
+    """One all-pairs step (examples/nbody.py): new positions (mass kept) and velocities."""
+    p = pos.astype(np.float64)
+    d = p[None, :, :3] - p[:, None, :3]
+    inv = 1.0 / np.sqrt((d * d).sum(-1) + eps2)
+    a = (d * (p[None, :, 3] * inv ** 3)[..., None]).sum(1)
+    v = vel[:, :3].astype(np.float64)
+    new_pos, new_vel = p.copy(), np.zeros_like(p)
+    new_pos[:, :3] += v * dt + 0.5 * a * dt * dt
+    new_vel[:, :3] = v + a * dt
+    return new_pos, new_vel

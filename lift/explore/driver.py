@@ -1,6 +1,7 @@
 """The explore loop: evaluate a stream of candidates on one device within a time budget, and rank them.
 
-`explore` computes the reference output once (the interpreter on the high-level program), starts the
+`explore` computes the reference output once (the interpreter on the high-level program; at a smaller
+size of it when the explored size would take too long, `lift.explore.reference`), starts the
 device worker with the inputs, and measures (or reads from the output folder) the device's streaming
 bandwidth. It then pulls candidates from the search, skipping those already in the log, generates
 their code and predicts their time with the cost model; within a window of `2 * jobs` candidates the
@@ -20,6 +21,7 @@ import math
 import re
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Optional, Sequence
@@ -35,20 +37,21 @@ from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
 from lift.explore.database import Database
+from lift.explore.reference import SmallerCheck, choose_reference, reference_limit
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
 from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
 from lift.explore.tuning_database import SharedLog, TuningDatabase
-from lift.ir.binding import to_host
-from lift.ir.interpreter import interpret
+from lift.ir.binding import host_dtype, host_shape, to_host
 from lift.ir.nodes import Lambda
 from lift.ir.printer import paper
 from lift.ir.program_file import ProgramFile, load_program_file
 from lift.ir.typecheck import infer
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import check_launch, local_size_overrides
+from lift.opencl_gen.memory import output_types
 
 # The work-group sizes tried for kernels whose local size the generator leaves to the driver (None: the
 # driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
@@ -80,25 +83,37 @@ def parse_budget(text: str) -> float:
 class Problem:
     """The program explored: its high-level kernel, bound sizes, host inputs and reference output.
 
-    `reference` is what `lift.interpret` returns: one array, or a tuple of them for several outputs.
+    `reference` is what `lift.interpret` returns: one array, or a tuple of them for several outputs; None
+    when candidates are checked on `check`, the same program at smaller sizes, as `verified` says.
     """
 
     kernel: str
     program: Lambda
     sizes: Mapping[str, int]
     inputs: tuple
-    reference: np.ndarray | tuple
+    reference: np.ndarray | tuple | None
+    check: Optional["Problem"] = None
+    verified: Optional[str] = None
 
     @classmethod
     def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
-                seed: int) -> "Problem":
+                seed: int, reference_limit_s: float = math.inf) -> "Problem":
+        """The problem at `sizes`; its reference at smaller sizes when it would take over `reference_limit_s`."""
         name, program = pf.kernel(kernel)
         bound = pf.bind(sizes)
+        choice = choose_reference(program, lambda at: pf.inputs(name, at, seed), bound, reference_limit_s)
+        if not choice.smaller:
+            return cls._at(name, program, bound, choice.inputs, choice.output)
+        check = cls._at(name, program, choice.sizes, choice.inputs, choice.output)
+        return replace(cls._at(name, program, bound, pf.inputs(name, bound, seed), None), check=check,
+                       verified=choice.note())
+
+    @classmethod
+    def _at(cls, name: str, program: Lambda, sizes: Mapping[str, int], inputs: list, reference) -> "Problem":
         typed = infer(program)
-        inputs = pf.inputs(name, bound, seed)
         host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
-        reference = interpret(program, *inputs, sizes=bound)
-        return cls(name, program, bound, host, reference if isinstance(reference, tuple) else np.asarray(reference))
+        return cls(name, program, sizes, host, reference if isinstance(reference, tuple) or reference is None
+                   else np.asarray(reference))
 
     @property
     def param_types(self) -> tuple:
@@ -107,13 +122,15 @@ class Problem:
     @property
     def useful_bytes(self) -> int:
         """The bytes any implementation must move: the inputs read once and the output written once."""
-        outputs = self.reference if isinstance(self.reference, tuple) else (self.reference,)
-        return sum(a.nbytes for a in self.inputs) + sum(a.nbytes for a in outputs)
+        outputs = sum(math.prod(host_shape(t, self.sizes)) * host_dtype(t).itemsize
+                      for t in output_types(infer(self.program).type))
+        return sum(a.nbytes for a in self.inputs) + outputs
 
     def save(self, path: Path) -> Path:
-        """`input_i` and `reference` (or `reference_k` per output) in one `.npz` file (`worker._session` reads it)."""
-        references = {"reference": self.reference} if not isinstance(self.reference, tuple) else \
-            {f"reference_{k}": r for k, r in enumerate(self.reference)}
+        """`input_i` and `reference` (or `reference_k` per output; none without a reference) in one `.npz`
+        file (`worker._session` reads it)."""
+        references = {} if self.reference is None else {"reference": self.reference} \
+            if not isinstance(self.reference, tuple) else {f"reference_{k}": r for k, r in enumerate(self.reference)}
         return replace_with(path, lambda f: np.savez(f, **references,
                                                      **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
 
@@ -134,6 +151,7 @@ class ExploreResult:
     out_dir: Path
     files: dict = field(default_factory=dict)
     remeasured: int = 0  # the first `remeasured` of `ranked` were measured again side by side at the end
+    verified: Optional[str] = None  # where candidates were checked, when not at `sizes` (`Problem.verified`)
 
     @property
     def winner(self) -> Optional[Record]:
@@ -158,6 +176,8 @@ class ExploreResult:
                  f"streaming bandwidth {self.bandwidth.gbps:.2f} GB/s; {len(self.ranked)} candidates logged "
                  f"({failed} failed), {self.evaluated} evaluated now, {self.skipped} from earlier runs; "
                  f"stopped: {self.stopped}"]
+        if self.verified is not None:
+            lines.append(self.verified)
         if self.rank_correlation is not None:
             lines.append(f"cost model: rank correlation with the measured times {self.rank_correlation:+.2f}")
         if self.winner is not None:
@@ -176,7 +196,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
             timing: TimingPolicy = TimingPolicy(), progress: bool = True,
             work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False,
-            tuning_database: Optional[TuningDatabase] = None) -> ExploreResult:
+            tuning_database: Optional[TuningDatabase] = None,
+            reference_limit_s: Optional[float] = None) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
@@ -185,7 +206,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
     build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes` are the
     work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
-    evaluates every logged failure again (`ResultLog`). The output folder receives the log, the inputs, the
+    evaluates every logged failure again (`ResultLog`); `reference_limit_s` is how long the reference may
+    take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by default a
+    share of the budget, which the reference counts in). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
     an evaluation it holds from another search of the same program, device and sizes is not measured again.
@@ -195,12 +218,13 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
     if baseline is not None:
         pf.kernel(baseline)
-    problem = Problem.prepare(pf, kernel, sizes, seed)
+    limit = reference_limit(budget_s) if reference_limit_s is None else reference_limit_s
+    problem = Problem.prepare(pf, kernel, sizes, seed, limit)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
             Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
-            BuildPool(jobs, device) as builds:
+            BuildPool(jobs, device) as builds, _smaller_check(problem, out_dir, device) as check:
         log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program)
         facts = worker.start()
         if bandwidth is None:
@@ -215,7 +239,7 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
                                       facts.max_work_group_size, facts.max_item_sizes)
             callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
             builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model))
-            search = _Search(problem, log, worker, builder, facts.label, settings, callbacks)
+            search = _Search(problem, log, worker, builder, facts.label, settings, callbacks, check)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
             stopped = search.run(strategy)
@@ -231,13 +255,21 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
         sorted((r for r in found if not r.ok), key=lambda r: r.status)
     base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
     result = ExploreResult(problem.kernel, dict(problem.sizes), facts.label, bandwidth, ranked, base,
-                           search.evaluated, search.skipped, stopped, out_dir, remeasured=len(search.remeasured))
+                           search.evaluated, search.skipped, stopped, out_dir, remeasured=len(search.remeasured),
+                           verified=problem.verified)
     if result.winner is not None:
         result.files.update({role: p for role, p in report.winner_paths(out_dir, problem.kernel).items() if p.exists()})
         if plot:
             result.files["plot"] = report.plot(ranked, out_dir / f"{problem.kernel}.throughput.png", bandwidth.gbps,
                                                base)
     return result
+
+
+def _smaller_check(problem: Problem, out_dir: Path, device: Optional[str]):
+    """The check of candidates at the smaller sizes of `problem.check`, or nothing to check there."""
+    if problem.check is None:
+        return nullcontext()
+    return SmallerCheck(problem.kernel, problem.check.sizes, problem.check.save(out_dir / "check_inputs.npz"), device)
 
 
 def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], work_group_sizes: Sequence) -> None:
@@ -282,11 +314,13 @@ class _Search:
     """The state of one explore loop, which ties the roles together: it takes candidates from a
     `SearchStrategy`, has the `Builder` prepare and compile them, runs them on the device `Worker`, stores
     the records in the `Database` (skipping what it holds), tells the strategy the times, and calls the
-    `MeasureCallback`s after each record. Its limits are one `SearchSettings`."""
+    `MeasureCallback`s after each record. Its limits are one `SearchSettings`. With a `SmallerCheck`,
+    candidates are checked by it and only timed by the worker."""
 
     def __init__(self, problem: Problem, log: Database, worker: Worker, builder: Builder, device: str,
-                 settings: SearchSettings, callbacks: Sequence[MeasureCallback] = ()):
-        self.problem, self.log, self.worker, self.builder = problem, log, worker, builder
+                 settings: SearchSettings, callbacks: Sequence[MeasureCallback] = (),
+                 check: Optional[SmallerCheck] = None):
+        self.problem, self.log, self.worker, self.builder, self.check = problem, log, worker, builder, check
         self.device, self.settings, self.callbacks = device, settings, list(callbacks)
         self.tallies: dict = {}
         self.started = time.monotonic()
@@ -379,7 +413,8 @@ class _Search:
         if outcome.ok:
             if self.remaining() <= 0:
                 return False
-            outcome = evaluate(self.worker, item.plan, self.limit())
+            failure = self.check.failure(item.candidate, self.limit()) if self.check is not None else None
+            outcome = failure or evaluate(self.worker, item.plan, self.limit())
         if outcome.status == TIMEOUT and self.remaining() <= 0:
             return False
         self._record(item, outcome)

@@ -117,7 +117,8 @@ def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> Optio
 
 
 class DeviceSession:
-    """A device with the program's inputs resident and the reference output, evaluating run plans."""
+    """A device with the program's inputs resident and the reference output, evaluating run plans (without
+    a reference, it only times them: they are checked at a smaller size, `lift.explore.reference`)."""
 
     def __init__(self, device, inputs: list, reference: np.ndarray, policy: TimingPolicy):
         import pyopencl as cl
@@ -146,7 +147,8 @@ class DeviceSession:
             launches, outputs, buffers = self._bind(program, plan)
             try:
                 self._run(launches)
-                references = self.reference if isinstance(self.reference, tuple) else (self.reference,)
+                references = () if self.reference is None else \
+                    self.reference if isinstance(self.reference, tuple) else (self.reference,)
                 for k, ((name, shape, dtype), want) in enumerate(zip(plan.outputs, references)):
                     result = np.empty(shape, dtype)
                     cl.enqueue_copy(self.queue, result, outputs[name], is_blocking=True)

@@ -256,7 +256,8 @@ def _session(device, data: Path, policy: TimingPolicy) -> DeviceSession:
     with np.load(data) as stored:
         inputs = [stored[f"input_{i}"] for i in range(sum(f.startswith("input_") for f in stored.files))]
         outputs = sum(f.startswith("reference_") for f in stored.files)
-        reference = tuple(stored[f"reference_{k}"] for k in range(outputs)) if outputs else stored["reference"]
+        reference = tuple(stored[f"reference_{k}"] for k in range(outputs)) if outputs else \
+            stored["reference"] if "reference" in stored.files else None
     return DeviceSession(device, inputs, reference, policy)
 
 

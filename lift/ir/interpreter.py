@@ -7,15 +7,26 @@ axes, a value of type `T` has the layout of `lift.ir.binding.host_shape(T)`, exc
 Python tuple of component values (structure of arrays). Array patterns therefore act on the axis just
 after the batch axes: `split-n` is a reshape, `join` a reshape, `transpose` a swap of axes.
 
-Reductions with an operator of type `(T, T) -> T` (associative and commutative, as `reduce` requires)
-combine halves pairwise, `log2 n` vectorised steps; folds with an accumulator of another type (MD's
-`reduce-seq`) step through the array, vectorised over every other axis. Low-level patterns mean what
-their high-level twins mean; `reorder-stride-s` really permutes (`out[i] = in[i/n + s*(i mod n)]`, paper 3.2)
-so that a misplaced one shows.
+A map whose body maps over whole arrays (an all-pairs N-body: `n^2` pairs) would make arrays of every
+pair at once; it is evaluated in chunks of its elements, sized by a run on its first element so that no
+batch exceeds `CHUNK_ELEMENTS` elements.
+
+Reductions by an operator that is a numpy ufunc (`x + y`, `x * y`, `max`, `min`: `lift.ir.ufuncs`) are
+one `ufunc.reduce`, and `reduce(+) ∘ map(*) ∘ zip(a, b)` is one contraction (`lift.ir.contraction`: matrix
+multiply is a BLAS call); a fold `λ acc, x. u(acc, g(x))` with such a `u` is a map of `g` and a `u.reduce`.
+Other reductions with an operator of type `(T, T) -> T` (associative and commutative, as `reduce`
+requires) combine halves pairwise, `log2 n` vectorised steps; folds with an accumulator of another type
+(MD's `reduce-seq`) step through the array, vectorised over every other axis. Only the rounding of
+floating-point sums depends on these orders, as it does between the reference and a kernel.
+Low-level patterns mean what their high-level twins mean; `reorder-stride-s` really permutes
+(`out[i] = in[i/n + s*(i mod n)]`, paper 3.2) so that a misplaced one shows.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from contextlib import contextmanager
 from typing import Mapping, Optional
 
 import numpy as np
@@ -23,13 +34,18 @@ import numpy as np
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
+from lift.ir.contraction import contract, reduce_axis
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
+from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from lift.ir.userfun import UserFun, vectorized_type
 from lift.types.arith import NotDivisible, UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
+
+# The most elements of a batch a map's body is evaluated on at once (arrays of 16 MB of float4).
+CHUNK_ELEMENTS = 1 << 20
 
 
 def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None):
@@ -104,6 +120,18 @@ class Interpreter(Mapper):
         self.env: dict = {}
         self.depth = 0
         self.shared: dict = {}
+        self.widest = 0  # the most elements of any batch since the last `apply_map` looked
+
+    @contextmanager
+    def batched(self, n: int):
+        """Evaluate under one more batch axis, of length `n`."""
+        saved = self.batch
+        self.batch = saved + (n,)
+        self.widest = max(self.widest, math.prod(self.batch))
+        try:
+            yield
+        finally:
+            self.batch = saved
 
     def size(self, n) -> int:
         try:
@@ -127,12 +155,31 @@ class Interpreter(Mapper):
             top = self.depth == 0 and not self.batch
             if top and e in self.shared:
                 return self.shared[e]
-            args = [self.expr(a) for a in e.args]
-            value = self.call(e.f, args, e.args)
+            value = self.contraction(e)
+            if value is None:
+                args = [self.expr(a) for a in e.args]
+                value = self.call(e.f, args, e.args)
             if top:
                 self.shared[e] = value
             return value
         raise LiftEvalError(f"cannot evaluate {e!r}")
+
+    def contraction(self, e: FunCall):
+        """`reduce(u, z)(map(mult)(zip(a, b)))`, `u` addition, as `u(z, contract(a, b))`; None for other calls.
+        (`mult` multiplies two numbers of one type, so that `a` and `b` are arrays of one shape and type.)"""
+        red = e.f
+        if not (isinstance(red, (P.Reduce, P.ReduceSeq)) and ufunc_of(red.f) is np.add):
+            return None
+        mapped = e.args[0]
+        if not (isinstance(mapped, FunCall) and isinstance(mapped.f, P.AbstractMap) and multiplies_pair(mapped.f.f)):
+            return None
+        zipped = mapped.args[0]
+        if not (isinstance(zipped, FunCall) and isinstance(zipped.f, P.Zip) and zipped.f.n == 2):
+            return None
+        a, b = (np.asarray(self.expr(x)) for x in zipped.args)
+        total = contract(a, b, self.d)
+        acc = self.call(red.f, [self.expr(red.init), total])
+        return _leaves(lambda v: np.expand_dims(v, self.d), acc)
 
     def literal(self, lit: Literal):
         dtype = host_dtype(lit.t)
@@ -238,14 +285,41 @@ class Interpreter(Mapper):
         return value
 
     def map_AbstractMap(self, f: P.AbstractMap, args: list, arg_exprs):
-        (x,) = args
-        n = _first_leaf(x).shape[self.d]
-        saved = self.batch
-        self.batch = saved + (n,)
-        try:
-            return self.call(f.f, [x])
-        finally:
-            self.batch = saved
+        return self.apply_map(f.f, args[0])
+
+    def apply_map(self, g: FunDecl, x):
+        """`g` applied to every element of `x` (along the axis after the batch axes): at once, or in chunks
+        when the elements of `x` and the arrays in scope say that `g` may make batches of more than
+        `CHUNK_ELEMENTS` elements; the first element's run measures how many each element makes."""
+        d = self.d
+        n = _first_leaf(x).shape[d]
+        outer = math.prod(self.batch)
+        if n <= 1 or not _iterates(g) or outer * n * self.largest_element(x) <= CHUNK_ELEMENTS:
+            with self.batched(n):
+                return self.call(g, [x])
+        widest, self.widest = self.widest, 0
+        with self.batched(1):
+            parts = [self.call(g, [_slice(x, d, 0, 1)])]
+        chunk = max(1, CHUNK_ELEMENTS // max(self.widest, outer))
+        for start in range(1, n, chunk):
+            stop = min(start + chunk, n)
+            with self.batched(stop - start):
+                parts.append(self.call(g, [_slice(x, d, start, stop)]))
+        self.widest = max(widest, self.widest)
+        return _concat(parts, d)
+
+    def largest_element(self, x) -> int:
+        """The most scalars in one element of `x` or in the unbatched value of anything in scope: a bound on
+        the arrays a function of one element maps over, when it makes none larger."""
+        d = self.d
+
+        def elements(value, batch_axes: int) -> int:
+            if isinstance(value, tuple):
+                return sum(elements(v, batch_axes) for v in value)
+            return math.prod(np.shape(value)[batch_axes:])
+
+        own = elements(x, d + 1)
+        return max([own] + [elements(v, len(batch)) for v, batch in self.env.values()])
 
     def map_AbstractReduce(self, f: P.AbstractReduce, args: list, arg_exprs):
         (x,) = args
@@ -268,36 +342,39 @@ class Interpreter(Mapper):
         n = _first_leaf(x).shape[self.d]
         d = self.d
         chunks = _leaves(lambda a: a.reshape(a.shape[:d] + (m, n // m) + a.shape[d + 1:]), x)
-        saved = self.batch
-        self.batch = saved + (m,)
-        try:
-            acc = self.fold(f.f, self.expr(f.init), chunks, f.init.t, associative=True)
-        finally:
-            self.batch = saved
-        return acc
+        with self.batched(m):
+            return self.fold(f.f, self.expr(f.init), chunks, f.init.t, associative=True)
 
     def fold(self, op: FunDecl, init, x, acc_type: Type, associative: bool):
         """`op` folded over the array axis of `x` (the axis after the batch axes), starting from `init`.
 
-        `reduce` and `part-red` promise an associative and commutative operator: halves combine pairwise.
-        `reduce-seq` is a sequential fold, element after element.
+        An operator that is a ufunc reduces with it, in the ufunc's order, and a fold `λ acc, x. u(acc, g(x))`
+        is a map of `g` reduced by `u` (`lift.ir.ufuncs`). Otherwise, `reduce` and `part-red` promise an
+        associative and commutative operator: halves combine pairwise. `reduce-seq` is a sequential fold,
+        element after element.
         """
         d = self.d
         n = _first_leaf(x).shape[d]
+        if n == 0:
+            return init
+        u = ufunc_of(op)
+        if u is not None and self.elem_type_of(op) == acc_type:
+            return self.call(op, [init, _leaves(lambda a: reduce_axis(u, a, d), x)])
+        split = split_accumulation(op)
+        if split is not None:
+            u, g = split
+            total = reduce_axis(u, np.asarray(self.apply_map(g, x)), d)
+            with np.errstate(all="ignore"):
+                return np.asarray(u(init, total), total.dtype)
         if associative and self.elem_type_of(op) == acc_type and n > 1:
             while n > 1:
                 h = n // 2
-                lo = _leaves(lambda a: np.take(a, np.arange(h), axis=d), x)
-                hi = _leaves(lambda a: np.take(a, np.arange(h, 2 * h), axis=d), x)
-                saved = self.batch
-                self.batch = saved + (h,)
-                try:
+                lo = _slice(x, d, 0, h)
+                hi = _slice(x, d, h, 2 * h)
+                with self.batched(h):
                     pairs = self.call(op, [lo, hi])
-                finally:
-                    self.batch = saved
                 if n % 2:
-                    rest = _leaves(lambda a: np.take(a, [n - 1], axis=d), x)
-                    pairs = _concat(pairs, rest, d)
+                    pairs = _concat([pairs, _slice(x, d, n - 1, n)], d)
                 x = pairs
                 n = _first_leaf(x).shape[d]
         acc = init
@@ -404,7 +481,28 @@ def _stack(values: list, axis: int):
     return np.stack([np.asarray(v) for v in values], axis=axis)
 
 
-def _concat(a, b, axis: int):
-    if isinstance(a, tuple):
-        return tuple(_concat(x, y, axis) for x, y in zip(a, b))
-    return np.concatenate([a, b], axis=axis)
+def _concat(values: list, axis: int):
+    if len(values) == 1:
+        return values[0]
+    if isinstance(values[0], tuple):
+        return tuple(_concat([v[k] for v in values], axis) for k in range(len(values[0])))
+    return np.concatenate([np.asarray(v) for v in values], axis=axis)
+
+
+@functools.lru_cache(maxsize=1024)
+def _iterates(f: FunDecl) -> bool:
+    """Whether `f` holds a pattern that iterates over an array (a map, a reduction, an iteration): only then
+    can its batches be wider than its argument's."""
+    if isinstance(f, P.Pattern) and f.funs and not isinstance(f, P.AddressSpaceCast):
+        return True
+    return any(_iterates(c) if isinstance(c, FunDecl) else _iterates_in(c) for _, c in f.children())
+
+
+def _iterates_in(e: Expr) -> bool:
+    return any(_iterates(c) if isinstance(c, FunDecl) else _iterates_in(c) for _, c in e.children())
+
+
+def _slice(value, axis: int, start: int, stop: int):
+    """Elements `start` to `stop` of every array of a value along `axis` (views, not copies)."""
+    index = (slice(None),) * axis + (slice(start, stop),)
+    return _leaves(lambda a: a[index], value)

@@ -172,7 +172,11 @@ def _np_eval(e, env: dict):
                 return np.broadcast_to(value[..., np.newaxis], value.shape + (t.width,))
             return value
         case MakeVector(elems, _):
-            return np.stack(np.broadcast_arrays(*(_np_eval(x, env) for x in elems)), axis=-1)
+            lanes = [_np_eval(x, env) for x in elems]
+            out = np.empty(np.broadcast_shapes(*(np.shape(v) for v in lanes)) + (len(lanes),), np.result_type(*lanes))
+            for i, lane in enumerate(lanes):
+                out[..., i] = lane
+            return out
         case Component(x, i, _):
             return _np_eval(x, env)[..., i]
         case Field(x, i, _):
