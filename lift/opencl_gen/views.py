@@ -1,10 +1,10 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
-`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`,
-and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
-access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
-`Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
-size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
+`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide`, `pad`,
+`pad-to-multiple`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps
+the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of `split-n(x)` reads
+`x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
+or struct. Indices are size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
 
 The same views carry outputs downwards: a producer under `join` writes through a `split` view of the
 join's destination, which is how `join ∘ map-workgroup(f)` writes straight into the result.
@@ -331,8 +331,10 @@ class PadView(View):
         if self.boundary not in P.PAD_MODES:
             var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
-            return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
-                                 inner=inner, default=self.boundary)
+            below = f"{var.name} < {n}"
+            condition = below if self.left == 0 else f"{var.name} >= 0 && {below}"
+            return GuardedAccess(lets=inner.lets + ((var, j),), condition=condition, inner=inner,
+                                 default=self.boundary)
         clamped = {
             "clamp": f"clamp({j}, 0, ({n}) - 1)",
             "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
@@ -494,6 +496,8 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
     if isinstance(f, P.Pad):
         boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
         return PadView(a, f.left, a.type.length, boundary, t)
+    if isinstance(f, P.PadToMultiple):
+        return PadView(a, 0, a.type.length, c_literal(f.value), t)
     if isinstance(f, P.Id):
         return a
     if isinstance(f, P.Map) and P.is_view(f):
