@@ -45,8 +45,20 @@ lower_rest = lower_high_level >> nowhere(high_level)
 cannot be lowered so."""
 
 
+def _pow2s(lo: int, hi: int) -> list:
+    return [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) <= hi]
+
+
 def _pow2_divisors(n: int, lo: int, hi: int) -> list:
-    return [1 << k for k in range(n.bit_length()) if lo <= (1 << k) <= hi and n % (1 << k) == 0]
+    return [c for c in _pow2s(lo, hi) if n % c == 0]
+
+
+def _padded(length: int, k: int, strategy, params: dict) -> tuple:
+    """`(params, strategy)` for a move over chunks of `k` elements: as they are where `k` divides `length`, else
+    after padding the reduction's input to a multiple of `k` (`lift.rules.padding`), which `params` then say."""
+    if length % k == 0:
+        return params, strategy
+    return dict(params, padded=True), rewrite("pad-reduction", k=k) >> strategy
 
 
 # --- moves -------------------------------------------------------------------------------------------------
@@ -61,35 +73,39 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
     """
     moves = [("sequential", {}, argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq")
               >> rewrite("reduce-seq-map-seq-fusion"))]
-    if scalars and length % 4 == 0:
-        moves.append(("vectorize", {"width": 4}, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map",
-                                                                     n=4)) >> rewrite("reduce-lanes")))
+
+    def add(name, params, k, strategy):
+        params, strategy = _padded(length, k, strategy, params)
+        moves.append((name, params, strategy))
+
+    if scalars:
+        add("vectorize", {"width": 4}, 4, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map", n=4))
+            >> rewrite("reduce-lanes"))
     if in_map:
         return tuple(moves)
     finish = rewrite("reduce-to-seq")
-    for c in _pow2_divisors(length, 64, length // 8):
+    for c in _pow2s(64, length // 8):
         chunks = sequential_chunks(c)
-        moves.append(("chunks-global", {"chunk": c}, chunks >> groups(rewrite("map-to-global", dim=0)) >> finish))
-        moves.append(("chunks-workgroup", {"chunk": c},
-                      chunks >> groups(rewrite("map-to-workgroup", dim=0)) >> finish))
-    for g in _pow2_divisors(length, 1024, length // 8):
+        add("chunks-global", {"chunk": c}, c, chunks >> groups(rewrite("map-to-global", dim=0)) >> finish)
+        add("chunks-workgroup", {"chunk": c}, c, chunks >> groups(rewrite("map-to-workgroup", dim=0)) >> finish)
+    for g in _pow2s(1024, length // 8):
         for k in (1, 4, 16, 64):
             per_item = g // 4 // k
             if per_item < 16:
                 continue
             lanes_ = vector_lane_chunks(g, per_item)
             items = mapped_body(argument(0, rewrite("map-to-local", dim=0)))
-            moves.append(("lanes-workgroup", {"group": g, "items": k},
-                          lanes_ >> vector_groups(rewrite("map-to-workgroup", dim=0) >> items) >> finish))
-            moves.append(("lanes-global", {"group": g, "items": k},
-                          lanes_ >> vector_groups(rewrite("map-to-global", dim=0)
-                                                  >> mapped_body(argument(0, rewrite("map-to-seq")))) >> finish))
-    for g in _pow2_divisors(length, 4096, length // 4):
+            add("lanes-workgroup", {"group": g, "items": k}, g,
+                lanes_ >> vector_groups(rewrite("map-to-workgroup", dim=0) >> items) >> finish)
+            add("lanes-global", {"group": g, "items": k}, g,
+                lanes_ >> vector_groups(rewrite("map-to-global", dim=0)
+                                        >> mapped_body(argument(0, rewrite("map-to-seq")))) >> finish)
+    for g in _pow2s(4096, length // 4):
         for items in (32, 64, 128):
             if g // items < 2:
                 continue
-            moves.append(("local-tree", {"group": g, "items": items},
-                          local_tree_groups(g, items, int(math.log2(items))) >> finish))
+            add("local-tree", {"group": g, "items": items}, g,
+                local_tree_groups(g, items, int(math.log2(items))) >> finish)
     return tuple(moves)
 
 

@@ -1,0 +1,87 @@
+"""Padding: reductions over any length, by reducing a padded view (Brook's virtualised sizes).
+
+A split needs the chunk to divide the length. Rather than peel a remainder into code of its own, the
+rules make the length a multiple of the chunk with a view, `pad-to-multiple-k(v)`, that reads the array's
+elements and then the constant `v` up to the next multiple of `k`; every chunked derivation (Figures 8
+and 9) then applies unchanged, at any size, symbolic or concrete:
+
+    reduce(f, z)         → reduce(f, z) ∘ pad-to-multiple-k(z)
+    reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)       where g(v) = z
+                                (over a zip, each array padded: zip(pad-to-multiple-k(v1) x1, ...))
+
+Both hold because `z` is the neutral element of `f`, the contract of `reduce` that the partial reduction
+(Figure 3(d)) relies on too: the padded elements contribute `f(a, z) = a`. The second is the first with
+the padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`): the padded elements are
+read as `v`, the zero of their type, and `g(v) = z` is checked by evaluating `g` with the reference
+interpreter (so `asum`'s `abs(0) = 0` and `dot`'s `0 * 0 = 0` qualify). The map stays next to the
+reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map-seq-fusion`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lift.errors import LiftError
+from lift.ir.nodes import FunCall, Lambda, Literal, Param
+from lift.ir.patterns import Map, PadToMultiple, Reduce, Tuple, Zip
+from lift.rules.rule import requires, rule
+from lift.types.types import ScalarType
+
+MAX_MULTIPLE = 1 << 20
+
+
+def _multiples(call, ctx) -> list:
+    """Powers of two up to `MAX_MULTIPLE` that do not divide the length (where they do, no padding is needed)."""
+    _padding(call)
+    n = ctx.choices.value(call.args[0].t.length)
+    return [{"k": 1 << i} for i in range(1, MAX_MULTIPLE.bit_length()) if n is None or n % (1 << i)]
+
+
+def _zero(t) -> Literal:
+    requires(isinstance(t, ScalarType), f"pads arrays of scalars, not of {t}")
+    return Literal(0, t)
+
+
+def _padding(call: FunCall):
+    """The arrays to pad and the constant each is padded with: `(arrays, values, rebuild)`, `rebuild(padded)` the
+    argument of the reduction over the padded arrays."""
+    r, arg = call.f, call.args[0]
+    requires(isinstance(r.init, Literal) and isinstance(r.init.t, ScalarType),
+             f"needs a scalar constant as the neutral element, got {r.init}")
+    if not (isinstance(arg, FunCall) and isinstance(arg.f, Map)):
+        requires(arg.t.elem == r.init.t, f"needs an array of {r.init.t} (the neutral element's type), got {arg.t}")
+        return (arg,), (r.init,), lambda padded: padded[0]
+    inner = arg.args[0]
+    zipped = isinstance(inner, FunCall) and isinstance(inner.f, Zip)
+    arrays = tuple(inner.args) if zipped else (inner,)
+    values = tuple(_zero(a.t.elem) for a in arrays)
+    requires(_maps_to(arg.f.f, values, zipped, r.init),
+             f"the mapped function does not send {', '.join(map(str, values))} to the neutral element {r.init}")
+    g = arg.f
+    return arrays, values, lambda padded: g(Zip(*padded) if zipped else padded[0])
+
+
+def _maps_to(g, values: tuple, zipped: bool, z: Literal) -> bool:
+    """Whether `g(values)` is exactly `z` (the reference interpreter's value)."""
+    from lift.ir.interpreter import interpret
+
+    try:
+        xs = tuple(Param(f"v{i}", v.t) for i, v in enumerate(values))
+        program = Lambda(xs, g(Tuple(*xs)) if zipped else g(xs[0]))
+        got = np.asarray(interpret(program, *(v.value for v in values)))
+    except (LiftError, TypeError, ValueError):
+        return False
+    return got.shape == () and got.dtype.kind in "fiub" and got.item() == z.value
+
+
+@rule("pad-reduction", figure="any-size", heads=Reduce, sized=True, choices=_multiples,
+      description="a reduction reduces its input padded with its neutral element up to a multiple of k",
+      equation="reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)    (g(v) = z)")
+def pad_reduction(call, k):
+    requires(isinstance(k, int) and not isinstance(k, bool) and k >= 1, f"needs a positive multiple, got {k!r}")
+    arrays, values, rebuild = _padding(call)
+    padded = tuple(PadToMultiple(k, v)(a) for a, v in zip(arrays, values))
+    return call.f(rebuild(padded))
+
+
+RULES = (pad_reduction,)
