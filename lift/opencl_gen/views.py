@@ -328,13 +328,14 @@ class PadView(View):
     def access(self, idx: tuple) -> Access:
         j = c_arith(idx[0] - self.left)
         n = c_arith(self.length)
+        if self.boundary not in P.PAD_MODES and self.left == 0:  # padded on the right only: one bound to check
+            inner = self.inner.access(tuple(idx))
+            return GuardedAccess(lets=inner.lets, condition=f"{j} < {n}", inner=inner, default=self.boundary)
         if self.boundary not in P.PAD_MODES:
             var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
-            below = f"{var.name} < {n}"
-            condition = below if self.left == 0 else f"{var.name} >= 0 && {below}"
-            return GuardedAccess(lets=inner.lets + ((var, j),), condition=condition, inner=inner,
-                                 default=self.boundary)
+            return GuardedAccess(lets=inner.lets + ((var, j),), condition=f"{var.name} >= 0 && {var.name} < {n}",
+                                 inner=inner, default=self.boundary)
         clamped = {
             "clamp": f"clamp({j}, 0, ({n}) - 1)",
             "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
@@ -391,13 +392,18 @@ class AsVectorView(View):
     def access(self, idx: tuple) -> Access:
         *outer, i = idx
         lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
-        first = lanes[0]
-        if (isinstance(first, MemAccess) and not first.field
-                and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
-                        for k, a in enumerate(lanes))):
+        first, last = lanes[0], lanes[-1]
+        if _adjacent(lanes):
             return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=self.n)
         lets = tuple(l for a in lanes for l in a.lets)
-        return GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
+        gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
+        if (all(isinstance(a, GuardedAccess) and a.default == first.default for a in lanes)
+                and _adjacent([a.inner for a in lanes])):
+            # a padded array: one vector load where the first and last lanes are in range (so all between are)
+            vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
+            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
+                                 default=gathered.read())
+        return gathered
 
 
 @dataclass(eq=False)
@@ -416,6 +422,14 @@ class AsScalarView(View):
         if isinstance(vec, GatherAccess) and (i % self.n).is_constant:
             return vec.parts[(i % self.n).value]
         raise LiftCodegenError("asScalar of vectors that are not in memory: store them first (toPrivate/toGlobal)")
+
+
+def _adjacent(lanes: list) -> bool:
+    """Whether the accesses read consecutive scalars of one memory, in order (one vector load reads them)."""
+    first = lanes[0]
+    return (isinstance(first, MemAccess) and not first.field
+            and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
+                    for k, a in enumerate(lanes)))
 
 
 def _with_lets(a: Access, lets: tuple) -> Access:
