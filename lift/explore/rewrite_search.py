@@ -49,16 +49,6 @@ def _pow2s(lo: int, hi: int) -> list:
     return [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) <= hi]
 
 
-def _pow2_divisors(n: int, lo: int, hi: int) -> list:
-    return [c for c in _pow2s(lo, hi) if n % c == 0]
-
-
-def _padded(length: int, k: int, strategy, params: dict) -> tuple:
-    """`(params, strategy)` for a move over chunks of `k` elements: as they are where `k` divides `length`, else
-    after padding the reduction's input to a multiple of `k` (`lift.rules.padding`), which `params` then say."""
-    if length % k == 0:
-        return params, strategy
-    return dict(params, padded=True), rewrite("pad-reduction", k=k) >> strategy
 
 
 # --- moves -------------------------------------------------------------------------------------------------
@@ -75,7 +65,8 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
               >> rewrite("reduce-seq-map-seq-fusion"))]
 
     def add(name, params, k, strategy):
-        params, strategy = _padded(length, k, strategy, params)
+        if length % k:  # chunks of k need the input padded to a multiple of k (`lift.rules.padding`)
+            params, strategy = dict(params, padded=True), rewrite("pad-reduction", k=k) >> strategy
         moves.append((name, params, strategy))
 
     if scalars:
@@ -111,20 +102,28 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
 
 @lru_cache(maxsize=1024)
 def map_moves(length: int, vectorisable: bool) -> tuple:
-    """The moves at a map outside every map over `length` elements, each strategy applying at the map."""
+    """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
+    chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
+    the first `length` results (`pad-map`, `lift.rules.padding`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
-    if vectorisable and length % 4 == 0:
-        moves.append(("vector-global", {"width": 4},
-                      rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0))))
-    for n in _pow2_divisors(length, 16, length // 16):
+
+    def add(name, params, k, strategy):
+        if length % k:
+            params, strategy = dict(params, padded=True), rewrite("pad-map", k=k) >> argument(0, strategy)
+        moves.append((name, params, strategy))
+
+    if vectorisable:
+        add("vector-global", {"width": 4}, 4,
+            rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
+    for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
-        moves.append(("chunks-global", {"chunk": n}, split >> argument(0, rewrite("map-to-global", dim=0)
-                                                                       >> mapped(rewrite("map-to-seq")))))
+        add("chunks-global", {"chunk": n}, n, split >> argument(0, rewrite("map-to-global", dim=0)
+                                                                >> mapped(rewrite("map-to-seq"))))
         if n <= 4096:
-            moves.append(("workgroup", {"chunk": n}, split >> argument(0, rewrite("map-to-workgroup", dim=0)
-                                                                       >> mapped(rewrite("map-to-local", dim=0)))))
+            add("workgroup", {"chunk": n}, n, split >> argument(0, rewrite("map-to-workgroup", dim=0)
+                                                                >> mapped(rewrite("map-to-local", dim=0))))
         if vectorisable and n % 4 == 0 and n <= 16384:
-            moves.append(("vector-workgroup", {"chunk": n, "width": 4}, vectorised_work_groups(n)))
+            add("vector-workgroup", {"chunk": n, "width": 4}, n, vectorised_work_groups(n))
     return tuple(moves)
 
 

@@ -397,6 +397,24 @@ class PadToMultiple(Pattern):
             raise LiftTypeError(f"PadToMultiple: the padding must be a constant, got {self.value!r}")
 
 
+@dataclass(frozen=True, eq=False)
+class Take(Pattern):
+    """`take-n`: `T[m] -> T[n]`, the first `n` elements (`n <= m`), the inverse of `pad-to-multiple`.
+
+    A view: reading element `i` reads the input's `[i]`. As the destination of a computation it drops the
+    writes past `n`, which is how a map over a padded array writes only the results its output holds
+    (`lift.rules.padding`).
+    """
+
+    n: ArithExpr
+    paper = "take"
+    size_field = "n"
+    is_view = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _as_size(self.n, "Take"))
+
+
 # --- OpenCL patterns ----------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
 `split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide`, `pad`,
-`pad-to-multiple`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps
+`pad-to-multiple`, `take`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps
 the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of `split-n(x)` reads
 `x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
 or struct. Indices are size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
@@ -112,14 +112,23 @@ class GatherAccess(Access):
 
 @dataclass(frozen=True)
 class GuardedAccess(Access):
-    """`inner` where `condition` holds, else `default` (pad with a constant)."""
+    """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
+    destination of a `take`), a vector's `lanes` one by one where it does not."""
 
     condition: str = ""
     inner: Optional[Access] = None
     default: str = ""
+    lanes: tuple = ()
 
     def read(self) -> str:
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
+
+    def write(self, value: str) -> C.Stmt:
+        whole = C.Block((self.inner.write(value),), guard=self.condition)
+        if not self.lanes:
+            return whole
+        parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
+        return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
 
 
 # --- views ----------------------------------------------------------------------------------------------
@@ -350,6 +359,33 @@ class PadView(View):
 
 
 @dataclass(eq=False)
+class TakeView(_IndexMap):
+    """`take-n`: element `[i]` is the input's `[i]` (a shorter type)."""
+
+    inner: View
+    type: Type
+
+    def remap(self, idx):
+        return idx
+
+
+@dataclass(eq=False)
+class DroppingView(View):
+    """The destination of `x` in `take-n(x)`: element `[i]` is `out`'s `[i]`, written only where `i < n`."""
+
+    out: View
+    n: ArithExpr
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        inner = self.out.access(tuple(idx))
+        return GuardedAccess(lets=inner.lets, condition=f"{c_arith(idx[0])} < {c_arith(self.n)}", inner=inner)
+
+    def get(self, k: int) -> View:
+        return DroppingView(self.out.get(k), self.n, component_type(self.type, k))
+
+
+@dataclass(eq=False)
 class MapView(View):
     """`map(g)` of a data-layout function `g`: element `[i]` is the view `g` gives of the input's `[i]`.
 
@@ -402,7 +438,7 @@ class AsVectorView(View):
             # a padded array: one vector load where the first and last lanes are in range (so all between are)
             vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
-                                 default=gathered.read())
+                                 default=gathered.read() if first.default else "", lanes=tuple(lanes))
         return gathered
 
 
@@ -510,6 +546,8 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
     if isinstance(f, P.Pad):
         boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
         return PadView(a, f.left, a.type.length, boundary, t)
+    if isinstance(f, P.Take):
+        return TakeView(a, t)
     if isinstance(f, P.PadToMultiple):
         return PadView(a, 0, a.type.length, c_literal(f.value), t)
     if isinstance(f, P.Id):

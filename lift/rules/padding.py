@@ -1,4 +1,4 @@
-"""Padding: reductions over any length, by reducing a padded view (Brook's virtualised sizes).
+"""Padding: reductions and maps over any length, by computing over a padded view (Brook's virtualised sizes).
 
 A split needs the chunk to divide the length. Rather than peel a remainder into code of its own, the
 rules make the length a multiple of the chunk with a view, `pad-to-multiple-k(v)`, that reads the array's
@@ -15,6 +15,13 @@ the padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`):
 read as `v`, the zero of their type, and `g(v) = z` is checked by evaluating `g` with the reference
 interpreter (so `asum`'s `abs(0) = 0` and `dot`'s `0 * 0 = 0` qualify). The map stays next to the
 reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map-seq-fusion`).
+
+A map computes its padded elements too, and drops their results:
+
+    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its type)
+
+`take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
+the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import numpy as np
 
 from lift.errors import LiftError
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Map, PadToMultiple, Reduce, Tuple, Zip
+from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
 from lift.rules.rule import requires, rule
 from lift.types.types import ScalarType
 
@@ -32,7 +39,6 @@ MAX_MULTIPLE = 1 << 20
 
 def _multiples(call, ctx) -> list:
     """Powers of two up to `MAX_MULTIPLE` that do not divide the length (where they do, no padding is needed)."""
-    _padding(call)
     n = ctx.choices.value(call.args[0].t.length)
     return [{"k": 1 << i} for i in range(1, MAX_MULTIPLE.bit_length()) if n is None or n % (1 << i)]
 
@@ -74,7 +80,8 @@ def _maps_to(g, values: tuple, zipped: bool, z: Literal) -> bool:
     return got.shape == () and got.dtype.kind in "fiub" and got.item() == z.value
 
 
-@rule("pad-reduction", figure="any-size", heads=Reduce, sized=True, choices=_multiples,
+@rule("pad-reduction", figure="any-size", heads=Reduce, sized=True,
+      choices=lambda call, ctx: _padding(call) and _multiples(call, ctx),
       description="a reduction reduces its input padded with its neutral element up to a multiple of k",
       equation="reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)    (g(v) = z)")
 def pad_reduction(call, k):
@@ -84,4 +91,23 @@ def pad_reduction(call, k):
     return call.f(rebuild(padded))
 
 
-RULES = (pad_reduction,)
+def _map_padding(call: FunCall):
+    """The arrays to pad and the zero of each (`(arrays, values, rebuild)`, as `_padding`)."""
+    arg = call.args[0]
+    zipped = isinstance(arg, FunCall) and isinstance(arg.f, Zip)
+    arrays = tuple(arg.args) if zipped else (arg,)
+    values = tuple(_zero(a.t.elem) for a in arrays)
+    return arrays, values, lambda padded: Zip(*padded) if zipped else padded[0]
+
+
+@rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=lambda call, ctx: _map_padding(call) and _multiples(call, ctx),
+      description="a map computes over its input padded up to a multiple of k and keeps the first n results",
+      equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)")
+def pad_map(call, k):
+    requires(isinstance(k, int) and not isinstance(k, bool) and k >= 1, f"needs a positive multiple, got {k!r}")
+    arrays, values, rebuild = _map_padding(call)
+    padded = tuple(PadToMultiple(k, v)(a) for a, v in zip(arrays, values))
+    return Take(call.t.length)(call.f(rebuild(padded)))
+
+
+RULES = (pad_reduction, pad_map)

@@ -16,7 +16,7 @@ import pytest
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
                   MapSeq, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, SizeVar,
-                  Slide, Split, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize,
+                  Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize,
                   Zip, fun, infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
@@ -87,6 +87,7 @@ EXAMPLES = {
               np.lib.stride_tricks.sliding_window_view(x16[:15], 3)[::2]),
     P.Pad: (fun([A], lambda x: Pad(1, 2, "clamp")(x)), (x16,), np.pad(x16, (1, 2), mode="edge")),
     P.PadToMultiple: (fun([A], lambda x: PadToMultiple(8, 0.0)(x)), (x16[:13],), np.pad(x16[:13], (0, 3))),
+    P.Take: (fun([A], lambda x: Take(13)(PadToMultiple(8, 0.0)(x))), (x16[:13],), x16[:13]),
     P.ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
     P.ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
     P.ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),

@@ -9,8 +9,9 @@ import lift
 from lift import ArrayType, Float, MapGlb, Pad, SizeVar, fun, interpret, paper, userfun
 from lift.explore.evaluation import LAUNCH, DeviceSession, TimingPolicy
 from lift.explore.plan import make_plan
-from lift.explore.rewrite_search import reduction_moves
+from lift.explore.rewrite_search import map_moves, reduction_moves
 from lift.ir import patterns as P
+from lift.ir.program_file import load_program_file
 from lift.opencl_gen.kernels import generate
 from lift.opencl_gen.runtime import select_device
 from lift.rules import RewriteEngine
@@ -69,6 +70,56 @@ def test_padded_moves_run_and_agree_with_numpy(examples, stem, n):
     assert {"chunks-global", "chunks-workgroup"} | ({"vectorize"} if n % 4 else set()) <= ran
     if n > 8 * 4096 and stem == "asum":  # the float4 lanes vectorise a map over one array
         assert {"lanes-global", "local-tree"} <= ran
+
+
+@needs_device
+@pytest.mark.parametrize("n", SIZES)
+def test_padded_map_moves_run_and_agree_with_numpy(examples, n):
+    program = examples["scal"].kernels["scal"]
+    (x,) = _inputs(n, 1)
+    ran = set()
+    for name, params, strategy in map_moves(n, True):
+        if not params.get("padded") or name in ran:
+            continue
+        focus = (outermost(is_call(P.Map), strategy) >> lower_rest >> clean_up)(Focus(program, RewriteEngine(
+            sizes={"N": n})))
+        assert "take-(N)" in paper(focus.program)
+        got = lift.compile(focus.program, sizes={"N": n})(2.5, x)
+        assert got.shape == (n,)
+        np.testing.assert_allclose(got, 2.5 * x, rtol=1e-6, err_msg=name)
+        ran.add(name)
+    assert {"chunks-global", "workgroup", "vector-workgroup"} | ({"vector-global"} if n % 4 else set()) == ran
+
+
+PADDED_SCAL = """
+from lift import (ArrayType, AsScalar, AsVector, Float, Join, MapLcl, MapWrg, PadToMultiple, SizeVar, Split, Take,
+                  Vectorize, fun, userfun)
+
+
+@userfun
+def mult(x: Float, y: Float) -> Float:
+    return x * y
+
+
+N = SizeVar("N")
+SIZES = {"N": 1021}
+scal = fun([Float, ArrayType(Float, N)], lambda a, x: (
+    Take(N) @ Join() @ MapWrg(AsScalar() @ MapLcl(lambda xi: Vectorize(4, mult)(a, xi)) @ AsVector(4)) @ Split(32)
+    @ PadToMultiple(32, 0.0))(x))
+"""
+
+
+@needs_oclgrind
+def test_a_padded_vectorised_map_is_in_bounds_under_oclgrind(examples, tmp_path):
+    strategy = next(s for name, params, s in map_moves(1021, True) if name == "vector-workgroup" and params["chunk"] == 32)
+    derived = (outermost(is_call(P.Map), strategy) >> lower_rest >> clean_up)(Focus(
+        examples["scal"].kernels["scal"], RewriteEngine(sizes={"N": 1021}))).program
+    path = tmp_path / "padded_scal.py"
+    path.write_text(PADDED_SCAL)
+    assert paper(load_program_file(path).kernels["scal"]) == paper(derived)
+    (x,) = _inputs(1021, 1)
+    (got,) = run_under_oclgrind(path, "scal", {"N": 1021}, [np.float32(2.5), x], tmp_path)
+    np.testing.assert_allclose(got, 2.5 * x, rtol=1e-6)
 
 
 @needs_device

@@ -100,3 +100,23 @@ def test_the_default_lowering_pads_dot_at_a_prime_size(examples):
     assert "map-global" in paper(lowered) and "split-32 ∘ zip(pad-to-multiple-32(0.0)(x), pad-to-multiple-32(0.0)(y))" in paper(lowered)
     x, y = _inputs(65537, 2)
     np.testing.assert_allclose(interpret(lowered, x, y), [np.dot(x.astype(np.float64), y)], rtol=1e-4)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_a_padded_map_keeps_the_first_n_results(examples, n):
+    scal = examples["scal"].kernels["scal"]
+    focus = (outermost(is_call(P.Map), rewrite("pad-map", k=256) >> outermost(is_call(P.Map), rewrite(
+        "split-join", n=256))) >> lower_rest >> clean_up)(Focus(scal, RewriteEngine(sizes={"N": n})))
+    assert paper(focus.program).startswith("λ a, x. take-(N) ∘ join ∘ map-global(map-seq(")
+    assert "split-256 ∘ pad-to-multiple-256(0.0)(x)" in paper(focus.program)
+    (x,) = _inputs(n)
+    got = interpret(focus.program, 3.0, x)
+    assert got.shape == (n,)
+    np.testing.assert_allclose(got, 3.0 * x, rtol=1e-6)
+
+
+def test_a_map_is_not_padded_where_the_chunk_divides(examples):
+    scal = examples["scal"].kernels["scal"]
+    pad = outermost(is_call(P.Map), rewrite("pad-map", k=256))
+    assert pad(Focus(scal, RewriteEngine(sizes={"N": 4096}))) is None
+    assert pad(Focus(scal, RewriteEngine(sizes={"N": 4097}))) is not None
