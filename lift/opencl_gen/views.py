@@ -1,9 +1,9 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
 `split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide`, `pad`,
-`pad-to-multiple`, `take`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps
-the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of `split-n(x)` reads
-`x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
+`pad-to-multiple`, `take`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array.
+Each wraps the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of
+`split-n(x)` reads `x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
 or struct. Indices are size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
 
 The same views carry outputs downwards: a producer under `join` writes through a `split` view of the

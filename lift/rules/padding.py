@@ -48,66 +48,70 @@ def _zero(t) -> Literal:
     return Literal(0, t)
 
 
-def _padding(call: FunCall):
-    """The arrays to pad and the constant each is padded with: `(arrays, values, rebuild)`, `rebuild(padded)` the
-    argument of the reduction over the padded arrays."""
+def _arrays(e):
+    """The arrays `e` reads (a zip's, or `e` itself), the zero of each, and `e` rebuilt over other arrays."""
+    zipped = isinstance(e, FunCall) and isinstance(e.f, Zip)
+    arrays = tuple(e.args) if zipped else (e,)
+    return arrays, tuple(_zero(a.t.elem) for a in arrays), lambda xs: Zip(*xs) if zipped else xs[0]
+
+
+def _reduction_padding(call: FunCall):
+    """`(arrays, values, rebuild)`: the arrays to pad, the constant each is padded with, and the reduction's
+    argument rebuilt over the padded arrays."""
     r, arg = call.f, call.args[0]
     requires(isinstance(r.init, Literal) and isinstance(r.init.t, ScalarType),
              f"needs a scalar constant as the neutral element, got {r.init}")
     if not (isinstance(arg, FunCall) and isinstance(arg.f, Map)):
         requires(arg.t.elem == r.init.t, f"needs an array of {r.init.t} (the neutral element's type), got {arg.t}")
-        return (arg,), (r.init,), lambda padded: padded[0]
-    inner = arg.args[0]
-    zipped = isinstance(inner, FunCall) and isinstance(inner.f, Zip)
-    arrays = tuple(inner.args) if zipped else (inner,)
-    values = tuple(_zero(a.t.elem) for a in arrays)
-    requires(_maps_to(arg.f.f, values, zipped, r.init),
-             f"the mapped function does not send {', '.join(map(str, values))} to the neutral element {r.init}")
-    g = arg.f
-    return arrays, values, lambda padded: g(Zip(*padded) if zipped else padded[0])
+        return (arg,), (r.init,), lambda xs: xs[0]
+    arrays, zeros, rebuild = _arrays(arg.args[0])
+    requires(_maps_to(arg.f.f, zeros, r.init),
+             f"the mapped function does not send {', '.join(map(str, zeros))} to the neutral element {r.init}")
+    return arrays, zeros, lambda xs: arg.f(rebuild(xs))
 
 
-def _maps_to(g, values: tuple, zipped: bool, z: Literal) -> bool:
-    """Whether `g(values)` is exactly `z` (the reference interpreter's value)."""
+def _maps_to(g, values: tuple, z: Literal) -> bool:
+    """Whether `g(values)` (a tuple of several) is exactly `z` (the reference interpreter's value)."""
     from lift.ir.interpreter import interpret
 
     try:
         xs = tuple(Param(f"v{i}", v.t) for i, v in enumerate(values))
-        program = Lambda(xs, g(Tuple(*xs)) if zipped else g(xs[0]))
+        program = Lambda(xs, g(Tuple(*xs)) if len(xs) > 1 else g(xs[0]))
         got = np.asarray(interpret(program, *(v.value for v in values)))
     except (LiftError, TypeError, ValueError):
         return False
     return got.shape == () and got.dtype.kind in "fiub" and got.item() == z.value
 
 
-@rule("pad-reduction", figure="any-size", heads=Reduce, sized=True,
-      choices=lambda call, ctx: _padding(call) and _multiples(call, ctx),
+def _padded(arrays: tuple, values: tuple, k) -> tuple:
+    requires(isinstance(k, int) and not isinstance(k, bool) and k >= 1, f"needs a positive multiple, got {k!r}")
+    return tuple(PadToMultiple(k, v)(a) for a, v in zip(arrays, values))
+
+
+def _reduction_multiples(call, ctx) -> list:
+    _reduction_padding(call)
+    return _multiples(call, ctx)
+
+
+def _map_multiples(call, ctx) -> list:
+    _arrays(call.args[0])
+    return _multiples(call, ctx)
+
+
+@rule("pad-reduction", figure="any-size", heads=Reduce, sized=True, choices=_reduction_multiples,
       description="a reduction reduces its input padded with its neutral element up to a multiple of k",
       equation="reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)    (g(v) = z)")
 def pad_reduction(call, k):
-    requires(isinstance(k, int) and not isinstance(k, bool) and k >= 1, f"needs a positive multiple, got {k!r}")
-    arrays, values, rebuild = _padding(call)
-    padded = tuple(PadToMultiple(k, v)(a) for a, v in zip(arrays, values))
-    return call.f(rebuild(padded))
+    arrays, values, rebuild = _reduction_padding(call)
+    return call.f(rebuild(_padded(arrays, values, k)))
 
 
-def _map_padding(call: FunCall):
-    """The arrays to pad and the zero of each (`(arrays, values, rebuild)`, as `_padding`)."""
-    arg = call.args[0]
-    zipped = isinstance(arg, FunCall) and isinstance(arg.f, Zip)
-    arrays = tuple(arg.args) if zipped else (arg,)
-    values = tuple(_zero(a.t.elem) for a in arrays)
-    return arrays, values, lambda padded: Zip(*padded) if zipped else padded[0]
-
-
-@rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=lambda call, ctx: _map_padding(call) and _multiples(call, ctx),
+@rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_map_multiples,
       description="a map computes over its input padded up to a multiple of k and keeps the first n results",
       equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)")
 def pad_map(call, k):
-    requires(isinstance(k, int) and not isinstance(k, bool) and k >= 1, f"needs a positive multiple, got {k!r}")
-    arrays, values, rebuild = _map_padding(call)
-    padded = tuple(PadToMultiple(k, v)(a) for a, v in zip(arrays, values))
-    return Take(call.t.length)(call.f(rebuild(padded)))
+    arrays, values, rebuild = _arrays(call.args[0])
+    return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
 RULES = (pad_reduction, pad_map)

@@ -111,7 +111,8 @@ scal = fun([Float, ArrayType(Float, N)], lambda a, x: (
 
 @needs_oclgrind
 def test_a_padded_vectorised_map_is_in_bounds_under_oclgrind(examples, tmp_path):
-    strategy = next(s for name, params, s in map_moves(1021, True) if name == "vector-workgroup" and params["chunk"] == 32)
+    strategy = next(s for name, params, s in map_moves(1021, True)
+                    if name == "vector-workgroup" and params["chunk"] == 32)
     derived = (outermost(is_call(P.Map), strategy) >> lower_rest >> clean_up)(Focus(
         examples["scal"].kernels["scal"], RewriteEngine(sizes={"N": 1021}))).program
     path = tmp_path / "padded_scal.py"
