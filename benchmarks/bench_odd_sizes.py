@@ -1,6 +1,6 @@
 """Explored kernels at a prime size against a power of two: asum, dot and scal at N = 16,777,213 and N = 2^24.
 
-    python -m benchmarks.bench_odd_sizes [--budget 60] [--rounds 5] [--out lift-out/odd-sizes]
+    python -m benchmarks.bench_odd_sizes [--budget 60] [--rounds 5] [--out DIR]
 
 For each program, `lift explore` searches both sizes in this one run (`--budget` seconds each, one
 streaming-bandwidth measurement shared), then the two winners are timed again in turn, `--rounds` times
@@ -8,7 +8,8 @@ on the same device (each with its explored work-group size), so that both see th
 each winner's median kernel time, its time per element, and the ratio of per-element speeds (prime / power of
 two; 1 is as fast per element, issue 17 asks for at least 0.9). At the prime size no chunk divides the
 length: the chunked candidates read their input padded with the reduction's neutral element
-(`lift.rules.padding`).
+(`lift.rules.padding`). Every search starts afresh: its output folders and tuning database are under `--out`
+(a new temporary folder by default), so that nothing measured earlier is reused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 from pathlib import Path
 
 import lift
@@ -23,6 +25,7 @@ from lift.explore import explore
 from lift.explore.candidate import LOCAL_SIZE
 from lift.explore.report import winner_paths
 from lift.explore.rewrite_search import RewriteSearch
+from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.kernels import generate
 from lift.opencl_gen.launch import local_size_overrides
@@ -33,11 +36,11 @@ PRIME, POW2 = 16_777_213, 1 << 24
 PROGRAMS = ("asum", "dot", "scal")
 
 
-def _winner(pf, name: str, sizes: dict, folder: Path, budget_s: float, bandwidth):
+def _winner(pf, name: str, sizes: dict, folder: Path, budget_s: float, bandwidth, store: TuningDatabase):
     """Explore `name` at `sizes`; the winner as a compiled program, its expression, and the bandwidth measured."""
     program = pf.kernels[name]
     result = explore(pf, name, sizes, RewriteSearch(program, sizes), budget_s=budget_s, out_dir=folder,
-                     bandwidth=bandwidth, progress=False)
+                     bandwidth=bandwidth, progress=False, tuning_database=store)
     if result.winner is None:
         raise SystemExit(f"{name} at {sizes}: no working candidate in {budget_s:g} s")
     stored = json.loads(winner_paths(folder, name)["derivation"].read_text())
@@ -53,9 +56,12 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=60.0, help="seconds of search per program and size")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=Path("lift-out/odd-sizes"))
+    parser.add_argument("--out", type=Path, default=None, help="where the searches write (default: a new temporary "
+                        "folder)")
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="lift-odd-sizes-"))
+    store = TuningDatabase(out / "tuning")
     bandwidth = None
     rows = []
     for name in args.programs.split(","):
@@ -63,8 +69,8 @@ def main() -> None:
         found = {}
         for n in (POW2, PRIME):
             sizes = {"N": n}
-            compiled, record, bandwidth, tried = _winner(pf, name, sizes, args.out / f"{name}-N{n}", args.budget,
-                                                         bandwidth)
+            compiled, record, bandwidth, tried = _winner(pf, name, sizes, out / f"{name}-N{n}", args.budget,
+                                                         bandwidth, store)
             found[n] = (compiled, pf.inputs(name, sizes, seed=0), record, tried)
         times = {n: [] for n in found}
         for _ in range(args.rounds):
