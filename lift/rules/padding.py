@@ -34,13 +34,12 @@ from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
 from lift.rules.rule import requires, rule
 from lift.types.types import ScalarType
 
-MAX_MULTIPLE = 1 << 20
-
-
 def _multiples(call, ctx) -> list:
-    """Powers of two up to `MAX_MULTIPLE` that do not divide the length (where they do, no padding is needed)."""
+    """The powers of two up to the length's next one (up to the engine's largest factor where the length is
+    unknown) that do not divide the length: where one does, no padding is needed."""
     n = ctx.choices.value(call.args[0].t.length)
-    return [{"k": 1 << i} for i in range(1, MAX_MULTIPLE.bit_length()) if n is None or n % (1 << i)]
+    top = ctx.choices.max_factor if n is None else 1 << max(n - 1, 1).bit_length()
+    return [{"k": 1 << i} for i in range(1, top.bit_length()) if n is None or n % (1 << i)]
 
 
 def _zero(t) -> Literal:
