@@ -18,7 +18,7 @@ import numpy as np
 from lift.errors import LiftCodegenError, LiftDeviceError
 from lift.explore.plan import BUFFER_ARG, INPUT_ARG, INT_ARG, OUTPUT_ARG, RunPlan
 from lift.opencl_gen import runtime
-from lift.opencl_gen.launch import Launch, check_launch
+from lift.opencl_gen.launch import Launch, check_allocation, check_launch
 
 OK = "ok"
 GENERATE, COMPILE, LAUNCH, CRASH, TIMEOUT, WRONG = "generate", "compile", "launch", "crash", "timeout", "wrong"
@@ -129,6 +129,7 @@ class DeviceSession:
         self.policy = policy
         self.context, self.queue = runtime.context_and_queue(device)
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+        check_allocation([(f"input {i}", a.nbytes) for i, a in enumerate(inputs) if a.ndim], device.max_mem_alloc_size)
         self.inputs = [cl.Buffer(self.context, flags, hostbuf=np.ascontiguousarray(a)) if a.ndim else a[()]
                        for a in inputs]
 
@@ -164,6 +165,8 @@ class DeviceSession:
 
     def _check_limits(self, plan: RunPlan) -> None:
         d = self.device
+        outputs = [(name, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize) for name, shape, dtype in plan.outputs]
+        check_allocation(outputs + list(plan.temporaries), d.max_mem_alloc_size)
         for k in plan.kernels:
             check_launch(Launch(k.global_size, k.local_size), {}, d.max_work_group_size,
                          tuple(d.max_work_item_sizes), k.name)

@@ -45,8 +45,10 @@ lower_rest = lower_high_level >> nowhere(high_level)
 cannot be lowered so."""
 
 
-def _pow2_divisors(n: int, lo: int, hi: int) -> list:
-    return [1 << k for k in range(n.bit_length()) if lo <= (1 << k) <= hi and n % (1 << k) == 0]
+def _pow2s(lo: int, hi: int) -> list:
+    return [1 << k for k in range(max(hi, 1).bit_length()) if lo <= (1 << k) <= hi]
+
+
 
 
 # --- moves -------------------------------------------------------------------------------------------------
@@ -61,54 +63,67 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
     """
     moves = [("sequential", {}, argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq")
               >> rewrite("reduce-seq-map-seq-fusion"))]
-    if scalars and length % 4 == 0:
-        moves.append(("vectorize", {"width": 4}, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map",
-                                                                     n=4)) >> rewrite("reduce-lanes")))
+
+    def add(name, params, k, strategy):
+        if length % k:  # chunks of k need the input padded to a multiple of k (`lift.rules.padding`)
+            params, strategy = dict(params, padded=True), rewrite("pad-reduction", k=k) >> strategy
+        moves.append((name, params, strategy))
+
+    if scalars:
+        add("vectorize", {"width": 4}, 4, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map", n=4))
+            >> rewrite("reduce-lanes"))
     if in_map:
         return tuple(moves)
     finish = rewrite("reduce-to-seq")
-    for c in _pow2_divisors(length, 64, length // 8):
+    for c in _pow2s(64, length // 8):
         chunks = sequential_chunks(c)
-        moves.append(("chunks-global", {"chunk": c}, chunks >> groups(rewrite("map-to-global", dim=0)) >> finish))
-        moves.append(("chunks-workgroup", {"chunk": c},
-                      chunks >> groups(rewrite("map-to-workgroup", dim=0)) >> finish))
-    for g in _pow2_divisors(length, 1024, length // 8):
+        add("chunks-global", {"chunk": c}, c, chunks >> groups(rewrite("map-to-global", dim=0)) >> finish)
+        add("chunks-workgroup", {"chunk": c}, c, chunks >> groups(rewrite("map-to-workgroup", dim=0)) >> finish)
+    for g in _pow2s(1024, length // 8):
         for k in (1, 4, 16, 64):
             per_item = g // 4 // k
             if per_item < 16:
                 continue
             lanes_ = vector_lane_chunks(g, per_item)
             items = mapped_body(argument(0, rewrite("map-to-local", dim=0)))
-            moves.append(("lanes-workgroup", {"group": g, "items": k},
-                          lanes_ >> vector_groups(rewrite("map-to-workgroup", dim=0) >> items) >> finish))
-            moves.append(("lanes-global", {"group": g, "items": k},
-                          lanes_ >> vector_groups(rewrite("map-to-global", dim=0)
-                                                  >> mapped_body(argument(0, rewrite("map-to-seq")))) >> finish))
-    for g in _pow2_divisors(length, 4096, length // 4):
+            add("lanes-workgroup", {"group": g, "items": k}, g,
+                lanes_ >> vector_groups(rewrite("map-to-workgroup", dim=0) >> items) >> finish)
+            add("lanes-global", {"group": g, "items": k}, g,
+                lanes_ >> vector_groups(rewrite("map-to-global", dim=0)
+                                        >> mapped_body(argument(0, rewrite("map-to-seq")))) >> finish)
+    for g in _pow2s(4096, length // 4):
         for items in (32, 64, 128):
             if g // items < 2:
                 continue
-            moves.append(("local-tree", {"group": g, "items": items},
-                          local_tree_groups(g, items, int(math.log2(items))) >> finish))
+            add("local-tree", {"group": g, "items": items}, g,
+                local_tree_groups(g, items, int(math.log2(items))) >> finish)
     return tuple(moves)
 
 
 @lru_cache(maxsize=1024)
 def map_moves(length: int, vectorisable: bool) -> tuple:
-    """The moves at a map outside every map over `length` elements, each strategy applying at the map."""
+    """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
+    chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
+    the first `length` results (`pad-map`, `lift.rules.padding`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
-    if vectorisable and length % 4 == 0:
-        moves.append(("vector-global", {"width": 4},
-                      rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0))))
-    for n in _pow2_divisors(length, 16, length // 16):
+
+    def add(name, params, k, strategy):
+        if length % k:
+            params, strategy = dict(params, padded=True), rewrite("pad-map", k=k) >> argument(0, strategy)
+        moves.append((name, params, strategy))
+
+    if vectorisable:
+        add("vector-global", {"width": 4}, 4,
+            rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
+    for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
-        moves.append(("chunks-global", {"chunk": n}, split >> argument(0, rewrite("map-to-global", dim=0)
-                                                                       >> mapped(rewrite("map-to-seq")))))
+        add("chunks-global", {"chunk": n}, n, split >> argument(0, rewrite("map-to-global", dim=0)
+                                                                >> mapped(rewrite("map-to-seq"))))
         if n <= 4096:
-            moves.append(("workgroup", {"chunk": n}, split >> argument(0, rewrite("map-to-workgroup", dim=0)
-                                                                       >> mapped(rewrite("map-to-local", dim=0)))))
+            add("workgroup", {"chunk": n}, n, split >> argument(0, rewrite("map-to-workgroup", dim=0)
+                                                                >> mapped(rewrite("map-to-local", dim=0))))
         if vectorisable and n % 4 == 0 and n <= 16384:
-            moves.append(("vector-workgroup", {"chunk": n, "width": 4}, vectorised_work_groups(n)))
+            add("vector-workgroup", {"chunk": n, "width": 4}, n, vectorised_work_groups(n))
     return tuple(moves)
 
 

@@ -465,6 +465,20 @@ class Interpreter(Mapper):
         value = f.boundary.value
         return pad(np.asarray(args[0]), value)
 
+    def map_PadToMultiple(self, f: P.PadToMultiple, args: list, arg_exprs):
+        k, d = self.size(f.n), self.d
+
+        def pad(a):
+            widths = [(0, 0)] * a.ndim
+            widths[d] = (0, -a.shape[d] % k)
+            return np.pad(a, widths, mode="constant", constant_values=f.value.value)
+
+        return _leaves(pad, args[0])
+
+    def map_Take(self, f: P.Take, args: list, arg_exprs):
+        k, d = self.size(f.n), self.d
+        return _leaves(lambda a: a[(slice(None),) * d + (slice(0, k),)], args[0])
+
     def map_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
         return self.call(f.f, args, arg_exprs)
 

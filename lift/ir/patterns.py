@@ -374,6 +374,47 @@ class Pad(Pattern):
             raise LiftTypeError(f"Pad: left and right must be non-negative, got {self.left}, {self.right}")
 
 
+@dataclass(frozen=True, eq=False)
+class PadToMultiple(Pattern):
+    """`pad-to-multiple-n(value)`: `T[m] -> T[n * ceil(m/n)]`, the array followed by `(n - m mod n) mod n` copies of
+    the constant `value` (Brook's virtualised sizes: a length made a multiple of a chunk).
+
+    A view like `pad` with a constant boundary: reading element `i` reads the input's `[i]` where `i < m`, else
+    `value`. `split-n` of it needs no divisibility of `m`, which is what lets chunked reductions and split maps
+    apply at every size (`lift.rules.padding`).
+    """
+
+    n: ArithExpr
+    value: Expr
+    paper = "pad-to-multiple"
+    size_field = "n"
+    is_view = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _as_size(self.n, "PadToMultiple"))
+        object.__setattr__(self, "value", to_expr(self.value))
+        if not isinstance(self.value, Literal):
+            raise LiftTypeError(f"PadToMultiple: the padding must be a constant, got {self.value!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Take(Pattern):
+    """`take-n`: `T[m] -> T[n]`, the first `n` elements (`n <= m`), the inverse of `pad-to-multiple`.
+
+    A view: reading element `i` reads the input's `[i]`. As the destination of a computation it drops the
+    writes past `n`, which is how a map over a padded array writes only the results its output holds
+    (`lift.rules.padding`).
+    """
+
+    n: ArithExpr
+    paper = "take"
+    size_field = "n"
+    is_view = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _as_size(self.n, "Take"))
+
+
 # --- OpenCL patterns ----------------------------------------------------------------------------------
 
 

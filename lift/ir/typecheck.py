@@ -339,6 +339,23 @@ class TypeInference(Mapper):
             self.fail(f, path, f"an array of at least {max(f.left, f.right)} elements to mirror", a)
         return f, ArrayType(a.elem, a.length + f.left + f.right)
 
+    def map_PadToMultiple(self, f: P.PadToMultiple, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if f.n.is_constant and f.n.value <= 0:
+            self.fail(f, path, "a positive multiple", f.n)
+        scalar = a.elem
+        while isinstance(scalar, ArrayType):
+            scalar = scalar.elem
+        if f.value.t != scalar:
+            self.fail(f, path, f"a padding value of the element type {scalar}", f.value.t)
+        return f, ArrayType(a.elem, padded_length(a.length, f.n))
+
+    def map_Take(self, f: P.Take, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if f.n.is_constant and (f.n.value < 0 or (a.length.is_constant and f.n.value > a.length.value)):
+            self.fail(f, path, f"an array of at least {f.n} elements", a)
+        return f, ArrayType(a.elem, f.n)
+
     def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types: list, path: str):
         g, out = self.fun(f.f, arg_types, _join(path, "f"))
         return replace(f, f=g), out
@@ -380,6 +397,14 @@ def infer_fun(f: FunDecl, arg_types: list) -> tuple:
     The code generator uses it to type an iteration's body with a symbolic length (`iterate`).
     """
     return TypeInference().fun(f, list(arg_types), "")
+
+
+def padded_length(length: ArithExpr, n: ArithExpr) -> ArithExpr:
+    """`n * ceil(length / n)`: the length of `pad-to-multiple-n` of an array of `length` elements (`length`
+    itself where `n` divides it)."""
+    if length == n or (n.is_constant and length.is_divisible_by(n.value)):
+        return length
+    return (length + n - 1) // n * n
 
 
 def length_ratio(out: ArithExpr, inp: ArithExpr) -> Optional[tuple]:

@@ -22,7 +22,7 @@ from lift.ir.typecheck import infer
 from lift.opencl_gen import runtime
 from lift.opencl_gen.index_width import DTYPES, INT, array_lengths, index_type
 from lift.opencl_gen.kernels import GeneratedProgram, generate
-from lift.opencl_gen.launch import Launch, check_launch
+from lift.opencl_gen.launch import Launch, check_allocation, check_launch
 from lift.opencl_gen.manifest import manifest
 from lift.opencl_gen.memory import is_storable, memory_bytes, output_types, share_buffers
 from lift.rules.lowering_choice import Lowering, Tuned, lowering_for
@@ -131,6 +131,12 @@ class CompiledProgram:
                                       f"{dev.local_mem_size}")
         mf = cl.mem_flags
         host_inputs = {p.name: to_host(v, p.t, p.name) for p, v in zip(g.typed.expr.params, inputs)}
+        out_types = output_types(g.typed.type)
+        temporaries = share_buffers(g.kernels, g.temporaries, sizes)
+        check_allocation([(m.name, np.asarray(host_inputs[m.name]).nbytes) for m in g.inputs if not m.scalar_variable]
+                         + [(m.name, int(np.prod(host_shape(t, sizes), dtype=np.int64)) * host_dtype(t).itemsize)
+                            for m, t in zip(g.outputs, out_types)]
+                         + [(name, nbytes) for name, (_, nbytes) in temporaries.items()], dev.max_mem_alloc_size)
         buffers, scalars, uploads = {}, {}, []
         for mem in g.inputs:
             data = host_inputs[mem.name]
@@ -142,13 +148,13 @@ class CompiledProgram:
                 buffers[mem.name] = cl.Buffer(ctx, access | mf.COPY_HOST_PTR, hostbuf=data) if data.nbytes \
                     else cl.Buffer(ctx, access, size=1)
                 uploads.append((buffers[mem.name], data))
-        out_hosts = [np.empty(host_shape(t, sizes), dtype=host_dtype(t)) for t in output_types(g.typed.type)]
+        out_hosts = [np.empty(host_shape(t, sizes), dtype=host_dtype(t)) for t in out_types]
         for mem, host in zip(g.outputs, out_hosts):
             if mem.name in buffers:
                 continue
             buffers[mem.name] = cl.Buffer(ctx, mf.READ_WRITE, size=max(host.nbytes, 1))
         pool = {}
-        for name, (slot, nbytes) in share_buffers(g.kernels, g.temporaries, sizes).items():
+        for name, (slot, nbytes) in temporaries.items():
             if slot not in pool:
                 pool[slot] = cl.Buffer(ctx, mf.READ_WRITE, size=max(nbytes, 1))
             buffers[name] = pool[slot]

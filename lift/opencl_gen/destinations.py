@@ -97,6 +97,8 @@ def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.Vi
         return V.TransposeView(out, arg_type)
     if isinstance(f, P.Id):
         return out
+    if isinstance(f, P.Take):
+        return V.DroppingView(out, f.n, arg_type)
     if isinstance(f, P.Map):
         g = _inverse_function(f.f, arg_type.elem)
         return None if g is None else V.MapView(out, g, arg_type)

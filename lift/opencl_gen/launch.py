@@ -93,6 +93,16 @@ def check_launch(launch: Launch, sizes: Mapping[str, int], max_work_group: int, 
             raise LiftDeviceError(f"{where}: global size {g} is not a multiple of local size {l} in dimension {d}")
 
 
+def check_allocation(arrays, max_alloc: int) -> None:
+    """Reject an array the device cannot hold in one buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`), before anything is
+    allocated: `arrays` are `(name, bytes)` pairs."""
+    for name, nbytes in arrays:
+        if nbytes > max_alloc:
+            raise LiftDeviceError(f"the array {name} needs {nbytes} bytes ({nbytes / 2**30:.2f} GiB), more than the "
+                                  f"device's largest allocation, CL_DEVICE_MAX_MEM_ALLOC_SIZE = {max_alloc} bytes "
+                                  f"({max_alloc / 2**30:.2f} GiB); use a smaller size")
+
+
 def _unwrap(f: FunDecl) -> FunDecl:
     while isinstance(f, P.AddressSpaceCast):
         f = f.f

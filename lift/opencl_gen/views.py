@@ -1,10 +1,10 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
-`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide` and `pad`,
-and a `map` of any of them (so in N dimensions), emit no loop and no temporary array. Each wraps the view of its input and rewrites the indices of an
-access, so that reading element `[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an
-`Access`: a C expression that reads (and, for memory, writes) one scalar, vector or struct. Indices are
-size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
+`split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide`, `pad`,
+`pad-to-multiple`, `take`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array.
+Each wraps the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of
+`split-n(x)` reads `x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
+or struct. Indices are size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
 
 The same views carry outputs downwards: a producer under `join` writes through a `split` view of the
 join's destination, which is how `join ∘ map-workgroup(f)` writes straight into the result.
@@ -112,14 +112,23 @@ class GatherAccess(Access):
 
 @dataclass(frozen=True)
 class GuardedAccess(Access):
-    """`inner` where `condition` holds, else `default` (pad with a constant)."""
+    """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
+    destination of a `take`), a vector's `lanes` one by one where it does not."""
 
     condition: str = ""
     inner: Optional[Access] = None
     default: str = ""
+    lanes: tuple = ()
 
     def read(self) -> str:
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
+
+    def write(self, value: str) -> C.Stmt:
+        whole = C.Block((self.inner.write(value),), guard=self.condition)
+        if not self.lanes:
+            return whole
+        parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
+        return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
 
 
 # --- views ----------------------------------------------------------------------------------------------
@@ -328,6 +337,9 @@ class PadView(View):
     def access(self, idx: tuple) -> Access:
         j = c_arith(idx[0] - self.left)
         n = c_arith(self.length)
+        if self.boundary not in P.PAD_MODES and self.left == 0:  # padded on the right only: one bound to check
+            inner = self.inner.access(tuple(idx))
+            return GuardedAccess(lets=inner.lets, condition=f"{j} < {n}", inner=inner, default=self.boundary)
         if self.boundary not in P.PAD_MODES:
             var = Var(fresh_name("pad"), 0, None)
             inner = self.inner.access((var,) + tuple(idx[1:]))
@@ -344,6 +356,33 @@ class PadView(View):
 
     def get(self, k: int) -> View:
         return PadView(self.inner.get(k), self.left, self.length, self.boundary, component_type(self.type, k))
+
+
+@dataclass(eq=False)
+class TakeView(_IndexMap):
+    """`take-n`: element `[i]` is the input's `[i]` (a shorter type)."""
+
+    inner: View
+    type: Type
+
+    def remap(self, idx):
+        return idx
+
+
+@dataclass(eq=False)
+class DroppingView(View):
+    """The destination of `x` in `take-n(x)`: element `[i]` is `out`'s `[i]`, written only where `i < n`."""
+
+    out: View
+    n: ArithExpr
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        inner = self.out.access(tuple(idx))
+        return GuardedAccess(lets=inner.lets, condition=f"{c_arith(idx[0])} < {c_arith(self.n)}", inner=inner)
+
+    def get(self, k: int) -> View:
+        return DroppingView(self.out.get(k), self.n, component_type(self.type, k))
 
 
 @dataclass(eq=False)
@@ -389,13 +428,18 @@ class AsVectorView(View):
     def access(self, idx: tuple) -> Access:
         *outer, i = idx
         lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
-        first = lanes[0]
-        if (isinstance(first, MemAccess) and not first.field
-                and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
-                        for k, a in enumerate(lanes))):
+        first, last = lanes[0], lanes[-1]
+        if _adjacent(lanes):
             return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=self.n)
         lets = tuple(l for a in lanes for l in a.lets)
-        return GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
+        gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
+        if (all(isinstance(a, GuardedAccess) and a.default == first.default for a in lanes)
+                and _adjacent([a.inner for a in lanes])):
+            # a padded array: one vector load where the first and last lanes are in range (so all between are)
+            vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
+            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
+                                 default=gathered.read() if first.default else "", lanes=tuple(lanes))
+        return gathered
 
 
 @dataclass(eq=False)
@@ -414,6 +458,14 @@ class AsScalarView(View):
         if isinstance(vec, GatherAccess) and (i % self.n).is_constant:
             return vec.parts[(i % self.n).value]
         raise LiftCodegenError("asScalar of vectors that are not in memory: store them first (toPrivate/toGlobal)")
+
+
+def _adjacent(lanes: list) -> bool:
+    """Whether the accesses read consecutive scalars of one memory, in order (one vector load reads them)."""
+    first = lanes[0]
+    return (isinstance(first, MemAccess) and not first.field
+            and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
+                    for k, a in enumerate(lanes)))
 
 
 def _with_lets(a: Access, lets: tuple) -> Access:
@@ -494,6 +546,10 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
     if isinstance(f, P.Pad):
         boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
         return PadView(a, f.left, a.type.length, boundary, t)
+    if isinstance(f, P.Take):
+        return TakeView(a, t)
+    if isinstance(f, P.PadToMultiple):
+        return PadView(a, 0, a.type.length, c_literal(f.value), t)
     if isinstance(f, P.Id):
         return a
     if isinstance(f, P.Map) and P.is_view(f):

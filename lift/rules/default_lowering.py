@@ -8,8 +8,10 @@ chooses, in order:
    array, one kernel fewer;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
-   of `c` elements, chosen from the size so that it divides it (`reduction_chunk`); where no chunk
-   divides (or the size is unknown), one work-item reduces everything;
+   of `c` elements, chosen from the size (`reduction_chunk`); where `c` does not divide the size, the
+   input is padded with the reduction's neutral element first (`pad-reduction`, `lift.rules.padding`),
+   or, where the map does not send the padding to it, a smaller chunk that divides is taken; where the
+   size is unknown, one work-item reduces everything;
 3. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element;
 4. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
@@ -66,16 +68,24 @@ class LoweringError(LiftError):
 
 def reduction_chunk(length: Optional[int]) -> Optional[int]:
     """The chunk each work-item reduces in a reduction over `length` elements: the power of two nearest above
-    `length / TARGET_ITEMS` (within `MIN_CHUNK`..`MAX_CHUNK`) that divides `length`, else the largest smaller
-    one that does, leaving at least two chunks; None where none does (or `length` is unknown)."""
+    `length / TARGET_ITEMS` (within `MIN_CHUNK`..`MAX_CHUNK`), halved while it would leave fewer than two
+    chunks; None for fewer than 4 elements (or an unknown `length`). It need not divide `length`: the reduction
+    then reads its input padded with its neutral element (`lift.rules.padding`)."""
     if length is None or length < 4:
         return None
     c = MIN_CHUNK
     while c < MAX_CHUNK and c * TARGET_ITEMS < length:
         c *= 2
-    while c >= 2 and (length % c or length // c < 2):
+    while c > 2 and -(-length // c) < 2:
         c //= 2
-    return c if c >= 2 else None
+    return c
+
+
+def _dividing_chunk(length: int, chunk: int) -> Optional[int]:
+    """The largest power of two up to `chunk` that divides `length` and leaves at least two chunks, if any."""
+    while chunk >= 2 and (length % chunk or length // chunk < 2):
+        chunk //= 2
+    return chunk if chunk >= 2 else None
 
 
 def _head(node) -> Optional[FunDecl]:
@@ -98,18 +108,25 @@ def _over_many(ctx) -> bool:
 def _top_reduction(sizes: Mapping[str, int]) -> Strategy:
     """At a reduction outside every map: Figure 8's chunks on global work-items, then a final sequential
     reduction (two kernels); a reduction of a map fuses the map into the chunks' reductions."""
+    def chunks(chunk: int, of_map: bool) -> Strategy:
+        to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
+        if of_map:
+            return sequential_chunks(chunk) >> to_global
+        return (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
+                >> to_global)
+
     def run(focus: Focus):
         ctx = focus.ctx
-        chunk = reduction_chunk(_length(ctx.node.args[0].t, sizes))
+        length = _length(ctx.node.args[0].t, sizes)
+        chunk = reduction_chunk(length)
         if chunk is None:
             return None
-        to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
-        if isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map):
-            s = sequential_chunks(chunk) >> to_global
-        else:
-            s = (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
-                 >> to_global)
-        return s(focus)
+        of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
+        if length % chunk == 0:
+            return chunks(chunk, of_map)(focus)
+        padded = (rewrite("pad-reduction", k=chunk) >> chunks(chunk, of_map))(focus)
+        dividing = _dividing_chunk(length, chunk)
+        return padded if padded is not None or dividing is None else chunks(dividing, of_map)(focus)
 
     return Strategy(run, "top_reduction")
 

@@ -5,7 +5,7 @@ import pytest
 
 import lift
 from lift import interpret
-from lift.explore.rewrite_search import Bandit, RewriteSearch
+from lift.explore.rewrite_search import Bandit, RewriteSearch, reduction_moves
 from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
@@ -28,6 +28,7 @@ def _derivation(candidate, sizes):
 @pytest.mark.parametrize("stem, sizes, count", [
     ("asum", {"N": 1 << 16}, 12), ("dot", {"N": 1 << 16}, 6), ("scal", {"N": 1 << 14}, 8),
     ("gemv", {"M": 256, "N": 256}, 4), ("md", {"P": 1024, "K": 8}, 3), ("blackscholes", {"N": 4096}, 3),
+    ("asum", {"N": 65537}, 12), ("dot", {"N": 4097}, 6),
 ])
 def test_candidates_are_distinct_lowered_and_replayable(examples, stem, sizes, count):
     pf = examples[stem]
@@ -47,7 +48,7 @@ def test_candidates_are_distinct_lowered_and_replayable(examples, stem, sizes, c
 
 @pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device")
 @pytest.mark.parametrize("stem, sizes", [("asum", {"N": 1 << 16}), ("gemv", {"M": 32, "N": 512}),
-                                         ("md", {"P": 64, "K": 4})])
+                                         ("md", {"P": 64, "K": 4}), ("asum", {"N": 4097}), ("dot", {"N": 1021})])
 def test_candidates_compute_what_the_program_means(examples, stem, sizes):
     pf = examples[stem]
     program = pf.kernels[stem]
@@ -68,6 +69,20 @@ def test_the_search_reaches_the_papers_cpu_strategy(examples):
                for t in texts)
     assert any("map-global(reduce-seq(" in t for t in texts)
     assert any("iterate-" in t and "toLocal" in t for t in texts), "a Figure 9(a)-style local tree"
+
+
+def test_the_search_pads_where_no_chunk_divides(examples):
+    """At a prime size every chunked move is proposed, its input padded (`pad-reduction`); at 2^24 none is."""
+    moves = reduction_moves(16_777_213, False, True, False)
+    padded = {name for name, params, _ in moves if params.get("padded")}
+    assert padded == {"vectorize", "chunks-global", "chunks-workgroup", "lanes-workgroup", "lanes-global", "local-tree"}
+    assert not any(params.get("padded") for _, params, _ in reduction_moves(1 << 24, False, True, False))
+    program = examples["asum"].kernels["asum"]
+    texts = [lift.paper(c.program) for c in RewriteSearch(program, {"N": 1021}, seed=0)]
+    assert any("split-" in t and "pad-to-multiple" in t for t in texts)
+    x = np.random.default_rng(0).uniform(-1, 1, 1021).astype(np.float32)
+    for c in RewriteSearch(program, {"N": 1021}, seed=0):
+        np.testing.assert_allclose(interpret(c.program, x), [np.abs(x).sum(dtype=np.float64)], rtol=1e-5)
 
 
 def test_observed_times_steer_the_bandit():

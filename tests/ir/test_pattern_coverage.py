@@ -15,9 +15,9 @@ import pytest
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                  MapSeq, MapWrg, Pad, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, SizeVar, Slide, Split,
-                  ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
-                  infer, interpret, paper, python_source)
+                  MapSeq, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, SizeVar,
+                  Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType,
+                  Vectorize, Zip, fun, infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
 from lift.ir import patterns as P
@@ -86,6 +86,8 @@ EXAMPLES = {
     P.Slide: (fun([A], lambda x: Slide(3, 2)(x)), (x16[:15],),
               np.lib.stride_tricks.sliding_window_view(x16[:15], 3)[::2]),
     P.Pad: (fun([A], lambda x: Pad(1, 2, "clamp")(x)), (x16,), np.pad(x16, (1, 2), mode="edge")),
+    P.PadToMultiple: (fun([A], lambda x: PadToMultiple(8, 0.0)(x)), (x16[:13],), np.pad(x16[:13], (0, 3))),
+    P.Take: (fun([A], lambda x: Take(13)(PadToMultiple(8, 0.0)(x))), (x16[:13],), x16[:13]),
     P.ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
     P.ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
     P.ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),

@@ -56,10 +56,11 @@ all_pairs = fun([ArrayType(Float, N)],
 normalised = fun([ArrayType(Float, N)], lambda x: Map(lambda xi: divide_by(xi, Reduce(add, 0.0)(x)))(x))
 
 
-def test_reduction_chunk_divides_and_leaves_chunks():
+def test_reduction_chunk_leaves_chunks_at_any_size():
     assert reduction_chunk(1 << 24) == 4096 and reduction_chunk(1 << 20) == 256 and reduction_chunk(4096) == 16
-    assert reduction_chunk(3000) == 8 and reduction_chunk(6) == 2
-    assert reduction_chunk(7) is None and reduction_chunk(None) is None
+    assert reduction_chunk(16_777_213) == 4096 and reduction_chunk(3000) == 16 and reduction_chunk(20) == 16
+    assert reduction_chunk(6) == 4 and reduction_chunk(7) == 4
+    assert reduction_chunk(3) is None and reduction_chunk(None) is None
 
 
 def test_asum_lowers_to_two_kernels_of_chunks(examples):
@@ -177,3 +178,10 @@ def test_cli_lowering_option_names_a_missing_winner(tmp_path):
     done = subprocess.run([sys.executable, "-m", "lift.cli", "compile", str(EXAMPLES / "asum.py"), "--lowering", "tuned",
                            "-o", str(tmp_path / "asum.cl")], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.startswith("error: no derivation for kernel 'asum'"), done.stderr
+
+
+def test_asum_at_a_prime_size_lowers_to_two_kernels_of_padded_chunks(examples):
+    program = examples["asum"].kernels["asum"]
+    lowered = default_lowering(program, {"N": 16_777_213}).replay(program)
+    assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. add(acc_1, "
+                              "absf(x_2)), 0.0)) ∘ split-4096 ∘ pad-to-multiple-4096(0.0)")
