@@ -22,6 +22,7 @@ import numpy as np
 
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
+from lift.ir.associativity import is_associative
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
@@ -250,7 +251,7 @@ class Interpreter(Mapper):
     def map_AbstractReduce(self, f: P.AbstractReduce, args: list, arg_exprs):
         (x,) = args
         init = self.expr(f.init)
-        acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq")
+        acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq" and is_associative(f.f))
         return _leaves(lambda a: np.expand_dims(a, self.d), acc)
 
     def map_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
@@ -279,8 +280,9 @@ class Interpreter(Mapper):
     def fold(self, op: FunDecl, init, x, acc_type: Type, associative: bool):
         """`op` folded over the array axis of `x` (the axis after the batch axes), starting from `init`.
 
-        `reduce` and `part-red` promise an associative and commutative operator: halves combine pairwise.
-        `reduce-seq` is a sequential fold, element after element.
+        `reduce` of an operator known to be associative and commutative (`lift.ir.associativity`) and
+        `part-red` combine halves pairwise; `reduce-seq`, and `reduce` of any other operator, fold element
+        after element.
         """
         d = self.d
         n = _first_leaf(x).shape[d]
