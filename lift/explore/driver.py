@@ -31,7 +31,7 @@ from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
+from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
 from lift.explore.database import Database
@@ -88,17 +88,24 @@ class Problem:
     sizes: Mapping[str, int]
     inputs: tuple
     reference: np.ndarray | tuple
+    rtol: float = RTOL
+    atol: float = 0.0
 
     @classmethod
     def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
-                seed: int) -> "Problem":
+                seed: int, rtol: Optional[float] = None, atol: Optional[float] = None) -> "Problem":
+        """The problem of `kernel` at `sizes`; its outputs are checked with `rtol` and `atol` where given, else
+        with the program file's `TOLERANCE`, else with `RTOL` of the output's magnitude."""
         name, program = pf.kernel(kernel)
+        tolerance = {"rtol": RTOL, "atol": 0.0, **pf.tolerance_of(name)}
+        tolerance.update({k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None})
         bound = pf.bind(sizes)
         typed = infer(program)
         inputs = pf.inputs(name, bound, seed)
         host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
         reference = interpret(program, *inputs, sizes=bound)
-        return cls(name, program, bound, host, reference if isinstance(reference, tuple) else np.asarray(reference))
+        return cls(name, program, bound, host, reference if isinstance(reference, tuple) else np.asarray(reference),
+                   float(tolerance["rtol"]), float(tolerance["atol"]))
 
     @property
     def param_types(self) -> tuple:
@@ -111,10 +118,11 @@ class Problem:
         return sum(a.nbytes for a in self.inputs) + sum(a.nbytes for a in outputs)
 
     def save(self, path: Path) -> Path:
-        """`input_i` and `reference` (or `reference_k` per output) in one `.npz` file (`worker._session` reads it)."""
+        """`input_i`, `reference` (or `reference_k` per output) and `tolerance` (rtol, atol) in one `.npz` file
+        (`worker._session` reads it)."""
         references = {"reference": self.reference} if not isinstance(self.reference, tuple) else \
             {f"reference_{k}": r for k, r in enumerate(self.reference)}
-        return replace_with(path, lambda f: np.savez(f, **references,
+        return replace_with(path, lambda f: np.savez(f, **references, tolerance=np.array([self.rtol, self.atol]),
                                                      **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
 
 
@@ -176,7 +184,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
             timing: TimingPolicy = TimingPolicy(), progress: bool = True,
             work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False,
-            tuning_database: Optional[TuningDatabase] = None) -> ExploreResult:
+            tuning_database: Optional[TuningDatabase] = None, rtol: Optional[float] = None,
+            atol: Optional[float] = None, fp_contract: bool = True) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
@@ -185,7 +194,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
     build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes` are the
     work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
-    evaluates every logged failure again (`ResultLog`). The output folder receives the log, the inputs, the
+    evaluates every logged failure again (`ResultLog`); `rtol` and `atol` replace the tolerance of the
+    check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
+    (`lift.opencl_gen.fp_contract`). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
     an evaluation it holds from another search of the same program, device and sizes is not measured again.
@@ -195,7 +206,7 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
     if baseline is not None:
         pf.kernel(baseline)
-    problem = Problem.prepare(pf, kernel, sizes, seed)
+    problem = Problem.prepare(pf, kernel, sizes, seed, rtol, atol)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
@@ -214,7 +225,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
                                       facts.max_work_group_size, facts.max_item_sizes)
             callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
-            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model))
+            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model),
+                              fp_contract)
             search = _Search(problem, log, worker, builder, facts.label, settings, callbacks)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
