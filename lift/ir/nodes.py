@@ -191,18 +191,20 @@ class Lambda(FunDecl):
 
     def __call__(self, *args) -> Expr:
         """Applying a lambda whose parameters each occur at most once inlines it (composition stays flat),
-        except where a computed argument (a call of a pattern that is not a view) would land inside a function: `fun(lambda s: Map(lambda v:
-        div(v, s))(x))(Reduce(add, 0.0)(x))` stays a let, so the sum is computed once, not once per element."""
+        except where a computation (`is_computation`) would land inside a function: `fun(lambda s: Map(lambda
+        v: div(v, s))(x))(Reduce(add, 0.0)(x))` stays a let, so the sum is computed once, not once per element."""
         args = tuple(to_expr(a) for a in args)
         if len(args) == len(self.params) and all(count_uses(self.body, p) <= 1 and
-                                                 (not _computes(a) or count_uses(self.body, p) ==
+                                                 (not is_computation(a) or count_uses(self.body, p) ==
                                                   top_level_uses(self.body, p))
                                                  for p, a in zip(self.params, args)):
             return substitute(self.body, dict(zip(self.params, args)))
         return FunCall(self, args)
 
 
-def _computes(e: Expr) -> bool:
+def is_computation(e: Node) -> bool:
+    """Whether `e` is a call of a pattern that computes (not a view such as `split`, `transpose`, `get`): a value
+    worth computing once rather than where each use is."""
     from lift.ir.patterns import Pattern, is_view
 
     return isinstance(e, FunCall) and isinstance(e.f, Pattern) and not is_view(e.f)

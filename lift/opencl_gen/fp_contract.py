@@ -2,9 +2,10 @@
 
 OpenCL C lets a compiler contract an expression such as `a*b + c` into a fused multiply-add, rounded once
 instead of twice (`FP_CONTRACT` is on by default, OpenCL C 6.10). The reference interpreter computes with
-numpy, which never contracts, so on a chaotic computation (Mandelbrot's escape counts) a contracted kernel
-and the reference part ways. `#pragma OPENCL FP_CONTRACT OFF` at the top of the source (after its first line, the comment that the
-kernel files replace by their header) forbids contraction in the whole program: the kernel then rounds as the reference does (`lift explore --fp-contract off`).
+numpy, which never contracts, so on a chaotic computation (Mandelbrot's escape counts) a contracted kernel and
+the reference part ways. `#pragma OPENCL FP_CONTRACT OFF` at the top of the source (after its first line, the
+comment that the kernel files replace by their header) forbids contraction in the whole program: the kernel
+then rounds as the reference does (`lift explore --fp-contract off`).
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params
+from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params, is_computation
 from lift.ir.patterns import AbstractMap
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType
@@ -24,12 +23,11 @@ from lift.types.types import ArrayType
 
 def invariant_computation(f: Lambda) -> Optional[FunCall]:
     """The first computation in the body of `f` (outermost, left to right) that reads no parameter bound
-    in `f`: a call of a pattern that is not a view, whose value is an array."""
+    in `f`: a call of a pattern that is not a view (`is_computation`), whose value is an array."""
     outside = free_params(f)
 
     def search(e) -> Optional[FunCall]:
-        if (isinstance(e, FunCall) and isinstance(e.f, P.Pattern) and not P.is_view(e.f)
-                and isinstance(e.t, ArrayType) and free_params(e) <= outside):
+        if is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= outside:
             return e
         for _, c in e.children():
             found = search(c)

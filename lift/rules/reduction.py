@@ -7,12 +7,12 @@
                    | iterate-n(part-red(f, z))
 
 `part-red(f, z, m)` reduces `T[n]` to `T[m]`; lift reads it as the reduction of `m` contiguous chunks of
-`n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the
-paper's contract for `reduce`), so they require an operator of type `(T, T) -> T` known to be
-associative (`lift.ir.associativity`: a `reduce` of any other operator means `reduce-seq` and is only
-lowered sequentially); they re-associate the reduction, which may change floating-point rounding. Every rule keeps the contiguous-chunk
-meaning except `part-red ∘ reorder`, whose `reorder` may only become a real permutation where the
-partial results are reduced further (`lift.rules.order_flow`).
+`n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the paper's
+contract for `reduce`), so they require an operator of type `(T, T) -> T` known to be associative
+(`lift.ir.associativity`: a `reduce` of any other operator means `reduce-seq` and is only lowered
+sequentially); they re-associate the reduction, which may change floating-point rounding. Every rule
+keeps the contiguous-chunk meaning except `part-red ∘ reorder`, whose `reorder` may only become a real
+permutation where the partial results are reduced further (`lift.rules.order_flow`).
 
 Two choices are forced by `part-red` carrying its result length `m`:
 

@@ -20,8 +20,9 @@ from lift.rules.default_lowering import lower
 from opencl_device import needs_device
 
 MANDELBROT = Path(__file__).resolve().parents[2] / "examples" / "mandelbrot.py"
-PROGRAM = "from lift import *\nN = SizeVar('N')\nk = fun([ArrayType(Float, N)], lambda x: Map(lambda v: v * 2.0)(x))\n" \
-          "j = fun([ArrayType(Float, N)], lambda x: Map(lambda v: v + 1.0)(x))\n"
+PROGRAM = ("from lift import *\nN = SizeVar('N')\n"
+           "k = fun([ArrayType(Float, N)], lambda x: Map(lambda v: v * 2.0)(x))\n"
+           "j = fun([ArrayType(Float, N)], lambda x: Map(lambda v: v + 1.0)(x))\n")
 
 
 def test_the_check_takes_an_absolute_tolerance():
@@ -48,7 +49,8 @@ def test_a_program_file_gives_the_tolerance_and_the_options_override_it(tmp_path
     given = Problem.prepare(pf, "k", sizes, 0, rtol=0.2)
     assert (given.rtol, given.atol) == (0.2, 0.5)
     per_kernel = _program_file(tmp_path, "TOLERANCE = {'j': {'atol': 2}}\n")
-    assert Problem.prepare(per_kernel, "j", sizes, 0).atol == 2.0 and Problem.prepare(per_kernel, "k", sizes, 0).atol == 0
+    assert Problem.prepare(per_kernel, "j", sizes, 0).atol == 2.0
+    assert Problem.prepare(per_kernel, "k", sizes, 0).atol == 0.0
     saved = Problem.prepare(pf, "k", sizes, 0).save(tmp_path / "inputs.npz")
     with np.load(saved) as stored:
         assert stored["tolerance"].tolist() == [0.01, 0.5]
