@@ -25,7 +25,7 @@ from lift.ir import patterns as P
 from lift.ir.associativity import is_associative
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_params
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun, vectorized_type
@@ -125,6 +125,8 @@ class Interpreter(Mapper):
         if isinstance(e, Literal):
             return self.literal(e)
         if isinstance(e, FunCall):
+            if self.batch and self.invariant(e):
+                return self.lift_to_batch(self.unbatched(e), ())
             top = self.depth == 0 and not self.batch
             if top and e in self.shared:
                 return self.shared[e]
@@ -134,6 +136,18 @@ class Interpreter(Mapper):
                 self.shared[e] = value
             return value
         raise LiftEvalError(f"cannot evaluate {e!r}")
+
+    def invariant(self, e: Expr) -> bool:
+        """Whether `e` reads only values bound outside every enclosing map (a sum of an input inside a map)."""
+        return all(self.env.get(p.name, (None, None))[1] == () for p in free_params(e))
+
+    def unbatched(self, e: Expr):
+        """The value of the invariant `e`, computed once, outside the enclosing maps' batch axes."""
+        saved, self.batch = self.batch, ()
+        try:
+            return self.expr(e)
+        finally:
+            self.batch = saved
 
     def literal(self, lit: Literal):
         dtype = host_dtype(lit.t)
@@ -219,6 +233,8 @@ class Interpreter(Mapper):
         """Array arguments of user functions are passed whole, as written outside every map."""
         if isinstance(e, Param) and self.env[e.name][1] == ():
             return self.env[e.name][0]
+        if isinstance(e, FunCall) and self.invariant(e):
+            return self.unbatched(e)
         if self.d == 0:
             return v
         raise LiftEvalError(

@@ -125,7 +125,9 @@ _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 _TOP_MAP = _MAP_OF_MAPS | rewrite("map-to-global", dim=0)
 
-_HOIST = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+hoist_invariants = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+"""Every computation that a map outside every map does without its element, let-bound before the map
+(`lift.rules.let_floating`): computed once, in kernels of its own."""
 
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))
@@ -136,7 +138,7 @@ def default_strategy(sizes: Mapping[str, int]) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the reductions' chunks)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes))
     top_maps = normalize(where(is_call(P.Map) & ~inside()) >> _TOP_MAP)
-    return _HOIST >> _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
+    return hoist_invariants >> _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Derivation:

@@ -147,6 +147,7 @@ def test_normalisation(n):
     np.testing.assert_allclose(lift.compile(normalised)(x), want, rtol=1e-4)
     np.testing.assert_allclose(lift.compile(normalised_let)(x), want, rtol=1e-4)
     np.testing.assert_allclose(lift.interpret(normalised_let, x), want, rtol=1e-4)
+    np.testing.assert_allclose(lift.interpret(normalised, x), want, rtol=1e-4)
 
 
 @needs_device
