@@ -199,7 +199,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     (`lift.opencl_gen.fp_contract`). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
-    an evaluation it holds from another search of the same program, device and sizes is not measured again.
+    an evaluation it holds from another search of the same program, device and sizes is not measured again;
+    a search whose check is not the default one (a tolerance, contraction off) leaves the database alone.
     """
     deadline = time.monotonic() + budget_s
     _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
@@ -212,7 +213,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
             Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
             BuildPool(jobs, device) as builds:
-        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program)
+        shared = (problem.rtol, problem.atol, fp_contract) == (RTOL, 0.0, True)
+        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program) if shared else folder_log
         facts = worker.start()
         if bandwidth is None:
             nbytes = max(problem.useful_bytes // 2, 1 << 20)
