@@ -1,6 +1,5 @@
 """Mandelbrot: for each point `c` of a grid, how many of `ITERATIONS` steps of `z ← z² + c` (from `z = 0`) keep
-`|z| <= 2`. A map over the points; the fixed iteration count is unrolled where the program is built (a Python
-loop composing `escape_step`), since user functions have no loops.
+`|z| <= 2`: a map over the points of a user function that loops a fixed number of times.
 
 The computation is chaotic near the set's boundary: one rounding more or less changes a point's count. An
 OpenCL compiler may contract `a*b + c` into a fused multiply-add (rounded once), which the reference
@@ -10,36 +9,30 @@ starts with `#pragma OPENCL FP_CONTRACT OFF`) for results equal to the interpret
 
 import numpy as np
 
-from lift import ArrayType, Float, Map, SizeVar, VectorType, Vectorize, Zip, fun, userfun
+from lift import ArrayType, Float, Map, SizeVar, Zip, fun, userfun
 
 N = SizeVar("N")
 SIZES = {"N": 1 << 16}
 ITERATIONS = 64
-Float4 = VectorType(Float, 4)
 
 
 @userfun
-def escape_step(z: Float4, cr: Float, ci: Float) -> Float4:
-    """One step from the state `z = (re, im, count, 0)`: while `|z| <= 2`, `z ← z² + c` and the count grows."""
-    re2 = z.x * z.x
-    im2 = z.y * z.y
-    inside = re2 + im2 <= 4.0
-    return Float4(re2 - im2 + cr, 2.0 * z.x * z.y + ci, z.z + 1.0, 0.0) if inside else z
-
-
-@userfun
-def escape_count(z: Float4) -> Float:
-    return z.z
-
-
-def _escape_count(cr, ci):
-    z = Vectorize(4, 0.0)
+def escape_count(cr: Float, ci: Float) -> Float:
+    """How many of `ITERATIONS` steps of `z ← z² + c`, from `z = 0`, keep `|z| <= 2`."""
+    re = 0.0
+    im = 0.0
+    count = 0.0
     for _ in range(ITERATIONS):
-        z = escape_step(z, cr, ci)
-    return escape_count(z)
+        re2 = re * re
+        im2 = im * im
+        if re2 + im2 <= 4.0:
+            im = 2.0 * re * im + ci
+            re = re2 - im2 + cr
+            count = count + 1.0
+    return count
 
 
-mandelbrot = fun([ArrayType(Float, N), ArrayType(Float, N)], lambda re, im: Map(_escape_count)(Zip(re, im)))
+mandelbrot = fun([ArrayType(Float, N), ArrayType(Float, N)], lambda re, im: Map(escape_count)(Zip(re, im)))
 
 
 def inputs(kernel, sizes, rng):
