@@ -123,7 +123,8 @@ def _source(e: Expr) -> Optional[FunCall]:
     if not isinstance(e, FunCall):
         return None
     if isinstance(e.f, (P.AbstractMap, P.AbstractReduce)):
-        return _source(e.args[0]) or e
+        inner = _source(e.args[0])
+        return e if inner is None else inner
     if isinstance(e.f, _LAYOUT):
         return next((s for s in map(_source, e.args) if s is not None), None)
     return None
