@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from lift import (ArrayType, Float, Int, Map, MapGlb, Reduce, ReduceSeq, SizeVar, VectorType, Vectorize, Zip, fun,
+from lift import (ArrayType, Float, Int, Map, MapGlb, ReduceSeq, SizeVar, VectorType, Vectorize, Zip, fun,
                   userfun)
 
 P = SizeVar("P")
@@ -30,7 +30,7 @@ def update_f(f: Float4, nid: Int, p: Float4, particles: ArrayType(Float4, P), t:
 
 md = fun([ArrayType(Float4, P), ArrayType(ArrayType(Int, K), P), Float],
          lambda particles, neighbours, t: Map(
-             lambda p, ns: Reduce(lambda f, nid: update_f(f, nid, p, particles, t), Vectorize(4, 0.0))(ns)
+             lambda p, ns: ReduceSeq(lambda f, nid: update_f(f, nid, p, particles, t), Vectorize(4, 0.0))(ns)
          )(Zip(particles, neighbours)))
 
 # Lowered: one work-item per particle, a sequential fold over its neighbours.

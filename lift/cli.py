@@ -288,9 +288,20 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
 @click.option("--retry-failed", is_flag=True,
               help="Evaluate every failure in the log again (timeouts, crashes and failed launches are retried "
                    "anyway, a few times).")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              callback=lambda ctx, param, v: not_nan(v, ctx, param),
+              help="Relative tolerance of the check against the reference, times the output's magnitude "
+                   "(default: the program file's TOLERANCE, else 1e-3).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              callback=lambda ctx, param, v: not_nan(v, ctx, param),
+              help="Absolute tolerance added to it (default: the program file's TOLERANCE, else 0).")
+@click.option("--fp-contract", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="off: forbid the OpenCL compiler to fuse a*b+c into one multiply-add, as the reference never "
+                   "does (#pragma OPENCL FP_CONTRACT OFF). Failures logged under another setting need "
+                   "--retry-failed.")
 @reports_errors
 def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
-            work_group_sizes, retry_failed):
+            work_group_sizes, retry_failed, rtol, atol, fp_contract):
     """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device."""
     from rich.console import Console
 
@@ -313,7 +324,8 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
                          device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
                          timeout_s=timeout, seed=seed, progress=sys.stderr.isatty(),
-                         work_group_sizes=work_group_sizes, retry_failed=retry_failed)
+                         work_group_sizes=work_group_sizes, retry_failed=retry_failed, rtol=rtol, atol=atol,
+                         fp_contract=fp_contract == "on")
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(result.table())
     for line in result.summary():

@@ -20,6 +20,7 @@ from lift.explore.plan import RunPlan, make_plan
 from lift.explore.prediction import CostModel
 from lift.explore.worker import BuildPool
 from lift.ir.typecheck import infer
+from lift.opencl_gen.fp_contract import with_fp_contract
 from lift.opencl_gen.kernels import GeneratedProgram
 
 
@@ -40,11 +41,13 @@ class Prepared:
 
 class Builder:
     """Generates, plans, predicts and compiles candidates of kernel `kernel` at `sizes`, whose parameters
-    have the types `param_types` (those of the explored program)."""
+    have the types `param_types` (those of the explored program); with `fp_contract` False, the code forbids
+    the OpenCL compiler to contract `a*b + c` (`lift.opencl_gen.fp_contract`)."""
 
     def __init__(self, kernel: str, sizes: Mapping[str, int], param_types: tuple, builds: BuildPool,
-                 cost: CostModel):
+                 cost: CostModel, fp_contract: bool = True):
         self.kernel, self.sizes, self.param_types, self.builds, self.cost = kernel, sizes, param_types, builds, cost
+        self.fp_contract = fp_contract
 
     def prepare(self, candidate: Candidate, role: str, origin: Optional[str] = None) -> Prepared:
         """The candidate's code, plan and predicted time, or its `failure` to generate (a `GENERATE` outcome:
@@ -54,7 +57,7 @@ class Builder:
             if types != self.param_types:
                 raise LiftError(f"the candidate takes ({', '.join(map(str, types))}), the program "
                                 f"({', '.join(map(str, self.param_types))})")
-            generated = candidate.generate(self.kernel, self.sizes)
+            generated = with_fp_contract(candidate.generate(self.kernel, self.sizes), self.fp_contract)
             plan = make_plan(generated, self.sizes)
         except LiftError as e:
             return Prepared(candidate, role, origin=origin, failure=Outcome(GENERATE, str(e)))

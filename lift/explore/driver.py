@@ -33,7 +33,7 @@ from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.evaluation import TIMEOUT, Outcome, TimingPolicy
+from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
 from lift.explore.database import Database
@@ -94,26 +94,35 @@ class Problem:
     reference: np.ndarray | tuple | None
     check: Optional["Problem"] = None
     verified: Optional[str] = None
+    rtol: float = RTOL
+    atol: float = 0.0
 
     @classmethod
     def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
-                seed: int, reference_limit_s: float = math.inf) -> "Problem":
-        """The problem at `sizes`; its reference at smaller sizes when it would take over `reference_limit_s`."""
+                seed: int, reference_limit_s: float = math.inf, rtol: Optional[float] = None,
+                atol: Optional[float] = None) -> "Problem":
+        """The problem of `kernel` at `sizes`; its reference at smaller sizes when it would take over
+        `reference_limit_s`; its outputs are checked with `rtol` and `atol` where given, else with the program
+        file's `TOLERANCE`, else with `RTOL` of the output's magnitude."""
         name, program = pf.kernel(kernel)
+        tolerance = {"rtol": RTOL, "atol": 0.0, **pf.tolerance_of(name)}
+        tolerance.update({k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None})
         bound = pf.bind(sizes)
+        tol = (float(tolerance["rtol"]), float(tolerance["atol"]))
         choice = choose_reference(program, lambda at: pf.inputs(name, at, seed), bound, reference_limit_s)
         if not choice.smaller:
-            return cls._at(name, program, bound, choice.inputs, choice.output)
-        check = cls._at(name, program, choice.sizes, choice.inputs, choice.output)
-        return replace(cls._at(name, program, bound, pf.inputs(name, bound, seed), None), check=check,
+            return cls._at(name, program, bound, choice.inputs, choice.output, tol)
+        check = cls._at(name, program, choice.sizes, choice.inputs, choice.output, tol)
+        return replace(cls._at(name, program, bound, pf.inputs(name, bound, seed), None, tol), check=check,
                        verified=choice.note())
 
     @classmethod
-    def _at(cls, name: str, program: Lambda, sizes: Mapping[str, int], inputs: list, reference) -> "Problem":
+    def _at(cls, name: str, program: Lambda, sizes: Mapping[str, int], inputs: list, reference,
+            tolerance: tuple) -> "Problem":
         typed = infer(program)
         host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
         return cls(name, program, sizes, host, reference if isinstance(reference, tuple) or reference is None
-                   else np.asarray(reference))
+                   else np.asarray(reference), rtol=tolerance[0], atol=tolerance[1])
 
     @property
     def param_types(self) -> tuple:
@@ -127,11 +136,11 @@ class Problem:
         return sum(a.nbytes for a in self.inputs) + outputs
 
     def save(self, path: Path) -> Path:
-        """`input_i` and `reference` (or `reference_k` per output; none without a reference) in one `.npz`
-        file (`worker._session` reads it)."""
+        """`input_i`, `reference` (or `reference_k` per output; none without a reference) and `tolerance`
+        (rtol, atol) in one `.npz` file (`worker._session` reads it)."""
         references = {} if self.reference is None else {"reference": self.reference} \
             if not isinstance(self.reference, tuple) else {f"reference_{k}": r for k, r in enumerate(self.reference)}
-        return replace_with(path, lambda f: np.savez(f, **references,
+        return replace_with(path, lambda f: np.savez(f, **references, tolerance=np.array([self.rtol, self.atol]),
                                                      **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
 
 
@@ -196,8 +205,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
             timing: TimingPolicy = TimingPolicy(), progress: bool = True,
             work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False,
-            tuning_database: Optional[TuningDatabase] = None,
-            reference_limit_s: Optional[float] = None) -> ExploreResult:
+            tuning_database: Optional[TuningDatabase] = None, reference_limit_s: Optional[float] = None,
+            rtol: Optional[float] = None, atol: Optional[float] = None, fp_contract: bool = True) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
     See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
@@ -208,10 +217,13 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
     evaluates every logged failure again (`ResultLog`); `reference_limit_s` is how long the reference may
     take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by default a
-    share of the budget, which the reference counts in). The output folder receives the log, the inputs, the
+    share of the budget, which the reference counts in); `rtol` and `atol` replace the tolerance of the
+    check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
+    (`lift.opencl_gen.fp_contract`). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
-    an evaluation it holds from another search of the same program, device and sizes is not measured again.
+    an evaluation it holds from another search of the same program, device and sizes is not measured again;
+    a search whose check is not the default one (a tolerance, contraction off) leaves the database alone.
     """
     deadline = time.monotonic() + budget_s
     _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
@@ -219,13 +231,14 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     if baseline is not None:
         pf.kernel(baseline)
     limit = reference_limit(budget_s) if reference_limit_s is None else reference_limit_s
-    problem = Problem.prepare(pf, kernel, sizes, seed, limit)
+    problem = Problem.prepare(pf, kernel, sizes, seed, limit, rtol, atol)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
             Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
-            BuildPool(jobs, device) as builds, _smaller_check(problem, out_dir, device) as check:
-        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program)
+            BuildPool(jobs, device) as builds, _smaller_check(problem, out_dir, device, fp_contract) as check:
+        shared = (problem.rtol, problem.atol, fp_contract) == (RTOL, 0.0, True)
+        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program) if shared else folder_log
         facts = worker.start()
         if bandwidth is None:
             nbytes = max(problem.useful_bytes // 2, 1 << 20)
@@ -238,7 +251,8 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
             settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
                                       facts.max_work_group_size, facts.max_item_sizes)
             callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
-            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model))
+            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model),
+                              fp_contract)
             search = _Search(problem, log, worker, builder, facts.label, settings, callbacks, check)
             if baseline is not None:
                 search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
@@ -265,11 +279,12 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     return result
 
 
-def _smaller_check(problem: Problem, out_dir: Path, device: Optional[str]):
+def _smaller_check(problem: Problem, out_dir: Path, device: Optional[str], fp_contract: bool):
     """The check of candidates at the smaller sizes of `problem.check`, or nothing to check there."""
     if problem.check is None:
         return nullcontext()
-    return SmallerCheck(problem.kernel, problem.check.sizes, problem.check.save(out_dir / "check_inputs.npz"), device)
+    return SmallerCheck(problem.kernel, problem.check.sizes, problem.check.save(out_dir / "check_inputs.npz"), device,
+                        fp_contract)
 
 
 def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], work_group_sizes: Sequence) -> None:

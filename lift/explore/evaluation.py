@@ -84,12 +84,13 @@ def measure(run: Callable[[], tuple], policy: TimingPolicy) -> TimingStats:
             return TimingStats(median, q1, q3, len(runs), per_kernel, stable)
 
 
-def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> Optional[str]:
+def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: float = 0.0) -> Optional[str]:
     """Why `got` is not the reference `want`, or None when it matches.
 
     Each element may differ by `rtol` times the output's magnitude (its largest finite absolute
     value), not its own: candidates re-associate floating-point sums, whose rounding error grows with
-    the magnitudes summed rather than with the result. NaNs and infinities must match exactly.
+    the magnitudes summed rather than with the result; and by `atol` more (a program file's `TOLERANCE`,
+    `lift explore --rtol/--atol`). NaNs and infinities must match exactly.
     """
     if got.shape != want.shape:
         return f"the result has shape {got.shape}, the reference {want.shape}"
@@ -97,14 +98,14 @@ def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> Optio
         return f"the result has type {got.dtype}, the reference {want.dtype}"
     if want.dtype.fields is not None:
         for name in want.dtype.fields:
-            reason = check_output(got[name], want[name], rtol)
+            reason = check_output(got[name], want[name], rtol, atol)
             if reason is not None:
                 return f"component {name}: {reason}"
         return None
     g, w = got.astype(np.float64), want.astype(np.float64)
     finite = np.isfinite(w)
     scale = float(np.max(np.abs(w[finite]))) if finite.any() else 0.0
-    tolerance = rtol * scale
+    tolerance = rtol * scale + atol
     with np.errstate(invalid="ignore"):
         error = np.abs(g - w)
         bad = ~((error <= tolerance) | (g == w) | (np.isnan(g) & np.isnan(w)))
@@ -113,20 +114,23 @@ def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> Optio
     worst = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(error, nan=np.inf), -1.0)), w.shape)
     at = ", ".join(map(str, worst))
     return (f"{int(bad.sum())} of {w.size} elements differ; at [{at}] got {g[worst]:.6g}, expected {w[worst]:.6g} "
-            f"(tolerance {tolerance:.3g}: {rtol:g} of the output's magnitude {scale:.3g})")
+            f"(tolerance {tolerance:.3g}: {rtol:g} of the output's magnitude {scale:.3g}"
+            + (f", plus {atol:g})" if atol else ")"))
 
 
 class DeviceSession:
     """A device with the program's inputs resident and the reference output, evaluating run plans (without
     a reference, it only times them: they are checked at a smaller size, `lift.explore.reference`)."""
 
-    def __init__(self, device, inputs: list, reference: np.ndarray, policy: TimingPolicy):
+    def __init__(self, device, inputs: list, reference: np.ndarray, policy: TimingPolicy,
+                 tolerance: tuple = (RTOL, 0.0)):
         import pyopencl as cl
 
         self.cl = cl
         self.device = device
         self.reference = reference
         self.policy = policy
+        self.rtol, self.atol = tolerance
         self.context, self.queue = runtime.context_and_queue(device)
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
         check_allocation([(f"input {i}", a.nbytes) for i, a in enumerate(inputs) if a.ndim], device.max_mem_alloc_size)
@@ -153,7 +157,7 @@ class DeviceSession:
                 for k, ((name, shape, dtype), want) in enumerate(zip(plan.outputs, references)):
                     result = np.empty(shape, dtype)
                     cl.enqueue_copy(self.queue, result, outputs[name], is_blocking=True)
-                    reason = check_output(result, want)
+                    reason = check_output(result, want, self.rtol, self.atol)
                     if reason is not None:
                         return Outcome(WRONG, reason if len(plan.outputs) == 1 else f"output {k}: {reason}")
                 return Outcome(OK, timing=measure(lambda: self._run(launches), self.policy))

@@ -29,6 +29,7 @@ from lift.ir.interpreter import interpret
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.ir.work import work
+from lift.opencl_gen.fp_contract import with_fp_contract
 
 # The reference may take this share of the budget at the explored size (at least REFERENCE_MIN_S).
 REFERENCE_SHARE = 0.1
@@ -131,8 +132,9 @@ class SmallerCheck:
     on the first check, with the inputs and reference in `data`), once per program: the work-group sizes
     a candidate is timed at are one program."""
 
-    def __init__(self, kernel: str, sizes: Mapping[str, int], data: Path, device: Optional[str]):
-        self.kernel, self.sizes = kernel, dict(sizes)
+    def __init__(self, kernel: str, sizes: Mapping[str, int], data: Path, device: Optional[str],
+                 fp_contract: bool = True):
+        self.kernel, self.sizes, self.fp_contract = kernel, dict(sizes), fp_contract
         self.worker = Worker(DEVICE, device, data, CHECK_TIMING)
         self.outcomes: dict = {}
 
@@ -146,7 +148,7 @@ class SmallerCheck:
     def _check(self, candidate: Candidate, timeout_s: float) -> Optional[Outcome]:
         at = _sizes_text(self.sizes)
         try:
-            plan = make_plan(candidate.generate(self.kernel, self.sizes), self.sizes)
+            plan = make_plan(with_fp_contract(candidate.generate(self.kernel, self.sizes), self.fp_contract), self.sizes)
         except LiftError as e:
             return Outcome(GENERATE, f"cannot be checked at {at}: {e}")
         outcome = evaluate(self.worker, plan, timeout_s)

@@ -33,7 +33,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
-from lift.rules.default_lowering import clean_up, high_level
+from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -219,8 +219,10 @@ class RewriteSearch:
     # --- one candidate -------------------------------------------------------------------------------------
 
     def build(self):
-        """One derivation: moves at reductions and outermost maps, then lowering and clean-up."""
+        """One derivation: computations a map does without its element let-bound before it (as the default
+        lowering does), moves at reductions and outermost maps, then lowering and clean-up."""
         focus, choices = Focus(self.program, self.engine), []
+        focus = self.apply(focus, hoist_invariants) or focus
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:

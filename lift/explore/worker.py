@@ -29,7 +29,7 @@ import numpy as np
 from lift.errors import LiftCodegenError, LiftDeviceError, LiftError
 from lift.explore.bandwidth import measure_bandwidth
 from lift.explore.cost_model import DeviceModel
-from lift.explore.evaluation import COMPILE, CRASH, OK, TIMEOUT, DeviceSession, Outcome, TimingPolicy
+from lift.explore.evaluation import COMPILE, CRASH, OK, TIMEOUT, RTOL, DeviceSession, Outcome, TimingPolicy
 from lift.opencl_gen import runtime
 
 DEVICE, BUILDER = "device", "build"
@@ -258,7 +258,8 @@ def _session(device, data: Path, policy: TimingPolicy) -> DeviceSession:
         outputs = sum(f.startswith("reference_") for f in stored.files)
         reference = tuple(stored[f"reference_{k}"] for k in range(outputs)) if outputs else \
             stored["reference"] if "reference" in stored.files else None
-    return DeviceSession(device, inputs, reference, policy)
+        tolerance = tuple(float(v) for v in stored["tolerance"]) if "tolerance" in stored.files else (RTOL, 0.0)
+    return DeviceSession(device, inputs, reference, policy, tolerance)
 
 
 def _build(device, source: str) -> Outcome:

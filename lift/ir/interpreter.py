@@ -33,10 +33,11 @@ import numpy as np
 
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
+from lift.ir.associativity import is_associative
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.contraction import contract, reduce_axis
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_params
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
@@ -152,6 +153,8 @@ class Interpreter(Mapper):
         if isinstance(e, Literal):
             return self.literal(e)
         if isinstance(e, FunCall):
+            if self.batch and self.invariant(e):
+                return self.lift_to_batch(self.unbatched(e), ())
             top = self.depth == 0 and not self.batch
             if top and e in self.shared:
                 return self.shared[e]
@@ -180,6 +183,18 @@ class Interpreter(Mapper):
         total = contract(a, b, self.d)
         acc = self.call(red.f, [self.expr(red.init), total])
         return _leaves(lambda v: np.expand_dims(v, self.d), acc)
+
+    def invariant(self, e: Expr) -> bool:
+        """Whether `e` reads only values bound outside every enclosing map (a sum of an input inside a map)."""
+        return all(self.env.get(p.name, (None, None))[1] == () for p in free_params(e))
+
+    def unbatched(self, e: Expr):
+        """The value of the invariant `e`, computed once, outside the enclosing maps' batch axes."""
+        saved, self.batch = self.batch, ()
+        try:
+            return self.expr(e)
+        finally:
+            self.batch = saved
 
     def literal(self, lit: Literal):
         dtype = host_dtype(lit.t)
@@ -265,6 +280,8 @@ class Interpreter(Mapper):
         """Array arguments of user functions are passed whole, as written outside every map."""
         if isinstance(e, Param) and self.env[e.name][1] == ():
             return self.env[e.name][0]
+        if isinstance(e, FunCall) and self.invariant(e):
+            return self.unbatched(e)
         if self.d == 0:
             return v
         raise LiftEvalError(
@@ -324,7 +341,7 @@ class Interpreter(Mapper):
     def map_AbstractReduce(self, f: P.AbstractReduce, args: list, arg_exprs):
         (x,) = args
         init = self.expr(f.init)
-        acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq")
+        acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq" and is_associative(f.f))
         return _leaves(lambda a: np.expand_dims(a, self.d), acc)
 
     def map_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
@@ -349,9 +366,9 @@ class Interpreter(Mapper):
         """`op` folded over the array axis of `x` (the axis after the batch axes), starting from `init`.
 
         An operator that is a ufunc reduces with it, in the ufunc's order, and a fold `λ acc, x. u(acc, g(x))`
-        is a map of `g` reduced by `u` (`lift.ir.ufuncs`). Otherwise, `reduce` and `part-red` promise an
-        associative and commutative operator: halves combine pairwise. `reduce-seq` is a sequential fold,
-        element after element.
+        is a map of `g` reduced by `u` (`lift.ir.ufuncs`). Otherwise `reduce` of an operator known to be
+        associative and commutative (`lift.ir.associativity`) and `part-red` combine halves pairwise;
+        `reduce-seq`, and `reduce` of any other operator, fold element after element.
         """
         d = self.d
         n = _first_leaf(x).shape[d]

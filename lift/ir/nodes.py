@@ -190,11 +190,24 @@ class Lambda(FunDecl):
         return len(self.params)
 
     def __call__(self, *args) -> Expr:
-        """Applying a lambda whose parameters each occur at most once inlines it (composition stays flat)."""
+        """Applying a lambda whose parameters each occur at most once inlines it (composition stays flat),
+        except where a computation (`is_computation`) would land inside a function: `fun(lambda s: Map(lambda
+        v: div(v, s))(x))(Reduce(add, 0.0)(x))` stays a let, so the sum is computed once, not once per element."""
         args = tuple(to_expr(a) for a in args)
-        if len(args) == len(self.params) and all(count_uses(self.body, p) <= 1 for p in self.params):
+        if len(args) == len(self.params) and all(count_uses(self.body, p) <= 1 and
+                                                 (not is_computation(a) or count_uses(self.body, p) ==
+                                                  top_level_uses(self.body, p))
+                                                 for p, a in zip(self.params, args)):
             return substitute(self.body, dict(zip(self.params, args)))
         return FunCall(self, args)
+
+
+def is_computation(e: Node) -> bool:
+    """Whether `e` is a call of a pattern that computes (not a view such as `split`, `transpose`, `get`): a value
+    worth computing once rather than where each use is."""
+    from lift.ir.patterns import Pattern, is_view
+
+    return isinstance(e, FunCall) and isinstance(e.f, Pattern) and not is_view(e.f)
 
 
 def fresh_param(hint: str = "x", t: Optional[Type] = None) -> Param:
@@ -275,6 +288,15 @@ def count_uses(e: Node, p: Param) -> int:
     if isinstance(e, Lambda) and p in e.params:
         return 0
     return sum(count_uses(c, p) for _, c in e.children())
+
+
+def top_level_uses(e: Node, p: Param) -> int:
+    """How often `p` occurs in `e` outside every function (as an argument of calls only)."""
+    if isinstance(e, Param):
+        return int(e == p)
+    if isinstance(e, FunCall):
+        return sum(top_level_uses(a, p) for a in e.args)
+    return 0
 
 
 def free_params(e: Node) -> frozenset:

@@ -158,7 +158,8 @@ class AbstractReduce(Fold):
 
 @dataclass(frozen=True, eq=False)
 class Reduce(AbstractReduce):
-    """Reduce with an associative and commutative `f` (Table 1): its order is the implementation's choice."""
+    """Reduce with an associative and commutative `f: (T, T) -> T` (Table 1): its order is the implementation's
+    choice. With an operator not known to be associative (`lift.ir.associativity`) it means `reduce-seq`."""
 
     f: FunDecl
     init: Expr

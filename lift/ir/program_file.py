@@ -4,7 +4,9 @@ The convention, documented in the README:
 - every module-level lambda built with `fun([types], ...)` is a kernel, named by its variable;
 - `SIZES = {"N": 1 << 24}` gives default values of the size variables (the CLI's `--size` overrides);
 - an optional `inputs(kernel, sizes, rng)` returns the kernel's input arrays, for programs whose inputs
-  must be valid (MD's neighbour indices); otherwise inputs are random values of the parameter types.
+  must be valid (MD's neighbour indices); otherwise inputs are random values of the parameter types;
+- an optional `TOLERANCE = {"rtol": 1e-2, "atol": 0.5}` (or `{kernel: {...}}`, per kernel) is how far a
+  candidate's output may be from the reference interpreter's in `lift explore` (`--rtol`, `--atol` override).
 
 A program file is Python: loading it runs its code, with the rights of the user who runs lift. Load only
 files you trust.
@@ -46,6 +48,13 @@ class ProgramFile:
     sizes: dict = field(default_factory=dict)
     input_generator: Optional[Callable] = None
     namespace: dict = field(default_factory=dict)
+    tolerance: dict = field(default_factory=dict)
+
+    def tolerance_of(self, name: str) -> dict:
+        """The `rtol` and `atol` the file's `TOLERANCE` gives kernel `name` (those it gives; none by default)."""
+        per_kernel = self.tolerance.get(name)
+        return dict(per_kernel) if isinstance(per_kernel, dict) else \
+            {k: v for k, v in self.tolerance.items() if k in TOLERANCE_KEYS}
 
     def kernel(self, name: Optional[str] = None) -> tuple:
         """The kernel `name`, or the one named after the file, or the only one: `(name, program)`."""
@@ -192,7 +201,24 @@ def load_program_file(path) -> ProgramFile:
                                               and not isinstance(v, bool) and v > 0 for k, v in sizes.items()):
         raise ProgramFileError(f"{path}: SIZES must be a dict of size names to positive integers, got {sizes!r:.80}")
     generator = getattr(module, "inputs", None)
-    return ProgramFile(path, kernels, dict(sizes), generator if callable(generator) else None, vars(module))
+    return ProgramFile(path, kernels, dict(sizes), generator if callable(generator) else None, vars(module),
+                       _tolerance(path, getattr(module, "TOLERANCE", {}), kernels))
+
+
+TOLERANCE_KEYS = ("rtol", "atol")
+
+
+def _tolerance(path: Path, value, kernels: dict) -> dict:
+    """`TOLERANCE`, checked: `{"rtol": r, "atol": a}` (either may be left out), or such a dict per kernel."""
+    def valid(d) -> bool:
+        return isinstance(d, dict) and all(k in TOLERANCE_KEYS and isinstance(v, (int, float))
+                                           and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                                           for k, v in d.items())
+
+    if valid(value) or (isinstance(value, dict) and all(k in kernels and valid(v) for k, v in value.items())):
+        return dict(value)
+    raise ProgramFileError(f"{path}: TOLERANCE must be {{'rtol': r, 'atol': a}} (non-negative numbers, either may be "
+                           f"left out) or such a dict per kernel name, got {value!r:.80}")
 
 
 def _line_in(path: Path, e: BaseException) -> str:

@@ -232,6 +232,10 @@ class TypeInference(Mapper):
         init, g, out = self._operator(f, a, path)
         if out != init.t:
             self.fail(f, path, f"an operator returning the type of its initial value {init.t}", f"one returning {out}")
+        if isinstance(f, P.Reduce) and a.elem != init.t:
+            raise LiftTypeError(f"{_name(f)} needs an associative operator of type (T, T) -> T, got one of type "
+                                f"({init.t}, {a.elem}) -> {out} (at {path or 'the root'}); a fold whose accumulator "
+                                f"is not an element is written with ReduceSeq (a sequential fold from the left)")
         return replace(f, f=g, init=init), ArrayType(out, Cst(1))
 
     def map_PartRed(self, f: P.PartRed, arg_types: list, path: str):

@@ -25,6 +25,9 @@ class UserFun(FunDecl):
     (`PythonUserFun`) and `body` the text of its typed body (`PythonUserFun.canonical_body`), which makes
     two translations equal exactly when their typed bodies are; the code generator writes its C
     (`lift.opencl_gen.userfun_c.userfun_c_body`).
+
+    `associative=True` declares a function `(T, T) -> T` associative and commutative, so that a `reduce`
+    of it may be split into partial reductions (`lift.ir.associativity` lists what lift recognises itself).
     """
 
     name: str
@@ -34,6 +37,7 @@ class UserFun(FunDecl):
     out_type: Type
     python: Optional[Callable] = field(default=None, compare=False)
     origin: Any = field(default=None, compare=False)
+    associative: bool = False
 
     def __post_init__(self):
         names, types = tuple(self.param_names), tuple(self.in_types)
@@ -49,6 +53,9 @@ class UserFun(FunDecl):
             check_c_name(n, lambda message: LiftTypeError(f"user function {self.name}, parameter {n!r}: {message}"))
         object.__setattr__(self, "param_names", names)
         object.__setattr__(self, "in_types", types)
+        if self.associative and (len(types) != 2 or not types[0] == types[1] == self.out_type):
+            raise LiftTypeError(f"user function {self.name}: declared associative, so its type must be (T, T) -> T; "
+                                f"it is ({', '.join(map(str, types))}) -> {self.out_type}")
 
     @property
     def arity(self) -> int:
@@ -64,20 +71,24 @@ class UserFun(FunDecl):
         return self.name
 
 
-def userfun(fn: Optional[Callable] = None, *, source: Optional[str] = None, names: Optional[dict] = None) -> UserFun:
+def userfun(fn: Optional[Callable] = None, *, source: Optional[str] = None, names: Optional[dict] = None,
+            associative: bool = False):
     """Decorator: a restricted, annotated Python function becomes a `UserFun` (typed body and numpy body).
 
     In a REPL or a notebook, where Python keeps no source text of a function, give the text instead:
     `userfun(source="def f(x: Float) -> Float: ...", names=globals())`, `names` being what the body may
-    refer to beyond lift's types and `math`.
+    refer to beyond lift's types and `math`. `@userfun(associative=True)` declares the function associative
+    and commutative (see `UserFun`).
     """
     from lift.ir.python_userfun import function_from_source, translate
 
+    if fn is None and source is None:
+        return lambda f: userfun(f, names=names, associative=associative)
     if (fn is None) == (source is None):
         raise LiftTypeError("userfun: give a function (`@userfun`) or its source (`userfun(source=...)`)")
     spec = translate(function_from_source(source, names), source) if fn is None else translate(fn)
     return UserFun(spec.name, spec.param_names, spec.canonical_body, spec.in_types, spec.out_type,
-                   python=spec.numpy_impl, origin=spec)
+                   python=spec.numpy_impl, origin=spec, associative=associative)
 
 
 def vectorized_type(t: Type, n: int) -> Type:

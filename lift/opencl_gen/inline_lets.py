@@ -8,7 +8,7 @@ computed first and passed in memory.
 
 from __future__ import annotations
 
-from lift.ir.nodes import Expr, FunCall, Lambda, Param, count_uses, substitute
+from lift.ir.nodes import Expr, FunCall, Lambda, count_uses, substitute, top_level_uses
 
 
 def inline_lets(e: Expr) -> Expr:
@@ -19,17 +19,9 @@ def inline_lets(e: Expr) -> Expr:
     args = tuple(inline_lets(a) for a in e.args)
     f = e.f
     if (isinstance(f, Lambda) and len(args) == len(f.params)
-            and all(count_uses(f.body, p) == _top_level_uses(f.body, p) for p in f.params)):
+            and all(count_uses(f.body, p) == top_level_uses(f.body, p) for p in f.params)):
         return inline_lets(substitute(f.body, dict(zip(f.params, args))))
     if all(a is b for a, b in zip(args, e.args)):
         return e
     return FunCall(f, args)
 
-
-def _top_level_uses(e: Expr, p: Param) -> int:
-    """How often `p` occurs in `e` outside every function (as an argument of calls only)."""
-    if isinstance(e, Param):
-        return int(e == p)
-    if isinstance(e, FunCall):
-        return sum(_top_level_uses(a, p) for a in e.args)
-    return 0

@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
+from lift.ir.associativity import is_associative
 from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params,
                            param_named_after, substitute)
 from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split,
@@ -308,6 +309,7 @@ def column_reduction(rule, call) -> tuple:
            "the column is not exactly one array of the zip, the others independent of it")
     expect(col not in free_params(r.f) | free_params(r.args[0].f), rule, "the operator or g depends on the column")
     expect(r.args[0].t.elem == r.f.init.t, rule, "needs an operator of type (T, T) -> T")
+    expect(is_associative(r.f.f), rule, f"the operator {r.f.f} is not known to be associative and commutative")
     return t.args[0], r.f, r.args[0].f, where[0], others
 
 

@@ -4,6 +4,9 @@
 Every step is a rule (paper Figures 3, 4), so the lowered program means what the program means. What it
 chooses, in order:
 
+0. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+   with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
+   computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
    array, one kernel fewer;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
@@ -11,7 +14,8 @@ chooses, in order:
    of `c` elements, chosen from the size (`reduction_chunk`); where `c` does not divide the size, the
    input is padded with the reduction's neutral element first (`pad-reduction`, `lift.rules.padding`),
    or, where the map does not send the padding to it, a smaller chunk that divides is taken; where the
-   size is unknown, one work-item reduces everything;
+   size is unknown, or the operator is not known to be associative (the reduction then means
+   `reduce-seq`, `lift.ir.associativity`), one work-item reduces everything;
 3. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element;
 4. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
@@ -28,6 +32,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir import patterns as P
+from lift.ir.associativity import is_associative
 from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
@@ -119,7 +124,7 @@ def _top_reduction(sizes: Mapping[str, int]) -> Strategy:
         ctx = focus.ctx
         length = _length(ctx.node.args[0].t, sizes)
         chunk = reduction_chunk(length)
-        if chunk is None:
+        if chunk is None or not is_associative(ctx.node.f.f):
             return None
         of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
         if length % chunk == 0:
@@ -137,6 +142,10 @@ _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 _TOP_MAP = _MAP_OF_MAPS | rewrite("map-to-global", dim=0)
 
+hoist_invariants = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+"""Every computation that a map outside every map does without its element, let-bound before the map
+(`lift.rules.let_floating`): computed once, in kernels of its own."""
+
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))
                        >> rewrite("map-fusion"))
@@ -146,7 +155,7 @@ def default_strategy(sizes: Mapping[str, int]) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the reductions' chunks)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes))
     top_maps = normalize(where(is_call(P.Map) & ~inside()) >> _TOP_MAP)
-    return _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
+    return hoist_invariants >> _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Derivation:

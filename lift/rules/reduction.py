@@ -7,11 +7,12 @@
                    | iterate-n(part-red(f, z))
 
 `part-red(f, z, m)` reduces `T[n]` to `T[m]`; lift reads it as the reduction of `m` contiguous chunks of
-`n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the
-paper's contract for `reduce`), so they require an operator of type `(T, T) -> T`; they re-associate
-the reduction, which may change floating-point rounding. Every rule keeps the contiguous-chunk
-meaning except `part-red ∘ reorder`, whose `reorder` may only become a real permutation where the
-partial results are reduced further (`lift.rules.order_flow`).
+`n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the paper's
+contract for `reduce`), so they require an operator of type `(T, T) -> T` known to be associative
+(`lift.ir.associativity`: a `reduce` of any other operator means `reduce-seq` and is only lowered
+sequentially); they re-associate the reduction, which may change floating-point rounding. Every rule
+keeps the contiguous-chunk meaning except `part-red ∘ reorder`, whose `reorder` may only become a real
+permutation where the partial results are reduced further (`lift.rules.order_flow`).
 
 Two choices are forced by `part-red` carrying its result length `m`:
 
@@ -25,15 +26,24 @@ Two choices are forced by `part-red` carrying its result length `m`:
 
 from __future__ import annotations
 
+from lift.ir.associativity import is_associative
 from lift.ir.nodes import FunCall
+from lift.ir.printer import paper
 from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer, ratio, size
 
 
+def requires_associative(op) -> None:
+    """A rule that re-associates a reduction of `op` applies only where `op` is known to be associative."""
+    requires(is_associative(op), f"the operator {paper(op)} is not known to be associative and commutative, so "
+                                 f"the reduction means reduce-seq (declare it with userfun(..., associative=True))")
+
+
 def _monoid(call: FunCall, ctx=None) -> None:
     requires(call.args[0].t.elem == call.f.init.t,
              f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
+    requires_associative(call.f.f)
 
 
 @rule("partial-reduction", figure="3(d)", heads=Reduce, param="chunk", reassociates=True, allowed=_monoid,

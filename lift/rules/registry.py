@@ -1,13 +1,13 @@
 """Every rewrite rule, in the order of the paper's figures (3(a) to 4(e), then the rules of Figures 5 and 9, then
-the kernel-fusion paper's Section 3.2, "KF 3.2")."""
+the kernel-fusion paper's Section 3.2, "KF 3.2", then let floating, "let")."""
 
 from __future__ import annotations
 
-from lift.rules import (call_fusion, fusion, iterate, map_lowering, memory, padding, reduce_lowering, reduction,
-                        reorder, simplification, split_join, transposition, vectorization)
+from lift.rules import (call_fusion, fusion, iterate, let_floating, map_lowering, memory, padding, reduce_lowering,
+                        reduction, reorder, simplification, split_join, transposition, vectorization)
 
 _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
-            vectorization, transposition, call_fusion, padding)
+            vectorization, transposition, call_fusion, padding, let_floating)
 RULES = tuple(sorted((r for m in _MODULES for r in m.RULES), key=lambda r: r.figure))
 
 BY_NAME = {r.name: r for r in RULES}

@@ -42,6 +42,7 @@ from dataclasses import replace
 
 from lift.ir.nodes import FunCall, Literal
 from lift.ir.patterns import AbstractMap, AsScalar, AsVector, PartRed, Reduce, ReorderStride, Zip, vector_literal
+from lift.rules.reduction import requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize
@@ -106,6 +107,7 @@ def _lanes_to_reduce(call) -> tuple:
              f"needs a 1-D array of vectors under asScalar, got {x.t}")
     requires(call.args[0].t.elem == r.init.t and isinstance(r.init, Literal),
              "needs a (T, T) -> T operator with a constant neutral element")
+    requires_associative(r.f)
     n = x.t.elem.width
     return n, _vectorised(reduce_lanes, n, r.f), r.init, x
 
@@ -123,6 +125,7 @@ def _strided_lanes(call) -> tuple:
     requires(n in VECTOR_WIDTHS and stride.f.s == n, "needs part-red to n results of a reorder-stride-n")
     requires(isinstance(x.t.elem, ScalarType) and x.t.elem == r.init.t, "needs a (T, T) -> T operator over scalars")
     requires(isinstance(r.init, Literal), "needs a constant neutral element")
+    requires_associative(r.f)
     return n, _vectorised(vectorize_reduction, n, r.f), r.init, x
 
 

@@ -52,6 +52,8 @@ PROGRAMS = {
                     "got int"),
     "inputs_memory": (HEADER + KERNEL + "SIZES = {'N': 64}\ndef inputs(k, s, rng):\n    raise MemoryError()\n",
                       "do not fit in memory"),
+    "negative_tolerance": (HEADER + KERNEL + "TOLERANCE = {'rtol': -1}\n", "TOLERANCE must be {'rtol': r"),
+    "tolerance_of_no_kernel": (HEADER + KERNEL + "TOLERANCE = {'j': {'atol': 1}}\n", "or such a dict per kernel"),
     "binary": (None, "program.py"),
 }
 
@@ -130,6 +132,9 @@ def _cases(tmp: Path) -> list:
         ("explore-timeout-nan", ["explore", ASUM, "--timeout", "nan"], "nan is not a number"),
         ("explore-timeout-inf", ["explore", ASUM, "--timeout", "inf"], "not in the range 0<x<=86400"),
         ("explore-timeout-text", ["explore", ASUM, "--timeout", "soon"], "'soon' is not a valid float"),
+        ("explore-rtol-negative", ["explore", ASUM, "--rtol", "-0.1"], "not in the range x>=0"),
+        ("explore-atol-nan", ["explore", ASUM, "--atol", "nan"], "nan is not a number"),
+        ("explore-fp-contract-bad", ["explore", ASUM, "--fp-contract", "fast"], "'fast' is not one of 'on', 'off'"),
         ("explore-seed-negative", ["explore", ASUM, "--seed", "-1"], "-1 is not in the range"),
         ("explore-seed-text", ["explore", ASUM, "--seed", "abc"], "'abc' is not a valid integer"),
         ("explore-budget-text", ["explore", ASUM, "--budget", "soon"], "a budget is a duration"),

@@ -55,6 +55,9 @@ all_pairs = fun([ArrayType(Float, N)],
 
 normalised = fun([ArrayType(Float, N)], lambda x: Map(lambda xi: divide_by(xi, Reduce(add, 0.0)(x)))(x))
 
+normalised_let = fun([ArrayType(Float, N)],
+                     lambda x: fun(lambda s: Map(lambda v: divide_by(v, s))(x))(Reduce(add, 0.0)(x)))
+
 
 def test_reduction_chunk_leaves_chunks_at_any_size():
     assert reduction_chunk(1 << 24) == 4096 and reduction_chunk(1 << 20) == 256 and reduction_chunk(4096) == 16
@@ -127,13 +130,25 @@ def test_all_pairs():
     np.testing.assert_allclose(lift.compile(all_pairs)(x)[:, 0], want, rtol=1e-4, atol=1e-4)
 
 
+def test_normalisation_reduces_once_then_maps_on_global_work_items():
+    """The sum is let-bound outside the map (issue 17, item 7), computed once in two kernels of chunks; the map
+    reading it runs on global work-items (issue 18)."""
+    reduced = " ∘ reduce-seq(add, 0.0) ∘ join ∘ map-global(reduce-seq(add, 0.0)) ∘ split-16"
+    assert paper(default_lowering(normalised, {"N": 4096}).replay(normalised)) == \
+        "(λ s_0. map-global(λ xi. divide_by(xi, s_0))(x))" + reduced
+    assert paper(default_lowering(normalised_let, {"N": 4096}).replay(normalised_let)) == \
+        "(λ s. map-global(λ v. divide_by(v, s))(x))" + reduced
+
+
 @needs_device
-@pytest.mark.xfail(raises=lift.LiftCodegenError, strict=True,
-                   reason="the reduced scalar stays in private memory; a user function reads arrays only from global "
-                          "memory, and the default lowering does not yet copy it there (to-global)")
-def test_normalisation():
-    x = RNG.uniform(0.5, 1.0, 200).astype(np.float32)
-    np.testing.assert_allclose(lift.compile(normalised)(x), x / x.sum(dtype=np.float64), rtol=1e-4)
+@pytest.mark.parametrize("n", [200, 4096, 4099])
+def test_normalisation(n):
+    x = RNG.uniform(0.5, 1.0, n).astype(np.float32)
+    want = x / x.sum(dtype=np.float64)
+    np.testing.assert_allclose(lift.compile(normalised)(x), want, rtol=1e-4)
+    np.testing.assert_allclose(lift.compile(normalised_let)(x), want, rtol=1e-4)
+    np.testing.assert_allclose(lift.interpret(normalised_let, x), want, rtol=1e-4)
+    np.testing.assert_allclose(lift.interpret(normalised, x), want, rtol=1e-4)
 
 
 @needs_device

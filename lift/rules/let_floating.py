@@ -1,0 +1,66 @@
+"""Let floating: a value a map's function computes without reading its element is computed once, before the map.
+
+    map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)        (e reads no parameter bound in λv. B)   (hoist-invariant)
+
+This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
+reduction, a map: a call of a pattern that is not a view), which the map would otherwise repeat once per
+element. `x / sum(x)` written `map(λv. div(v, reduce(+, 0)(x)))(x)`, or with the sum let-bound, reduces `x`
+once: outside every map, the let's argument is a top-level computation, computed in kernels of its own into
+global memory (`lift.opencl_gen.destinations`), which the map then reads. The computation floated is the
+first invariant one found from the top of the body, left to right; applying the rule again floats the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params, is_computation
+from lift.ir.patterns import AbstractMap
+from lift.rules.rule import requires, rule
+from lift.types.types import ArrayType
+
+
+def invariant_computation(f: Lambda) -> Optional[FunCall]:
+    """The first computation in the body of `f` (outermost, left to right) that reads no parameter bound
+    in `f`: a call of a pattern that is not a view (`is_computation`), whose value is an array."""
+    outside = free_params(f)
+
+    def search(e) -> Optional[FunCall]:
+        if is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= outside:
+            return e
+        for _, c in e.children():
+            found = search(c)
+            if found is not None:
+                return found
+        return None
+
+    return search(f.body)
+
+
+def _invariant(call: FunCall) -> tuple:
+    f = call.f.f
+    requires(isinstance(f, Lambda), "the mapped function is not a lambda")
+    e = invariant_computation(f)
+    requires(e is not None, "the mapped function computes nothing independent of its element")
+    return (e,)
+
+
+@rule("hoist-invariant", figure="let", heads=AbstractMap, on_functions=False, match=_invariant,
+      description="a computation the mapped function does without its element is let-bound before the map",
+      equation="map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)    (e independent of v)")
+def hoist_invariant(call: FunCall, e: Expr) -> Expr:
+    s = fresh_param("s")
+    body = _replaced(call.f.f.body, e, s)
+    mapped = FunCall(replace(call.f, f=Lambda(call.f.f.params, body)), call.args)
+    return FunCall(Lambda((s,), mapped), (e,))
+
+
+def _replaced(body: Expr, e: Expr, s) -> Expr:
+    """`body` with every occurrence of `e` replaced by `s`."""
+    if body == e:
+        return s
+    return body.map_children(lambda c: _replaced(c, e, s))
+
+
+RULES = (hoist_invariant,)

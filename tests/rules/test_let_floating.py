@@ -1,0 +1,76 @@
+"""Let floating (`hoist-invariant`, lift.rules.let_floating) and lets in the DSL: a value a map's function computes
+without its element is computed once (issue 17, item 7), and means what the program means (interpreter, numpy)."""
+
+import numpy as np
+import pytest
+
+import lift
+from lift import ArrayType, Float, Map, Reduce, SizeVar, fun, paper, userfun
+from lift.ir.nodes import FunCall, Lambda
+from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
+
+N = SizeVar("N")
+ENGINE = RewriteEngine()
+RNG = np.random.default_rng(5)
+
+
+@userfun
+def add(x: Float, y: Float) -> Float:
+    return x + y
+
+
+@userfun
+def absf(x: Float) -> Float:
+    return x if x >= 0.0 else -x
+
+
+@userfun
+def divide_by(x: Float, total: ArrayType(Float, 1)) -> Float:
+    return x / total[0]
+
+
+@userfun
+def pair_force(p: Float, q: Float) -> Float:
+    return (q - p) / (1.0 + (q - p) * (q - p))
+
+
+def _hoisted(program):
+    return ENGINE.apply(program, Rewrite.of("hoist-invariant", "body"))
+
+
+def test_a_reduction_in_the_mapped_function_is_let_bound_before_the_map():
+    program = fun([ArrayType(Float, N)], lambda x: Map(lambda v: divide_by(v, Reduce(add, 0.0)(x)))(x))
+    hoisted = _hoisted(program)
+    assert paper(hoisted) == "(λ s_0. map(λ v. divide_by(v, s_0))(x)) ∘ reduce(add, 0.0)"
+    x = RNG.uniform(0.5, 1.0, 100).astype(np.float32)
+    np.testing.assert_allclose(lift.interpret(hoisted, x), x / x.sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_the_hoisted_program_means_the_same():
+    program = fun([ArrayType(Float, N)], lambda x: Map(lambda v: Reduce(add, 0.0)(Map(absf)(x)))(x))
+    hoisted = _hoisted(program)
+    assert paper(hoisted) == "(λ s_0. map(λ v. s_0)(x)) ∘ reduce(add, 0.0) ∘ map(absf)"
+    x = RNG.uniform(-1.0, 1.0, 64).astype(np.float32)
+    np.testing.assert_array_equal(lift.interpret(hoisted, x), lift.interpret(program, x))
+
+
+def test_a_computation_reading_the_element_stays_in_the_map():
+    all_pairs = fun([ArrayType(Float, N)],
+                    lambda x: Map(lambda p: Reduce(add, 0.0)(Map(lambda q: pair_force(p, q))(x)))(x))
+    assert "hoist-invariant" not in {rw.rule for rw in ENGINE.rewrites(all_pairs)}
+    with pytest.raises(RuleNotApplicable, match="computes nothing independent of its element"):
+        _hoisted(all_pairs)
+
+
+def test_a_let_of_a_computation_used_inside_a_function_stays_a_let():
+    """`fun(lambda s: ...)(e)` is not inlined where `s` is read inside the map's function: `e` is computed once."""
+    normalised = fun([ArrayType(Float, N)],
+                     lambda x: fun(lambda s: Map(lambda v: divide_by(v, s))(x))(Reduce(add, 0.0)(x)))
+    assert isinstance(normalised.body, FunCall) and isinstance(normalised.body.f, Lambda)
+    x = RNG.uniform(0.5, 1.0, 1000).astype(np.float32)
+    np.testing.assert_allclose(lift.interpret(normalised, x), x / x.sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_a_let_read_outside_every_function_is_inlined_as_before():
+    composed = fun([ArrayType(Float, N)], lambda x: fun(lambda y: Map(absf)(y))(Map(absf)(x)))
+    assert paper(composed) == "map(absf) ∘ map(absf)"
