@@ -1,0 +1,59 @@
+"""The macro-rule search space: register-blocked lowerings wherever the macro rules match.
+
+`lift.rules.macro_rules.register_blocked(h, w, vector, dims)` finds its places by selectors (a map over the
+columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), so this space
+only enumerates its parameters, constrained:
+
+- `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block (the rules check it)
+  and their product, the private accumulators a work-item holds, stays within `MAX_ACCUMULATORS` (an estimate
+  of what stays in registers; more spill);
+- the vector width divides `w` (2-16 lanes, Figure 4(e)), or is None (scalars);
+- the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1).
+
+Every combination is tried by its strategy; one that does not apply (a size that does not divide, a program
+of another shape) yields nothing. The work-group sizes are tuned by the explorer (`work_group_sizes`). The
+order puts blocks of about `TARGET_ACCUMULATORS` results first, scalars before vectors and rows on dimension
+1 first, so that a short budget measures the likely winners; the explorer measures them all given time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, Mapping
+
+from lift.errors import LiftError
+from lift.ir.nodes import Lambda
+from lift.rules.engine import RewriteEngine
+from lift.rules.macro_rules import column_map, register_blocked
+from lift.rules.strategy import Focus, topdown, where
+
+ROWS = (1, 2, 4, 8)
+COLUMNS = (4, 8, 16, 32, 64)
+VECTORS = (None, 4, 8, 16)
+DIMS = ((1, 0), (0, 1))
+MAX_ACCUMULATORS = 256
+TARGET_ACCUMULATORS = 64
+
+
+def parameters() -> list:
+    """Every `(h, w, vector, dims)` within the constraints that do not depend on the program, likely first."""
+    out = [(h, w, v, d) for h in ROWS for w in COLUMNS for v in VECTORS for d in DIMS
+           if h * w <= MAX_ACCUMULATORS and (v is None or (v < w and w % v == 0))]
+    return sorted(out, key=lambda p: (abs(math.log2(p[0] * p[1] / TARGET_ACCUMULATORS)), p[2] is not None,
+                                      p[3] != (1, 0), -p[1]))
+
+
+def macro_derivations(program: Lambda, sizes: Mapping[str, int]) -> Iterator[tuple]:
+    """`(lowered program, derivation, params)` for each parameter choice whose strategy applies to `program`."""
+    engine = RewriteEngine(sizes=dict(sizes))
+    start = Focus(program, engine)
+    if topdown(where(column_map))(start) is None:
+        return
+    for h, w, vector, dims in parameters():
+        try:
+            focus = register_blocked(h, w, vector, dims)(start)
+        except LiftError:
+            focus = None
+        if focus is not None:
+            params = {"register-blocked": f"h={h}, w={w}, vector={vector or 1}, dims={dims[0]}{dims[1]}"}
+            yield focus.program, focus.derivation(), params
