@@ -30,9 +30,10 @@ mult = UserFun("mult", ("x", "y"), "return x * y;", (F, F), F, python=lambda x, 
 maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.maximum)
 
 # Rules of shapes these programs do not build (tuples of outputs, unzips, zips of zips, transposed gemvs):
-# tests/test_call_fusion.py checks them.
+# tests/test_call_fusion.py checks them; matrix multiply's macro rules: tests/rules/test_macro_rules.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
-                   "map-reduce-interchange", "map-accum-fusion"}
+                   "map-reduce-interchange", "map-accum-fusion", "split-transpose", "map-map-interchange",
+                   "private-accumulator"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
