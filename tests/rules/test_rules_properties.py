@@ -33,7 +33,7 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # tests/test_call_fusion.py checks them; matrix multiply's macro rules: tests/rules/test_macro_rules.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
                    "map-reduce-interchange", "map-accum-fusion", "split-transpose", "map-map-interchange",
-                   "private-accumulator"}
+                   "private-accumulator", "map-reduce-seq-interchange"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
