@@ -7,7 +7,7 @@ only enumerates its parameters, constrained:
 - `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block (the rules check it)
   and their product, the private accumulators a work-item holds, stays within `MAX_ACCUMULATORS` (an estimate
   of what stays in registers; more spill);
-- the vector width divides `w` (2-16 lanes, Figure 4(e)), or is None (scalars);
+- the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars);
 - the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1).
 
 Every combination is tried by its strategy; one that does not apply (a size that does not divide, a program
@@ -29,7 +29,7 @@ from lift.rules.strategy import Focus, topdown, where
 
 ROWS = (1, 2, 4, 8)
 COLUMNS = (4, 8, 16, 32, 64)
-VECTORS = (None, 4, 8, 16)
+VECTORS = (None, 2, 4, 8, 16)
 DIMS = ((1, 0), (0, 1))
 MAX_ACCUMULATORS = 256
 TARGET_ACCUMULATORS = 64
