@@ -2,10 +2,12 @@
 hand-written OpenCL kernel, timed interleaved in one run.
 
     python -m benchmarks.bench_matmul [--shape 1024x1024x1024] [--budget 600] [--rounds 7] [--replay]
+                                      [--block h,w,vector,dims]
 
 For each shape `MxNxK` (C = A B with A of M×K, B of K×N): the explored winner of `examples/matmul.py`
 (explored within `--budget` seconds into `lift-out/matmul-<shape>/`, resuming its log; with `--replay` the
-winner stored there is replayed, exploring only where there is none), then `--rounds` interleaved rounds
+winner stored there is replayed, exploring only where there is none; with `--block` the register blocking
+given is derived without a search), then `--rounds` interleaved rounds
 each timing every contender once (wall clock around a synchronous call, inputs already on the device for
 the OpenCL ones): lift's winner at its work-group size, numpy's `A @ B` (OpenBLAS), CLBlast's sgemm through
 pyclblast (skipped with a line saying why where it is not installed: `apt-get install libclblast-dev`, `pip
@@ -36,7 +38,10 @@ from lift.ir.program_file import load_program_file
 from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import CompiledProgram
 from lift.opencl_gen.launch import local_size_overrides
+from lift.ir.printer import paper
 from lift.rules import Derivation
+from lift.rules.macro_rules import register_blocked
+from lift.rules.strategy import derive
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "matmul.py"
 
@@ -73,8 +78,21 @@ def winner(sizes: dict, budget_s: float, replay: bool, root: Path) -> tuple:
         note = f"explored: {result.evaluated} candidates evaluated now, {len(result.ranked)} ranked ({result.stopped})"
     stored = json.loads(path.read_text())
     lowered = Derivation.from_json(json.dumps(stored)).replay(program)
-    assert program_key(lowered) == stored["key"], "the replayed winner is not the program measured"
-    return lowered, stored["params"].get("local_size"), stored, note, rho
+    local_size = stored["params"].get("local_size")
+    assert program_key(lowered, local_size) == stored["key"], "the replayed winner is not the program measured"
+    return lowered, local_size, stored, note, rho
+
+
+def blocked(sizes: dict, block: str) -> tuple:
+    """The register-blocked lowering `h,w,vector,dims` (`vector` 1: scalars; `dims` "10" or "01") derived now,
+    without a search: to time the parameters a search found at one shape at another."""
+    h, w, vector, dims = block.split(",")
+    program = load_program_file(EXAMPLE).kernels["matmul"]
+    strategy = register_blocked(int(h), int(w), int(vector) if int(vector) > 1 else None,
+                                (int(dims[0]), int(dims[1])))
+    lowered = derive(strategy, program, sizes).replay(program)
+    stored = {"params": {"register-blocked": block}, "expression": paper(lowered)}
+    return lowered, None, stored, "derived with the given parameters, not explored", None
 
 
 def contenders(sizes: dict, a: np.ndarray, b: np.ndarray, lowered, local_size: Optional[int]) -> dict:
@@ -158,6 +176,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--replay", action="store_true", help="replay a stored winner where there is one")
     parser.add_argument("--out", type=Path, default=Path("lift-out"))
+    parser.add_argument("--block", help="h,w,vector,dims: time this register blocking instead of exploring")
     args = parser.parse_args()
     for shape in args.shape or ["1024x1024x1024"]:
         m, n, k = (int(x) for x in shape.split("x"))
@@ -165,7 +184,8 @@ def main() -> None:
         rng = np.random.default_rng(0)
         a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
-        lowered, local_size, stored, note, rho = winner(sizes, args.budget, args.replay, args.out)
+        lowered, local_size, stored, note, rho = blocked(sizes, args.block) if args.block else \
+            winner(sizes, args.budget, args.replay, args.out)
         times = measure(contenders(sizes, a, b, lowered, local_size), a.astype(np.float64) @ b, args.rounds)
         report(sizes, times, stored, note, rho)
 
