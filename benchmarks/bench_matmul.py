@@ -24,7 +24,7 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 import pyopencl as cl

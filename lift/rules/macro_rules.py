@@ -46,7 +46,8 @@ def block_columns(w: int) -> Strategy:
 
     by split-join (3(c)), split-transpose, map fusion (3(f)) and map-reduce-interchange (3(d))."""
     return outermost(column_map, rewrite("split-join", n=w) >> arguments(0, 0)(rewrite("split-transpose"))
-                     >> argument(0, rewrite("map-fusion")) >> argument(0, mapped_body(rewrite("map-reduce-interchange"))))
+                     >> argument(0, rewrite("map-fusion"))
+                     >> argument(0, mapped_body(rewrite("map-reduce-interchange"))))
 
 
 def _mapped_fold(call) -> bool:

@@ -1,6 +1,6 @@
 """Register blocking: a work-item computes a block of results, its accumulators in private memory.
 
-    reduce-seq(f, z) → map-seq(..(map-seq(id))) ∘ toPrivate(reduce-seq(f, z))      (array accumulator, in a work-item)
+    reduce-seq(f, z) → map-seq(..(map-seq(id))) ∘ toPrivate(reduce-seq(f, z))    (an array accumulator, in a work-item)
 
 The fold's array accumulator (built by `map-reduce-interchange`, Figure 3(d): the `w` column reductions of
 a block as one fold over rows into `w` accumulators) otherwise lives where the fold's result goes, usually

@@ -1,4 +1,4 @@
-"""Tiling: cutting both dimensions of a matrix into tiles (Steuwer, Remmelg, Dubach, CASES 2016, Section 4).
+"""Tiling: cutting both dimensions of a matrix into tiles (Steuwer, Remmelg, Dubach, CASES 2016).
 
     split-n ∘ transpose → map(transpose) ∘ transpose ∘ map(split-n)
 

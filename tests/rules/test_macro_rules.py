@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, Split, Transpose, Zip, fun, infer,
-                  interpret, paper)
+from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, Split, Transpose, Zip, fun,
+                  infer, interpret, paper)
 from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
 from lift.rules import RewriteEngine
 from lift.rules.macro_rules import block_columns, block_rows, register_blocked
@@ -110,7 +110,8 @@ def test_private_accumulator(m, n, k, seed):
 
 def test_private_accumulator_only_in_a_work_item():
     program = fun([ArrayType(ArrayType(Float, 3), 4)], lambda x: ReduceSeq(
-        lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)), Literal(0.0, ArrayType(Float, 3)))(x))
+        lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
+        Literal(0.0, ArrayType(Float, 3)))(x))
     assert not [rw for rw in ENGINE.rewrites(program) if rw.rule == "private-accumulator"]
 
 
