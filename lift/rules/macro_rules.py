@@ -10,6 +10,8 @@ derivation that uses them replays like any other.
 - `vectorised_block(n)`: the innermost update of the accumulators as `n`-lane vectors (4(e));
 - `global_2d(outer, inner)`: the blocks of rows and of columns on two dimensions of global work-items
   (`map-global[1] ∘ map-global[0]`, or transposed);
+- `tiled_workgroups(rows, cols)`: the blocks in 2-D tiles, one work-group each (`map-workgroup[1] ∘
+  map-workgroup[0]`, `map-local[1] ∘ map-local[0]` within);
 - `private_accumulators`: the accumulators in private memory (4(d));
 - `register_blocked(h, w, vector, dims)`: all of these, then the default lowering of what is left.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir import patterns as P
-from lift.ir.nodes import FunCall
+from lift.ir.nodes import FunCall, Lambda
 from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.paper_derivations import mapped
@@ -93,16 +95,35 @@ def global_2d(outer: int = 1, inner: int = 0) -> Strategy:
                      >> mapped_body(outermost(computes, rewrite("map-to-global", dim=inner))))
 
 
+def tiled_workgroups(rows: int, cols: int) -> Strategy:
+    """2-D tiling of the blocks (after `block_columns`, `block_rows`): the blocks of rows in tiles of `rows`,
+    the blocks of columns in tiles of `cols` (split-join, 3(c)), the tiles interchanged (fission, 3(f), and
+    `map-map-interchange`), then `map-workgroup[1] ∘ map-workgroup[0]` over the tiles and `map-local[1] ∘
+    map-local[0]` within (4(a)): work-groups of `rows × cols` work-items, each computing one block."""
+    split_rows = outermost(computes & ~inside(), rewrite("split-join", n=rows) >> argument(0, mapped(
+        rewrite("map-fission", at=2) | rewrite("map-fission", at=1))))
+    split_cols = outermost(is_call(Map) & inside() & Selector(lambda c: isinstance(c.node.f.f, Lambda), "of_lambda"),
+                           mapped_body(where(computes) >> rewrite("split-join", n=cols))
+                           >> rewrite("map-fission", at=1) >> argument(0, rewrite("map-map-interchange")))
+    local = mapped_body(outermost(computes, rewrite("map-to-local", dim=1)
+                                  >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0)))))
+    groups = outermost(computes & ~inside(), rewrite("map-to-workgroup", dim=1)
+                       >> mapped(outermost(computes, rewrite("map-to-workgroup", dim=0) >> local)))
+    return split_rows >> split_cols >> groups
+
+
 private_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
 """Every work-item's array accumulator in private memory (`private-accumulator`, 4(d)), once lowered."""
 
 
-def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0)) -> Strategy:
+def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
+                     tiles: Optional[tuple] = None) -> Strategy:
     """Matrix multiply's register blocking (CASES 2016): blocks of `h × w` results per work-item (`h = 1`: no
     row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
-    dimensions `dims` (rows, columns); then the default lowering of what is left and its clean-up, and the
-    accumulators in private memory."""
+    dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
+    (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
+    private memory."""
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) if vector else identity
-    return (block_columns(w) >> rows >> lanes >> global_2d(*dims) >> lower_rest >> clean_up
-            >> private_accumulators)
+    threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
+    return (block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up >> private_accumulators)
