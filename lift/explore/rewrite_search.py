@@ -14,7 +14,9 @@ program means. The search builds one in three stages, as the issue describes:
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
     far (`observe`); untried options come first.
 
-Each distinct program (up to parameter names) is proposed once.
+Before these, the macro-rule space (`lift.explore.macro_space`: register blocking, interchange and 2-D thread
+mappings wherever the macro rules match, as for matrix multiply) proposes its candidates. Each distinct program
+(up to parameter names) is proposed once.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Iterator, Mapping, Optional
 from lift.errors import LiftError
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel
+from lift.explore.macro_space import macro_derivations
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
@@ -188,6 +191,11 @@ class RewriteSearch:
         """The bandit learns from measured times alone: the device's figures change nothing."""
 
     def __iter__(self) -> Iterator[Candidate]:
+        for program, derivation, params in macro_derivations(self.program, self.sizes):
+            key = canonical(program)
+            if key not in self.seen:
+                self.seen.add(key)
+                yield Candidate(program, tuple(_step_json(s) for s in derivation.steps), params)
         misses = 0
         while misses < self.patience:
             built = self.build()

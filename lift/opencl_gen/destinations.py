@@ -21,7 +21,7 @@ from typing import Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param
 from lift.ir.printer import paper
 from lift.opencl_gen import views as V
 from lift.opencl_gen.memory import element_type, is_storable
@@ -120,7 +120,27 @@ def _inverse_function(g: FunDecl, arg_type: Type) -> Optional[FunDecl]:
     if isinstance(g, P.Map):
         inner = _inverse_function(g.f, arg_type.elem)
         return None if inner is None else P.Map(inner)
+    if isinstance(g, Lambda) and len(g.params) == 1:
+        return _inverse_composition(g)
     return None
+
+
+def _inverse_composition(g: Lambda) -> Optional[Lambda]:
+    """`λ y. inv(fn)(..(inv(f1)(y)))` for a composition `λ x. f1(..(fn(x)))` of invertible views (typed)."""
+    chain, e = [], g.body
+    while isinstance(e, FunCall) and len(e.args) == 1:
+        chain.append(e)
+        e = e.args[0]
+    if not chain or e != g.params[0] or chain[0].t is None:
+        return None
+    y = Param("inverse_view", chain[0].t)
+    body = y
+    for call in chain:
+        inv = _inverse_function(call.f, call.args[0].t)
+        if inv is None or call.args[0].t is None:
+            return None
+        body = FunCall(inv, (body,), call.args[0].t)
+    return Lambda((y,), body)
 
 
 def merge(a: Optional[V.View], b: V.View, where: str) -> V.View:

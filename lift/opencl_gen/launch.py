@@ -110,23 +110,13 @@ def _unwrap(f: FunDecl) -> FunDecl:
 
 
 def _nested(call: FunCall, kind) -> dict:
-    """Trip counts of directly nested maps of `kind` (`MapWrg(1)(MapWrg(0)(...))`), by dimension."""
-    out = {}
+    """Trip counts of the maps of `kind` from the outermost one in, by dimension: `MapWrg(1)(MapWrg(0)(...))`,
+    or an inner one anywhere in the outer one's function (`map-global[1](λ r. join(map-global(g)(f(r))))`)."""
     f, t = _unwrap(call.f), call.args[0].t
-    while isinstance(f, kind) and isinstance(t, ArrayType):
-        out[f.dim] = t.length
-        inner = _single_map(f.f)
-        f, t = (inner, t.elem) if inner is not None else (None, None)
+    out = {f.dim: t.length}
+    for m, n in _all_maps(f.f, [t.elem], kind):
+        out[m.dim] = n if m.dim not in out else _larger(out[m.dim], n)
     return out
-
-
-def _single_map(f: FunDecl):
-    f = _unwrap(f)
-    if isinstance(f, P.AbstractMap):
-        return f
-    if isinstance(f, Lambda) and isinstance(f.body, FunCall) and f.body.args and f.body.args[0] == f.params[0]:
-        return _unwrap(f.body.f) if isinstance(_unwrap(f.body.f), P.AbstractMap) else None
-    return None
 
 
 def _all_maps(f: FunDecl, arg_types: list, kind) -> list:

@@ -1,0 +1,67 @@
+"""The macro-rule search space: register-blocked lowerings wherever the macro rules match.
+
+`lift.rules.macro_rules.register_blocked(h, w, vector, dims)` finds its places by selectors (a map over the
+columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), so this space
+only enumerates its parameters, constrained:
+
+- `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block (the rules check it)
+  and their product, the private accumulators a work-item holds, stays within `MAX_ACCUMULATORS` (an estimate
+  of what stays in registers; more spill);
+- the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars);
+- the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1), or the blocks are tiled
+  into work-groups of `TILES` work-items (rows × columns; the explorer checks the device's work-group limit;
+  nothing is staged in local memory, so its size does not constrain them).
+
+Every combination is tried by its strategy; one that does not apply (a size that does not divide, a program
+of another shape) yields nothing. The work-group sizes are tuned by the explorer (`work_group_sizes`). The
+order puts blocks of about `TARGET_ACCUMULATORS` results first, scalars before vectors and rows on dimension
+1 first, so that a short budget measures the likely winners; the explorer measures them all given time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, Mapping
+
+from lift.errors import LiftError
+from lift.ir.nodes import Lambda
+from lift.rules.engine import RewriteEngine
+from lift.rules.macro_rules import column_map, register_blocked
+from lift.rules.strategy import Focus, topdown, where
+
+ROWS = (1, 2, 4, 8)
+COLUMNS = (4, 8, 16, 32, 64)
+VECTORS = (None, 2, 4, 8, 16)
+DIMS = ((1, 0), (0, 1))
+TILES = ((4, 4), (8, 8), (1, 32))
+MAX_ACCUMULATORS = 256
+TARGET_ACCUMULATORS = 64
+
+
+def parameters() -> list:
+    """Every `(h, w, vector, mapping)` within the constraints that do not depend on the program, likely first;
+    `mapping` is global work-items' dimensions `(rows, columns)` or `("tiles", rows, cols)` (work-groups)."""
+    mappings = list(DIMS) + [("tiles", *t) for t in TILES]
+    out = [(h, w, v, m) for h in ROWS for w in COLUMNS for v in VECTORS for m in mappings
+           if h * w <= MAX_ACCUMULATORS and (v is None or (v < w and w % v == 0))]
+    return sorted(out, key=lambda p: (abs(math.log2(p[0] * p[1] / TARGET_ACCUMULATORS)), p[2] is not None,
+                                      mappings.index(p[3]) if p[3] != (0, 1) else len(mappings), -p[1]))
+
+
+def macro_derivations(program: Lambda, sizes: Mapping[str, int]) -> Iterator[tuple]:
+    """`(lowered program, derivation, params)` for each parameter choice whose strategy applies to `program`."""
+    engine = RewriteEngine(sizes=dict(sizes))
+    start = Focus(program, engine)
+    if topdown(where(column_map))(start) is None:
+        return
+    for h, w, vector, mapping in parameters():
+        tiles = mapping[1:] if mapping[0] == "tiles" else None
+        strategy = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles)
+        try:
+            focus = strategy(start)
+        except LiftError:
+            focus = None
+        if focus is not None:
+            mapped_on = f"tiles={tiles[0]}x{tiles[1]}" if tiles else f"dims={mapping[0]}{mapping[1]}"
+            params = {"register-blocked": f"h={h}, w={w}, vector={vector or 1}, {mapped_on}"}
+            yield focus.program, focus.derivation(), params

@@ -1,0 +1,129 @@
+"""Macro rules: named compositions of the rules of Figures 3-4 and of `lift.rules.interchange`,
+`lift.rules.tiling` and `lift.rules.register_blocking`, each a strategy placed by a selector (Steuwer, Remmelg,
+Dubach, CASES 2016, whose macro rules derive matrix multiply). Their recorded steps are rules only, so a
+derivation that uses them replays like any other.
+
+- `block_columns(w)`: a map over the columns of a matrix in blocks of `w`, each block one fold into `w`
+  accumulators (work per thread along the columns);
+- `block_rows(h)`: the rows of the enclosing map in blocks of `h`, interchanged with the blocks of columns,
+  each block one fold into `h × w` accumulators (work per thread along the rows: register blocking);
+- `vectorised_block(n)`: the innermost update of the accumulators as `n`-lane vectors (4(e));
+- `global_2d(outer, inner)`: the blocks of rows and of columns on two dimensions of global work-items
+  (`map-global[1] ∘ map-global[0]`, or transposed);
+- `tiled_workgroups(rows, cols)`: the blocks in 2-D tiles, one work-group each (`map-workgroup[1] ∘
+  map-workgroup[0]`, `map-local[1] ∘ map-local[0]` within);
+- `private_accumulators`: the accumulators in private memory (4(d));
+- `register_blocked(h, w, vector, dims)`: all of these, then the default lowering of what is left.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from lift.ir import patterns as P
+from lift.ir.nodes import FunCall, Lambda
+from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
+from lift.rules.default_lowering import clean_up, lower_rest
+from lift.rules.paper_derivations import mapped
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call,
+                                 mapped_body, normalize, outermost, rewrite, topdown, where)
+from lift.types.types import ScalarType
+
+column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
+"""A map over the columns of a matrix (`map(g)(transpose(B))`) inside another map: matrix multiply's map over
+the columns of B, for each row of A."""
+
+computes = Selector(lambda c: isinstance(c.node, FunCall) and isinstance(c.node.f, Map) and not P.is_view(c.node.f),
+                    "computes")
+"""A call of a map whose function computes (not a map of a data-layout function such as `map(join)`)."""
+
+
+def block_columns(w: int) -> Strategy:
+    """At the outermost `column_map` where it applies: the columns in blocks of `w`, each block's column
+    reductions one fold into `w` accumulators:
+
+        map(λb. reduce(f, z)(map(g)(zip(a, b))))(transpose(B))
+          → join(map(λX. transpose(reduce-seq(λacc, t. map(..)(zip(acc, get-0 t)), [z]_w)(zip(X, a))))
+                 (transpose(map(split-w)(B))))
+
+    by split-join (3(c)), split-transpose, map fusion (3(f)) and map-reduce-interchange (3(d))."""
+    return outermost(column_map, rewrite("split-join", n=w) >> arguments(0, 0)(rewrite("split-transpose"))
+                     >> argument(0, rewrite("map-fusion"))
+                     >> argument(0, mapped_body(rewrite("map-reduce-interchange"))))
+
+
+def _mapped_fold(call) -> bool:
+    body = getattr(call.f.f, "body", None)
+    while isinstance(body, FunCall) and isinstance(body.f, Transpose):
+        body = body.args[0]
+    return isinstance(body, FunCall) and isinstance(body.f, ReduceSeq)
+
+
+folds_of_rows = is_call(Map) & Selector(lambda c: _mapped_fold(c.node), "maps_a_fold")
+"""A map whose function is a fold (possibly transposed): `map(λa. transpose(reduce-seq(..)(zip(X, a))))`."""
+
+
+def block_rows(h: int) -> Strategy:
+    """At the outermost map outside every map where it applies (after `block_columns`): its rows in blocks of
+    `h`, the two loops interchanged, and the `h` folds of a block one fold into `h` rows of accumulators:
+
+        map(λa. join(map(λX. F(X, a))(Y)))(A)
+          → join(map(λAs. map(join)(transpose(map(λX. map(transpose)(transpose(reduce-seq(..)
+                 (zip(X, transpose(As))))))(Y))))(split-h(A)))
+
+    by split-join (3(c)), map fission (3(f)), map-map-interchange, fission again and
+    map-reduce-seq-interchange."""
+    one_fold = (where(folds_of_rows) >> rewrite("map-fission", at=1)
+                >> argument(0, rewrite("map-reduce-seq-interchange")))
+    blocked = (rewrite("split-join", n=h) >> argument(0, mapped(rewrite("map-fission", at=1)))
+               >> argument(0, mapped_body(argument(0, rewrite("map-map-interchange")))))
+    return outermost(is_call(Map) & ~inside(), blocked >> topdown(one_fold))
+
+
+def vectorised_block(n: int) -> Strategy:
+    """The innermost maps of the accumulators' update, `map(f)(zip(acc_row, b_row))` inside a fold, as `n`-lane
+    vectors (`vectorize-zip-map`, 4(e)): the vectorisation of the innermost dimension of a register block."""
+    update = (is_call(Map) & argument_is(is_call(Zip)) & inside(ReduceSeq)
+              & Selector(lambda c: isinstance(c.node.t.elem, ScalarType), "of_scalars"))
+    return normalize(where(update) >> rewrite("vectorize-zip-map", n=n))
+
+
+def global_2d(outer: int = 1, inner: int = 0) -> Strategy:
+    """The outermost computing map on global work-items of dimension `outer`, and the outermost computing map in
+    its function on dimension `inner` (4(a)): `map-global[1](.. map-global[0](..) ..)`."""
+    return outermost(computes & ~inside(), rewrite("map-to-global", dim=outer)
+                     >> mapped_body(outermost(computes, rewrite("map-to-global", dim=inner))))
+
+
+def tiled_workgroups(rows: int, cols: int) -> Strategy:
+    """2-D tiling of the blocks (after `block_columns`, `block_rows`): the blocks of rows in tiles of `rows`,
+    the blocks of columns in tiles of `cols` (split-join, 3(c)), the tiles interchanged (fission, 3(f), and
+    `map-map-interchange`), then `map-workgroup[1] ∘ map-workgroup[0]` over the tiles and `map-local[1] ∘
+    map-local[0]` within (4(a)): work-groups of `rows × cols` work-items, each computing one block."""
+    split_rows = outermost(computes & ~inside(), rewrite("split-join", n=rows) >> argument(0, mapped(
+        rewrite("map-fission", at=2) | rewrite("map-fission", at=1))))
+    split_cols = outermost(is_call(Map) & inside() & Selector(lambda c: isinstance(c.node.f.f, Lambda), "of_lambda"),
+                           mapped_body(where(computes) >> rewrite("split-join", n=cols))
+                           >> rewrite("map-fission", at=1) >> argument(0, rewrite("map-map-interchange")))
+    local = mapped_body(outermost(computes, rewrite("map-to-local", dim=1)
+                                  >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0)))))
+    groups = outermost(computes & ~inside(), rewrite("map-to-workgroup", dim=1)
+                       >> mapped(outermost(computes, rewrite("map-to-workgroup", dim=0) >> local)))
+    return split_rows >> split_cols >> groups
+
+
+private_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
+"""Every work-item's array accumulator in private memory (`private-accumulator`, 4(d)), once lowered."""
+
+
+def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
+                     tiles: Optional[tuple] = None) -> Strategy:
+    """Matrix multiply's register blocking (CASES 2016): blocks of `h × w` results per work-item (`h = 1`: no
+    row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
+    dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
+    (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
+    private memory."""
+    rows = block_rows(h) if h > 1 else identity
+    lanes = vectorised_block(vector) if vector else identity
+    threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
+    return (block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up >> private_accumulators)

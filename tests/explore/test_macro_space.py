@@ -1,0 +1,53 @@
+"""The macro space in the search: `lift explore` of matrix multiply proposes register-blocked candidates first,
+replayable and correct, and keeps the moves of programs of other shapes."""
+
+import itertools
+import json
+
+import pytest
+
+from lift.explore.bandwidth import StreamingBandwidth
+from lift.explore.driver import explore
+from lift.explore.evaluation import TimingPolicy
+from lift.explore.rewrite_search import RewriteSearch
+from lift.rules import Derivation, alpha_equal
+
+from opencl_device import needs_device
+
+SIZES = {"M": 64, "K": 64, "N": 64}
+FAST = TimingPolicy(min_runs=3, max_runs=10, max_s=0.2)
+KNOWN_BANDWIDTH = StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0.002, nbytes=0)
+
+
+def _replayed(candidate, program, sizes):
+    steps = [{"rule": s["rule"], "at": s["at"], "params": s["params"]} for s in candidate.derivation]
+    return Derivation.from_json(json.dumps({"sizes": sizes, "steps": steps})).replay(program)
+
+
+def test_matmul_candidates_start_with_the_macro_space(examples):
+    program = examples["matmul"].kernels["matmul"]
+    search = iter(RewriteSearch(program, SIZES))
+    first = [next(search) for _ in range(6)]
+    assert all("register-blocked" in c.params for c in first)
+    assert first[0].params["register-blocked"] == "h=1, w=64, vector=1, dims=10"
+    for c in first:
+        assert alpha_equal(_replayed(c, program, SIZES), c.program)
+    later = next(c for c in search if "register-blocked" not in c.params)
+    assert alpha_equal(_replayed(later, program, SIZES), later.program)
+
+
+@pytest.mark.parametrize("stem, sizes", [("dot", {"N": 1 << 12}), ("gemv", {"M": 64, "N": 64})])
+def test_other_programs_get_no_macro_candidates(examples, stem, sizes):
+    some = list(itertools.islice(RewriteSearch(examples[stem].kernels[stem], sizes), 3))
+    assert some and not any("register-blocked" in c.params for c in some)
+
+
+@needs_device
+def test_explore_of_matmul_measures_register_blocked_winners(examples, tmp_path):
+    pf = examples["matmul"]
+    sizes = {"M": 32, "K": 16, "N": 32}
+    result = explore(pf, "matmul", sizes, RewriteSearch(pf.kernels["matmul"], sizes), budget_s=300,
+                     out_dir=tmp_path, max_candidates=4, timing=FAST, bandwidth=KNOWN_BANDWIDTH, progress=False,
+                     work_group_sizes=(None,))
+    assert len(result.ranked) == 4 and all(r.ok for r in result.ranked)
+    assert "register-blocked" in result.winner.params

@@ -1,0 +1,71 @@
+"""Kernels of the macro rules' register-blocked matrix multiply (2-D map-global or 2-D tiles of work-groups,
+private accumulator blocks, vectorised updates) against numpy on the OpenCL device, a tiled one under
+oclgrind; and the launch of maps nested anywhere in an outer one's function."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lift.opencl_gen.compiled import compile
+from lift.opencl_gen.kernels import generate
+from lift.rules.macro_rules import register_blocked
+from lift.rules.strategy import derive
+
+from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+from matmul import matmul  # noqa: E402
+
+SIZES = {"M": 16, "K": 12, "N": 32}
+
+
+def _blocked(h, w, vector=None, dims=(1, 0), sizes=SIZES, tiles=None):
+    return derive(register_blocked(h, w, vector, dims, tiles), matmul, sizes).replay(matmul)
+
+
+def test_the_launch_covers_both_dimensions_of_blocks():
+    kernel = generate(_blocked(4, 8), "matmul", SIZES).kernels[0]
+    assert kernel.launch.evaluate(SIZES) == ((32 // 8, 16 // 4), None)
+    kernel = generate(_blocked(2, 16, dims=(0, 1)), "matmul", SIZES).kernels[0]
+    assert kernel.launch.evaluate(SIZES) == ((16 // 2, 32 // 16), None)
+    kernel = generate(_blocked(2, 4, tiles=(4, 2)), "matmul", SIZES).kernels[0]
+    assert kernel.launch.evaluate(SIZES) == ((32 // 4, 16 // 2), (2, 4))
+
+
+def test_the_accumulators_are_private():
+    source = generate(_blocked(4, 8, 4), "matmul", SIZES).source
+    assert "float pmem" in source and "vload4" in source
+
+
+@needs_device
+@pytest.mark.parametrize("h, w, vector, dims, tiles", [
+    (1, 4, None, (1, 0), None), (1, 32, 8, (0, 1), None), (2, 16, None, (1, 0), None), (4, 8, 4, (1, 0), None),
+    (8, 4, None, (0, 1), None), (4, 16, 16, (1, 0), None), (16, 2, None, (1, 0), None),
+    (2, 4, None, (1, 0), (4, 2)), (1, 8, 4, (1, 0), (8, 4)), (4, 4, 2, (1, 0), (1, 8))])
+def test_register_blocked_kernels_compute_the_product(h, w, vector, dims, tiles):
+    rng = np.random.default_rng(h * 100 + w)
+    a = rng.uniform(-1, 1, (SIZES["M"], SIZES["K"])).astype(np.float32)
+    b = rng.uniform(-1, 1, (SIZES["K"], SIZES["N"])).astype(np.float32)
+    got = compile(_blocked(h, w, vector, dims, tiles=tiles))(a, b)
+    np.testing.assert_allclose(got[..., 0], a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@needs_oclgrind
+def test_a_register_blocked_kernel_under_oclgrind(tmp_path):
+    sizes = {"M": 8, "K": 4, "N": 16}
+    program = tmp_path / "blocked.py"
+    program.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(EXAMPLES)!r})\n"
+        "from matmul import matmul\n"
+        "from lift.rules.macro_rules import register_blocked\n"
+        "from lift.rules.strategy import derive\n"
+        f"SIZES = {sizes!r}\n"
+        "blocked = derive(register_blocked(2, 4, 4, tiles=(2, 2)), matmul, SIZES).replay(matmul)\n")
+    rng = np.random.default_rng(9)
+    a, b = rng.uniform(-1, 1, (8, 4)).astype(np.float32), rng.uniform(-1, 1, (4, 16)).astype(np.float32)
+    (got,) = run_under_oclgrind(program, "blocked", sizes, [a, b], tmp_path)
+    np.testing.assert_allclose(got[..., 0], a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)

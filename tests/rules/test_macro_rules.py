@@ -1,0 +1,139 @@
+"""The macro rules of matrix multiply (`lift.rules.tiling`, `interchange`, `register_blocking`, `macro_rules`):
+each rule against the interpreter on random sizes and data (Hypothesis), and every composition the macro space
+proposes against numpy."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, Split, Transpose, Zip, fun,
+                  infer, interpret, paper)
+from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
+from lift.rules import RewriteEngine
+from lift.rules.macro_rules import block_columns, block_rows, register_blocked
+from lift.rules.registry import rule_named
+from lift.rules.rule import RuleNotApplicable
+from lift.rules.strategy import StrategyFailed, derive
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from blas import add, mult  # noqa: E402
+from matmul import matmul  # noqa: E402
+
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+ENGINE = RewriteEngine()
+
+
+def _rand(rng, *shape):
+    return rng.integers(-4, 5, shape).astype(np.float32) / 2
+
+
+def _rewritten(program, rule, at=None, **params):
+    """`program` with `rule` applied at its location `at` (or at the only place it applies), type-checked."""
+    places = [rw for rw in ENGINE.rewrites(program) if rw.rule == rule and (at is None or rw.location == at)
+              and all(dict(rw.params).get(k) == v for k, v in params.items())]
+    assert places, f"{rule} does not apply to {paper(program)}"
+    new = ENGINE.apply(program, places[0])
+    assert infer(new).type == infer(program).type
+    return new
+
+
+@SETTINGS
+@given(st.integers(1, 5), st.sampled_from([2, 3, 4]), st.integers(1, 3), st.integers(0, 1 << 16))
+def test_split_transpose(k, n, chunks, seed):
+    rng = np.random.default_rng(seed)
+    program = fun([ArrayType(ArrayType(Float, n * chunks), k)], lambda b: Split(n)(Transpose()(b)))
+    x = _rand(rng, k, n * chunks)
+    np.testing.assert_array_equal(interpret(_rewritten(program, "split-transpose"), x), interpret(program, x))
+
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4), st.integers(0, 1 << 16))
+def test_map_map_interchange_of_matrix_multiply(m, k, n, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _rand(rng, m, k), _rand(rng, k, n)
+    new = _rewritten(matmul, "map-map-interchange")
+    assert paper(new).startswith("λ A, B. transpose ∘ map(λ b.")
+    np.testing.assert_array_equal(interpret(new, a, b), interpret(matmul, a, b))
+
+
+def test_map_map_interchange_needs_an_independent_inner_array():
+    program = fun([ArrayType(ArrayType(Float, 3), 2)], lambda x: Map(lambda r: Map(lambda v: add(v, v))(r))(x))
+    with pytest.raises(RuleNotApplicable, match="depends on the outer element"):
+        rule_named("map-map-interchange").check(program.body, None, {})
+
+
+folds = {
+    "zip": lambda m, k: fun([ArrayType(ArrayType(Float, k), m), ArrayType(Float, k)], lambda R, y: Map(
+        lambda r: ReduceSeq(lambda acc, t: add(acc, mult(Get(t, 0), Get(t, 1))), 0.0)(Zip(y, r)))(R)),
+    "row": lambda m, k: fun([ArrayType(ArrayType(Float, k), m), ArrayType(Float, k)], lambda R, y: Map(
+        lambda r: ReduceSeq(lambda acc, v: add(acc, mult(v, v)), 1.0)(r))(R)),
+}
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(folds)), st.integers(1, 4), st.integers(1, 5), st.integers(0, 1 << 16))
+def test_map_reduce_seq_interchange(kind, m, k, seed):
+    rng = np.random.default_rng(seed)
+    program = folds[kind](m, k)
+    R, y = _rand(rng, m, k), _rand(rng, k)
+    new = _rewritten(program, "map-reduce-seq-interchange")
+    np.testing.assert_array_equal(interpret(new, R, y), interpret(program, R, y))
+
+
+def test_map_reduce_seq_interchange_of_array_accumulators():
+    """Applied after `map-reduce-interchange`, the accumulators form a block (`block_rows`)."""
+    sizes = {"M": 4, "K": 3, "N": 6}
+    rng = np.random.default_rng(3)
+    a, b = _rand(rng, 4, 3), _rand(rng, 3, 6)
+    blocked = derive(block_columns(3) >> block_rows(2), matmul, sizes)
+    assert [s.rule for s in blocked.steps][-2:] == ["map-fission", "map-reduce-seq-interchange"]
+    np.testing.assert_array_equal(interpret(blocked.replay(matmul), a, b), interpret(matmul, a, b))
+
+
+@SETTINGS
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 1 << 16))
+def test_private_accumulator(m, n, k, seed):
+    """The column sums of each matrix of a stack, one matrix per work-item, accumulated in private memory."""
+    rng = np.random.default_rng(seed)
+    program = fun([ArrayType(ArrayType(ArrayType(Float, k), n), m)], lambda X: MapGlb(
+        lambda rows: ReduceSeq(lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
+                               Literal(0.0, ArrayType(Float, k)))(rows))(X))
+    x = _rand(rng, m, n, k)
+    new = _rewritten(program, "private-accumulator")
+    assert "toPrivate(reduce-seq" in paper(new)
+    np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
+
+
+def test_private_accumulator_only_in_a_work_item():
+    program = fun([ArrayType(ArrayType(Float, 3), 4)], lambda x: ReduceSeq(
+        lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
+        Literal(0.0, ArrayType(Float, 3)))(x))
+    assert not [rw for rw in ENGINE.rewrites(program) if rw.rule == "private-accumulator"]
+
+
+def test_parameters_are_constrained():
+    ps = parameters()
+    assert len(ps) == len(set(ps)) and all(h * w <= MAX_ACCUMULATORS for h, w, _, _ in ps)
+    assert all(v is None or (w % v == 0 and v < w) for _, w, v, _ in ps)
+
+
+@pytest.mark.parametrize("sizes", [{"M": 8, "K": 4, "N": 16}, {"M": 6, "K": 5, "N": 12}])
+def test_every_macro_derivation_means_matrix_multiply(sizes):
+    rng = np.random.default_rng(5)
+    a, b = _rand(rng, sizes["M"], sizes["K"]), _rand(rng, sizes["K"], sizes["N"])
+    found = list(macro_derivations(matmul, sizes))
+    assert found and all("register-blocked" in p for _, _, p in found)
+    for program, derivation, _ in found:
+        np.testing.assert_array_equal(interpret(derivation.replay(matmul), a, b)[..., 0], a @ b)
+        assert derivation.replay(matmul) == program
+
+
+def test_macro_rules_find_no_place_in_other_programs():
+    dot = fun([ArrayType(Float, 8), ArrayType(Float, 8)], lambda x, y: (Reduce(add, 0.0) @ Map(mult))(Zip(x, y)))
+    assert not list(macro_derivations(dot, {}))
+    with pytest.raises(StrategyFailed):
+        derive(register_blocked(2, 4), dot)
