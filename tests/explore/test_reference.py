@@ -80,7 +80,7 @@ def test_a_problem_checked_at_a_smaller_size_keeps_no_reference_at_the_explored_
     assert problem.inputs[0].shape == (1024, 4) and problem.check.inputs[0].shape == (256, 4)
     assert problem.useful_bytes == 2 * 1024 * 16 + 8 + 1024 * 32
     with np.load(problem.save(tmp_path / "inputs.npz")) as stored:
-        assert sorted(stored.files) == ["input_0", "input_1", "input_2", "input_3"]
+        assert sorted(stored.files) == ["input_0", "input_1", "input_2", "input_3", "tolerance"]  # no reference
 
 
 def _nbody_global(ns, swapped=False, chunk=None):
