@@ -269,8 +269,8 @@ class RewriteSearch:
             return None
 
     def next_point(self, program: Lambda):
-        """The first high-level reduction, else the first high-level map outside every map: its place, the
-        decision's name and its moves."""
+        """The first high-level reduction, else the first high-level map outside every map (a map of a view is
+        a view, not one): its place, the decision's name and its moves."""
         maps = None
         for ctx in walk(infer(program).expr, self.engine.choices):
             node = ctx.node
@@ -284,7 +284,7 @@ class RewriteSearch:
                     zipped = _is_call_of(mapped_.args[0], P.Zip)
                     scalars = _scalar_elements(mapped_) or (zipped and _scalar_result(mapped_))
                     return ctx, f"reduce@{ctx.path}", reduction_moves(length, in_pattern, scalars, zipped)
-            if maps is None and isinstance(node.f, P.Map) and not in_pattern:
+            if maps is None and isinstance(node.f, P.Map) and P.is_high_level(node.f) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
                     maps = (ctx, f"map@{ctx.path}", map_moves(length, _scalar_elements(node)))

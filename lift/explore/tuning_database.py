@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from lift.explore.candidate import program_key
-from lift.explore.log import BASELINE, CANDIDATE, SCHEMA, TRANSIENT, BadRecord, Record
+from lift.explore.log import BASELINE, CANDIDATE, SCHEMA, BadRecord, Record
 from lift.ir.nodes import Lambda
 
 ENVIRONMENT = "LIFT_TUNING_DB"
@@ -165,9 +165,10 @@ class SharedLog:
     """The explore loop's database (`lift.explore.database.Database`): the output folder's log, backed by the
     user's tuning database.
 
-    Every record appended goes to both. An evaluation the log lacks but the store has (another folder's
+    Every record appended goes to both. A working candidate the log lacks but the store has (another folder's
     search of the same program on the same device, at the same sizes) stands as measured: it is copied into
-    the log, not measured again, unless it is a failure that may be the moment's (`TRANSIENT`).
+    the log, not measured again. A failure is evaluated again: it may be the moment's, or that of the lift
+    that measured it (a candidate the generator could not compile then may compile now).
     """
 
     def __init__(self, log, store: TuningDatabase, program: Lambda):
@@ -180,7 +181,7 @@ class SharedLog:
         if record is not None or role != CANDIDATE or self.log.find(key, device, kernel, sizes, role) is not None:
             return record
         stored = self.store.find(self.program, key, device, sizes)
-        if stored is None or (not stored.ok and stored.status in TRANSIENT):
+        if stored is None or not stored.ok:
             return None
         copied = Record.from_dict({**json.loads(stored.to_json()), "kernel": kernel, "schema": SCHEMA})
         self.log.append(copied)

@@ -154,7 +154,7 @@ _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.no
 def default_strategy(sizes: Mapping[str, int]) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the reductions' chunks)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes))
-    top_maps = normalize(where(is_call(P.Map) & ~inside()) >> _TOP_MAP)
+    top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> _TOP_MAP)
     return hoist_invariants >> _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, paper, userfun
-from lift.rules.default_lowering import LoweringError, default_lowering, reduction_chunk
+from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper, userfun
+from lift.rules.default_lowering import LoweringError, default_lowering, lower, reduction_chunk
 from lift.rules.lowering_choice import is_lowered
 
 from opencl_device import MANIFEST_HOST, needs_device
@@ -200,3 +200,16 @@ def test_asum_at_a_prime_size_lowers_to_two_kernels_of_padded_chunks(examples):
     lowered = default_lowering(program, {"N": 16_777_213}).replay(program)
     assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. add(acc_1, "
                               "absf(x_2)), 0.0)) ∘ split-4096 ∘ pad-to-multiple-4096(0.0)")
+
+
+@needs_device
+def test_a_high_level_stencil_keeps_its_maps_of_views(examples):
+    """`pad2d` and `slide2d` map views over rows (`map(pad)`, `map(slide)`): views in N dimensions, left as they
+    are; only the neighbourhood function's maps run on work-items."""
+    pf = examples["stencils"]
+    program = pf.kernels["conv2d_high"]
+    sizes = {"N": 45, "M": 67}
+    a, k = pf.inputs("conv2d_high", sizes, seed=1)
+    lowered = lower(program, sizes)
+    assert "map(pad(1, 1, clamp))" in lift.paper(lowered) and "map(slide(3, 1))" in lift.paper(lowered)
+    np.testing.assert_allclose(lift.compile(program)(a, k), interpret(program, a, k), rtol=1e-5, atol=1e-6)
