@@ -19,17 +19,18 @@ from lift.ir.call_graph import CallGraph
 from lift.ir.typecheck import TypedProgram, infer
 from lift.ir.userfun import UserFun, userfun
 from lift.explore.tuned_compile import compile
+from lift.arrays import (ARRAY_MATH, LiftArray, asarray, config, evaluate, explain, maximum, minimum, where)
 from lift.types.arith import ArithExpr, Cst, SizeVar, Var
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
                               VectorType)
 
-globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: on IR values and in user functions
+globals().update(ARRAY_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: on IR values, lift arrays, numbers
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
-    "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
+    "FunCall", "FunDecl", "LiftArray", "asarray", "config", "evaluate", "explain", "maximum", "minimum", "where", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
     "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
     "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed", "Reduce",
     "ReduceSeq", "Reorder", "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take", "ToGlobal",

@@ -1,0 +1,103 @@
+"""Evaluating lift arrays: the graph as one program, compiled once per structure and device, run where
+the placement says.
+
+`plan` finds the graph below the arrays asked for, its structural key (`lift.arrays.graph.structure`), the
+cached compiled program for that key on the arrays' device (`lift.compile`: the tuning database's winner
+where present, else the default lowering) and the placement (`lift.config`, else Brook's cost model:
+`lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value.
+`run_on_device` is the one function that moves data between numpy and the device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from lift.arrays.array import LiftArray
+from lift.arrays.config import config
+from lift.arrays.graph import Structure, build, structure
+from lift.arrays.host import evaluate_on_host
+from lift.arrays.placement import Prediction, predict
+from lift.errors import LiftError
+from lift.explore.tuned_compile import compile as lift_compile
+from lift.opencl_gen import runtime
+
+_PROGRAMS: dict = {}
+COUNTS = {"compiled": 0, "reused": 0, "device": 0, "host": 0}
+
+
+@dataclass
+class Plan:
+    """One evaluation: the arrays, their graph's structure, program, compiled program and placement."""
+
+    targets: list
+    structure: Structure
+    device: object
+    compiled: object
+    prediction: Optional[Prediction]
+    placement: str
+
+    @property
+    def program(self):
+        return self.compiled.program
+
+
+def _device(targets):
+    spec = next((t.device for t in targets if t.device is not None), config.device)
+    return spec if spec is not None and not isinstance(spec, str) else runtime.select_device(spec)
+
+
+def compiled_program(targets, st: Structure, device):
+    """The compiled program of this structure on `device`, compiled on first use."""
+    key = (st.key, runtime.device_label(device))
+    if key in _PROGRAMS:
+        COUNTS["reused"] += 1
+    else:
+        COUNTS["compiled"] += 1
+        _PROGRAMS[key] = lift_compile(build(targets, st), device, name="lift_arrays")
+    return _PROGRAMS[key]
+
+
+def plan(*arrays, predict_always: bool = False) -> Plan:
+    """The plan for evaluating `arrays` (those not evaluated yet); `predict_always` also predicts where
+    the placement is forced."""
+    targets = list(dict.fromkeys(a for a in arrays if isinstance(a, LiftArray) and not a.evaluated))
+    st = structure(targets)
+    placement = config.placement
+    try:
+        device = _device(targets)
+    except LiftError:
+        if placement == "device":
+            raise
+        return Plan(targets, st, None, None, None, "host")
+    compiled = compiled_program(targets, st, device)
+    prediction = None
+    if placement == "auto" or predict_always:
+        computed = [n for n in st.nodes if n.op != "input"]
+        prediction = predict(computed, st.inputs, targets, compiled.generated(), device)
+    return Plan(targets, st, device, compiled, prediction,
+                prediction.choice if placement == "auto" else placement)
+
+
+def run_on_device(compiled, inputs: list) -> list:
+    """Run `compiled` on numpy `inputs` (a 0-d array as one element); its results as numpy arrays.
+    The one place where data moves between the host and the device."""
+    result = compiled(*(x.reshape(1) if x.ndim == 0 else x for x in inputs))
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def evaluate(*arrays):
+    """Compute `arrays` in one program (`plan`); returns their values as numpy arrays (one, or a tuple)."""
+    p = plan(*arrays)
+    if p.targets:
+        if p.placement == "device":
+            values = run_on_device(p.compiled, [n.value for n in p.structure.inputs])
+        else:
+            values = evaluate_on_host(p.targets)
+        COUNTS[p.placement] += 1
+        for t, v in zip(p.targets, values):
+            t.set_value(v)
+    values = tuple(a.value if isinstance(a, LiftArray) else np.asarray(a) for a in arrays)
+    return values[0] if len(values) == 1 else values
