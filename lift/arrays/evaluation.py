@@ -66,6 +66,8 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
     targets = list(dict.fromkeys(a for a in arrays if isinstance(a, LiftArray) and not a.evaluated))
     st = structure(targets)
     placement = config.placement
+    if placement == "host" and not predict_always:
+        return Plan(targets, st, None, None, None, "host")
     try:
         device = _device(targets)
     except LiftError:

@@ -25,7 +25,7 @@ import numpy as np
 
 from lift.arrays.array import LiftArray, lift_type
 from lift.arrays.operators import COMPARISONS, MATH
-from lift.ir.nodes import Lambda, Literal, Param, fun
+from lift.ir.nodes import Lambda, Literal, Param
 from lift.ir.typecheck import infer
 from lift.ir.patterns import Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, ToPrivate, Transpose, Tuple, Zip
 from lift.ir.userfun import userfun
@@ -314,7 +314,8 @@ class _Region:
         if self.reduction and depth == dims - 1:
             inner = states[zipped[0]] if len(zipped) == 1 else Zip(*(states[i] for i in zipped))
             if not identity:
-                inner = Map(lambda p: self._apply(f, leaves, self._bound(states, zipped, pos, p)[0]))(inner)
+                p = Param(f"elem{depth}")
+                inner = Map(Lambda((p,), self._apply(f, leaves, self._bound(states, zipped, pos, p)[0])))(inner)
             return Reduce(_reducer(self.reduction, self.body.dtype), _neutral(self.reduction, self.body.dtype))(inner)
         if depth == dims:
             return self._apply(f, leaves, states)
@@ -322,10 +323,9 @@ class _Region:
             raise ValueError(f"no array spans axis {depth} of a region of shape {self.shape}")
         source = states[zipped[0]] if len(zipped) == 1 else Zip(*(states[i] for i in zipped))
 
-        def body(p):
-            inner_states, inner_pos = self._bound(states, zipped, pos, p)
-            return self._nest(depth + 1, dims, leaves, inner_states, inner_pos, f, identity)
-        return Map(body)(source)
+        p = Param(f"elem{depth}")
+        inner_states, inner_pos = self._bound(states, zipped, pos, p)
+        return Map(Lambda((p,), self._nest(depth + 1, dims, leaves, inner_states, inner_pos, f, identity)))(source)
 
     @staticmethod
     def _bound(states, zipped, pos, p):
@@ -369,7 +369,8 @@ class _Builder:
                 outputs = [self._output(t) for t in targets]
                 return outputs[0] if len(outputs) == 1 else Tuple(*outputs)
             value = self._compute(lets[i])
-            return fun(lambda v: (self.memo.__setitem__(lets[i], v), bind(i + 1))[1])(value)
+            self.memo[lets[i]] = v = Param(f"let{i}")
+            return Lambda((v,), bind(i + 1))(value)
         return bind(0)
 
     def _output(self, n: LiftArray):
