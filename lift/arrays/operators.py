@@ -147,6 +147,9 @@ def transpose(x: LiftArray, axes=None) -> LiftArray:
         raise LiftTypeError(f"transpose: {axes} is not a permutation of the axes of an array of shape {x.shape}")
     if axes == tuple(range(x.ndim)):
         return x
+    if _distributes(x):
+        return LiftArray("map", tuple(transpose(a, axes) if isinstance(a, LiftArray) else a for a in x.args),
+                         x.attrs, tuple(x.shape[a] for a in axes), x.dtype)
     return LiftArray("transpose", (x,), (axes,), tuple(x.shape[a] for a in axes), x.dtype)
 
 
@@ -158,7 +161,18 @@ def reshape(x: LiftArray, shape) -> LiftArray:
         shape = tuple(x.size // max(known, 1) if n == -1 else n for n in shape)
     if int(np.prod(shape, dtype=np.int64)) != x.size or any(n < 0 for n in shape):
         raise LiftTypeError(f"reshape: cannot view an array of shape {x.shape} as {shape}")
-    return x if shape == x.shape else LiftArray("reshape", (x,), (shape,), shape, x.dtype)
+    if shape == x.shape:
+        return x
+    if _distributes(x):
+        return LiftArray("map", tuple(reshape(a, shape) if isinstance(a, LiftArray) else a for a in x.args),
+                         x.attrs, shape, x.dtype)
+    return LiftArray("reshape", (x,), (shape,), shape, x.dtype)
+
+
+def _distributes(x: LiftArray) -> bool:
+    """Whether a view of `x` is the element-wise operation `x` of the same view of its operands (Accelerator
+    pushes transformations to the leaves so that they stay in one kernel)."""
+    return x.op == "map" and all(a.shape == x.shape for a in x.args if isinstance(a, LiftArray))
 
 
 def _boundary(boundary, name: str):
