@@ -119,6 +119,10 @@ def _install_operators() -> None:
         setattr(LiftArray, f"__{name}__", lambda self, other, op=op: ops.elementwise(op, self, other))
         if name in ("add", "sub", "mul", "truediv", "pow"):
             setattr(LiftArray, f"__r{name}__", lambda self, other, op=op: ops.elementwise(op, other, self))
+    for name, op in (("and", "logical_and"), ("or", "logical_or")):
+        setattr(LiftArray, f"__{name}__", lambda self, other, op=op: ops.elementwise(op, self, other))
+        setattr(LiftArray, f"__r{name}__", lambda self, other, op=op: ops.elementwise(op, other, self))
+    LiftArray.__invert__ = lambda self: ops.elementwise("logical_not", self)
     LiftArray.__neg__ = lambda self: ops.elementwise("negative", self)
     LiftArray.__pos__ = lambda self: self
     LiftArray.__abs__ = lambda self: ops.elementwise("absolute", self)

@@ -32,7 +32,7 @@ from lift.ir.userfun import userfun
 from lift.types.types import ArrayType, Bool
 
 _VIEWS = ("transpose", "reshape", "pad")
-_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", **{k: v for k, v in zip(
+_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or", **{k: v for k, v in zip(
     COMPARISONS, ("<", "<=", ">", ">=", "==", "!="))}}
 _REDUCE = {"add": "x + y", "max": "max(x, y)", "min": "min(x, y)"}
 
@@ -120,6 +120,13 @@ def reshape_expr(e, old: tuple, new: tuple):
     return e
 
 
+def _stored(n: LiftArray) -> bool:
+    """Whether `n` is an input or a view of one (what a window or a let can read without computing)."""
+    while n.op in _VIEWS:
+        n = n.args[0]
+    return n.op == "input"
+
+
 def _squeezed(shape: tuple) -> tuple:
     return tuple(n for n in shape if n != 1)
 
@@ -185,7 +192,7 @@ class _Region:
         return self.leaves[key]
 
     def _fused(self, n: LiftArray) -> bool:
-        return n.op in ("map", "gather", "shift") and n not in self.builder.shared
+        return n.op in ("map", "gather", "shift") and (n is self.body or n not in self.builder.shared)
 
     def _scalar(self, n, place: tuple) -> str:
         """The source of `n`'s element at the region's index; `place[j]` is the region axis of `n`'s axis `j`
@@ -201,6 +208,8 @@ class _Region:
             return self._element(n, place)
         if self._fused(n) and n.op == "shift":
             offsets, boundary = n.attrs
+            if not _stored(n.args[0]) and n.args[0] not in self.builder.shared:
+                self.builder.found.add(n.args[0])           # a window reads memory: computed once, let-bound
             leaf = self._leaf("window", n.args[0], (), boundary)
             reads = [-s for s in offsets]
             leaf.lo = [min(lo, r) for lo, r in zip(leaf.lo, reads)]
@@ -250,7 +259,8 @@ class _Region:
             return f"({args[0]} {_INFIX[op]} {args[1]})"
         if op == "power":
             return f"({args[0]} ** {args[1]})"
-        named = {"maximum": "max", "minimum": "min", "negative": "-", "absolute": "abs"}
+        named = {"maximum": "max", "minimum": "min", "negative": "-", "absolute": "abs",
+                 "logical_not": "not "}
         if op in MATH:
             return f"math.{op}({', '.join(args)})"
         return f"{named[op]}({', '.join(args)})"

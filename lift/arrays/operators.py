@@ -22,9 +22,10 @@ ARITHMETIC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "
               "power": np.power, "maximum": np.maximum, "minimum": np.minimum}
 COMPARISONS = {"less": np.less, "less_equal": np.less_equal, "greater": np.greater,
                "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal}
-UNARY = {"negative": np.negative, "absolute": np.absolute}
+LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or}
+UNARY = {"negative": np.negative, "absolute": np.absolute, "logical_not": np.logical_not}
 MATH = {name: f for name, f in NP_MATH.items() if name not in ("fmin", "fmax")}  # lift's (C's) names
-NUMPY = {**ARITHMETIC, **COMPARISONS, **UNARY, **MATH, "where": np.where}
+NUMPY = {**ARITHMETIC, **COMPARISONS, **LOGICAL, **UNARY, **MATH, "where": np.where}
 BOUNDARIES = ("clamp", "wrap", "mirror")
 NP_PAD = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 
