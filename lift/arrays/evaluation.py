@@ -5,7 +5,10 @@ the placement says.
 cached compiled program for that key on the arrays' device (`lift.compile`: the tuning database's winner
 where present, else the default lowering) and the placement (`lift.config`, else Brook's cost model:
 `lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value.
-`run_on_device` is the one function that moves data between numpy and the device.
+Where the code generator cannot take the program (a view of a computed array that the default lowering
+fuses into its producer), the arrays that views read are evaluated first and the rest is planned again
+(Accelerator's shader breaks). `run_on_device` is the one function that moves data between numpy and the
+device.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ import numpy as np
 
 from lift.arrays.array import LiftArray
 from lift.arrays.config import config
-from lift.arrays.graph import Structure, build, structure
+from lift.arrays.graph import Structure, build, stored, structure
 from lift.arrays.host import evaluate_on_host
 from lift.arrays.placement import Prediction, predict
-from lift.errors import LiftError
+from lift.errors import LiftCodegenError, LiftError
 from lift.explore.tuned_compile import compile as lift_compile
 from lift.opencl_gen import runtime
 
@@ -75,6 +78,15 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
             raise
         return Plan(targets, st, None, None, None, "host")
     compiled = compiled_program(targets, st, device)
+    try:
+        compiled.generated()
+    except LiftCodegenError:
+        breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift")
+                  for a in n.args if not stored(a)]
+        if not breaks:
+            raise
+        evaluate(*breaks)
+        return plan(*arrays, predict_always=predict_always)
     prediction = None
     if placement == "auto" or predict_always:
         computed = [n for n in st.nodes if n.op != "input"]

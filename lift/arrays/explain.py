@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lift.arrays.config import config
 from lift.arrays.evaluation import plan
 from lift.ir.printer import paper
 
@@ -44,7 +45,7 @@ def explain(*arrays, source: bool = False, file=None) -> Explanation:
         f = p.prediction
         lines += [f"prediction on {p.device.name.strip()}: transfers {f.transfer_ms:.3f} ms + kernels "
                   f"{f.kernel_ms:.3f} ms = {f.device_ms:.3f} ms; numpy on the host {f.host_ms:.3f} ms",
-                  f"placement: {p.placement}" + (" (cost model)" if f.choice == p.placement else " (lift.config)")]
+                  f"placement: {p.placement}" + (" (cost model)" if config.placement == "auto" else " (lift.config)")]
         if source:
             lines += ["", g.source]
     text = "\n".join(lines)

@@ -32,8 +32,8 @@ from lift.ir.userfun import userfun
 from lift.types.types import ArrayType, Bool
 
 _VIEWS = ("transpose", "reshape", "pad")
-_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or", **{k: v for k, v in zip(
-    COMPARISONS, ("<", "<=", ">", ">=", "==", "!="))}}
+_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or",
+          **dict(zip(COMPARISONS, ("<", "<=", ">", ">=", "==", "!=")))}
 _REDUCE = {"add": "x + y", "max": "max(x, y)", "min": "min(x, y)"}
 
 
@@ -120,7 +120,7 @@ def reshape_expr(e, old: tuple, new: tuple):
     return e
 
 
-def _stored(n: LiftArray) -> bool:
+def stored(n: LiftArray) -> bool:
     """Whether `n` is an input or a view of one (what a window or a let can read without computing)."""
     while n.op in _VIEWS:
         n = n.args[0]
@@ -153,6 +153,8 @@ def _literal(value, dtype) -> str:
 def _cast(text: str, old, new) -> str:
     if old == new:
         return text
+    if old.kind == "b":
+        return f"({_literal(1, new)} if {text} else {_literal(0, new)})"
     return f"({text} != 0)" if new.kind == "b" else f"{lift_type(new).name.capitalize()}({text})"
 
 
@@ -208,8 +210,6 @@ class _Region:
             return self._element(n, place)
         if self._fused(n) and n.op == "shift":
             offsets, boundary = n.attrs
-            if not _stored(n.args[0]) and n.args[0] not in self.builder.shared:
-                self.builder.found.add(n.args[0])           # a window reads memory: computed once, let-bound
             leaf = self._leaf("window", n.args[0], (), boundary)
             reads = [-s for s in offsets]
             leaf.lo = [min(lo, r) for lo, r in zip(leaf.lo, reads)]
@@ -240,18 +240,15 @@ class _Region:
 
     def _map(self, n: LiftArray, place: tuple) -> str:
         op = n.attrs[0]
-        if op in COMPARISONS or op == "where":
-            operands = n.args[1:] if op == "where" else n.args
-            probes = [np.empty(0, a.dtype) if isinstance(a, LiftArray) else a for a in operands]
-            dtype = np.result_type(*probes) if op == "where" else np.add(*probes).dtype
-        else:
-            dtype = n.dtype
+        dtype = n.dtype
+        if op in COMPARISONS:
+            dtype = np.add(*(np.empty(0, a.dtype) if isinstance(a, LiftArray) else a for a in n.args)).dtype
         if op == "astype":
             return self._cast_arg(n.args[0], n, place, n.dtype)
         if op == "where":
             c, x, y = (self._cast_arg(a, n, place, t) for a, t in zip(n.args, (np.dtype(bool), dtype, dtype)))
             return f"({x} if {c} else {y})"
-        if op == "power" and n.args[1] == 2:
+        if op == "power" and isinstance(n.args[1], (int, float)) and n.args[1] == 2:
             x = self._cast_arg(n.args[0], n, place, dtype)
             return f"({x} * {x})"
         args = [self._cast_arg(a, n, place, dtype) for a in n.args]
@@ -293,12 +290,12 @@ class _Region:
         return reshape_expr(e, computed, shape) if computed != (shape or (1,)) else e
 
     def _leaf_expr(self, leaf: _Leaf):
-        e = self.builder.expr(leaf.node)
         if leaf.kind == "element":
             shape = leaf.node.shape
-            return reshape_expr(e, shape or (1,), _squeezed(shape) or (1,))
+            return reshape_expr(self.builder.expr(leaf.node), shape or (1,), _squeezed(shape) or (1,))
         if leaf.kind != "window":
-            return e
+            return self.builder.expr(leaf.node)
+        e = self.builder.viewed(leaf.node)                   # a window reads memory
         boundary = leaf.boundary if isinstance(leaf.boundary, str) else Literal(leaf.boundary,
                                                                                lift_type(leaf.node.dtype))
         sizes = [h - lo + 1 for lo, h in zip(leaf.lo, leaf.hi)]
@@ -399,15 +396,21 @@ class _Builder:
                 self.found.add(n)
         return self._compute(n)
 
+    def viewed(self, n: LiftArray):
+        """The program's value of an array a view reads: a computed one is let-bound (in memory)."""
+        if not stored(n) and n not in self.shared:
+            self.found.add(n)
+        return self.expr(n)
+
     def _compute(self, n: LiftArray):
         if n.op == "transpose":
-            return transpose_expr(self.expr(n.args[0]), n.attrs[0])
+            return transpose_expr(self.viewed(n.args[0]), n.attrs[0])
         if n.op == "reshape":
-            return reshape_expr(self.expr(n.args[0]), n.args[0].shape or (1,), n.shape or (1,))
+            return reshape_expr(self.viewed(n.args[0]), n.args[0].shape or (1,), n.shape or (1,))
         if n.op == "pad":
             before, after, boundary = n.attrs
             boundary = boundary if isinstance(boundary, str) else Literal(boundary, lift_type(n.dtype))
-            e = self.expr(n.args[0])
+            e = self.viewed(n.args[0])
             for j in range(n.ndim):
                 e = _nest(j, Pad(before[j], after[j], boundary))(e)
             return e

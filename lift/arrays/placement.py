@@ -63,7 +63,7 @@ def host_ms(nodes) -> float:
     total = 0.0
     for n in nodes:
         if n.op == "reduce" and is_contraction(n):
-            total += n.args[0].args[0].size * 2 / rates["flops_per_ns"] * 1e-6
+            total += n.args[0].size * 2 / rates["flops_per_ns"] * 1e-6
         elif n.op == "reduce":
             total += n.args[0].size * rates["reduce_ns"] * n.dtype.itemsize / 4 * 1e-6
         elif n.op in ("map", "shift", "gather", "pad") and not _is_contraction_operand(n, nodes):

@@ -57,6 +57,17 @@ CASES = {
                                           "wrap"),
                 lambda a, b, v: sum(np.roll(a, s, (0, 1)) for s in ((1, 0), (0, 1), (0, 0), (0, -1), (-1, 0)))
                 * np.float32(0.2)),
+    "logical": (lambda a, b, v: lift.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0),
+                lambda a, b, v: np.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0)),
+    "count": (lambda a, b, v: (a > b).sum(axis=0), lambda a, b, v: (a > b).sum(axis=0).astype(np.int32)),
+    "power": (lambda a, b, v: a ** b, lambda a, b, v: a ** b),
+    "scalar_chain": (lambda a, b, v: a.sum() * 2.0 + a.max(), lambda a, b, v: a.sum() * 2 + a.max()),
+    "view_of_reduction": (lambda a, b, v: a.sum(axis=1).reshape(8, 8) * 2.0,
+                          lambda a, b, v: a.sum(axis=1).reshape(8, 8) * 2),
+    "transposed_product": (lambda a, b, v: (a.T @ b).T + 1.0, lambda a, b, v: (a.T @ b).T + 1),
+    "shifted_product": (lambda a, b, v: (a @ b.T).shift((1, 1), 0.0),
+                        lambda a, b, v: np.pad(a @ b.T, ((1, 0), (1, 0)))[:64, :64]),
+    "padded_expression": (lambda a, b, v: (a * 2.0).pad(1, 1, "clamp"), lambda a, b, v: np.pad(a * 2, 1, "edge")),
 }
 
 
