@@ -1,16 +1,19 @@
 """`lift.explain(x)`: how an array would be evaluated, without evaluating it.
 
-The lift program the graph becomes (paper notation), its lowered form and kernels with their launches,
+The lift program the graph becomes (paper notation) with the user functions generated for its element-wise
+regions, its lowered form and kernels with their launches,
 and the cost model's prediction with the placement it leads to (`lift.arrays.placement`); `source=True`
 adds the OpenCL C.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lift.arrays.config import config
 from lift.arrays.evaluation import plan
+from lift.arrays.graph import SOURCES
 from lift.ir.printer import paper
 
 
@@ -37,8 +40,11 @@ def explain(*arrays, source: bool = False, file=None) -> Explanation:
         lines.append("no OpenCL device: numpy on the host")
     else:
         g = p.compiled.generated()
-        lines += [f"program:  {paper(p.program)}", f"lowered:  {paper(g.typed.expr)}",
-                  f"kernels ({len(g.kernels)}):"]
+        text = paper(p.program)
+        lines += [f"program:  {text}"]
+        for name in dict.fromkeys(re.findall(r"\bew_[0-9a-f]{12}\b", text)):
+            lines.append("  " + " ".join(SOURCES.get(name, name).replace("def ", "").split()))
+        lines += [f"lowered:  {paper(g.typed.expr)}", f"kernels ({len(g.kernels)}):"]
         for k in g.kernels:
             glb, loc = k.launch.evaluate(g.sizes)
             lines.append(f"  {k.name}: global {glb}, local {loc if loc is not None else 'driver'}")

@@ -25,11 +25,12 @@ import numpy as np
 
 from lift.arrays.array import LiftArray, lift_type
 from lift.arrays.operators import COMPARISONS, MATH
+from lift.errors import LiftError
 from lift.ir.nodes import Lambda, Literal, Param
 from lift.ir.typecheck import infer
 from lift.ir.patterns import Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, ToPrivate, Transpose, Tuple, Zip
 from lift.ir.userfun import userfun
-from lift.types.types import ArrayType, Bool
+from lift.types.types import ArrayType
 
 _VIEWS = ("transpose", "reshape", "pad")
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or",
@@ -131,9 +132,14 @@ def _squeezed(shape: tuple) -> tuple:
     return tuple(n for n in shape if n != 1)
 
 
+SOURCES: dict = {}  # a generated user function's name -> its Python source (for `lift.explain`)
+
+
 @lru_cache(maxsize=4096)
 def _userfun(source: str):
-    return userfun(source=source)
+    f = userfun(source=source)
+    SOURCES[f.name] = source
+    return f
 
 
 def _type_source(t) -> str:
@@ -327,7 +333,7 @@ class _Region:
         if depth == dims:
             return self._apply(f, leaves, states)
         if not zipped:
-            raise ValueError(f"no array spans axis {depth} of a region of shape {self.shape}")
+            raise LiftError(f"lift arrays: no array spans axis {depth} of a region of shape {self.shape}")
         source = states[zipped[0]] if len(zipped) == 1 else Zip(*(states[i] for i in zipped))
 
         p = Param(f"elem{depth}")
