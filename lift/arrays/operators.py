@@ -38,7 +38,7 @@ def asarray(data, device=None) -> LiftArray:
         return data
     array = np.asarray(data)
     if array.dtype == np.int64 and array.size and (array.min() < -2**31 or array.max() >= 2**31):
-        raise LiftTypeError(f"asarray: int64 values beyond int32's range (lift arrays hold int32)")
+        raise LiftTypeError("asarray: int64 values beyond int32's range (lift arrays hold int32)")
     array = array.astype(np.int32) if array.dtype == np.int64 else array
     lift_type(array.dtype)
     return LiftArray("input", (), (), array.shape, array.dtype, device, np.array(array, copy=True, order="C"))
