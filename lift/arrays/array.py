@@ -126,6 +126,8 @@ def _install_operators() -> None:
     LiftArray.__neg__ = lambda self: ops.elementwise("negative", self)
     LiftArray.__pos__ = lambda self: self
     LiftArray.__abs__ = lambda self: ops.elementwise("absolute", self)
+    LiftArray.__lift_math__ = staticmethod(lambda name, *args: ops.elementwise(ops.LIFT_MATH_NAMES.get(name, name),
+                                                                              *args))
     LiftArray.__matmul__ = lambda self, other: ops.matmul(self, other)
     LiftArray.__rmatmul__ = lambda self, other: ops.matmul(other, self)
     LiftArray.__getitem__ = ops.gather

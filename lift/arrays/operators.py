@@ -26,6 +26,7 @@ LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or}
 UNARY = {"negative": np.negative, "absolute": np.absolute, "logical_not": np.logical_not}
 MATH = {name: f for name, f in NP_MATH.items() if name not in ("fmin", "fmax")}  # lift's (C's) names
 NUMPY = {**ARITHMETIC, **COMPARISONS, **LOGICAL, **UNARY, **MATH, "where": np.where}
+LIFT_MATH_NAMES = {"fmin": "minimum", "fmax": "maximum"}  # lift's math functions that are other operations here
 BOUNDARIES = ("clamp", "wrap", "mirror")
 NP_PAD = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 
