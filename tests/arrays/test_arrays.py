@@ -24,7 +24,9 @@ def _close(got, want, tol=1e-4):
 
 
 @pytest.fixture(params=["device", "host"])
-def placement(request, device):
+def placement(request):
+    """Each test on the OpenCL device (skipped where there is none) and with numpy on the host."""
+    device = request.getfixturevalue("device") if request.param == "device" else None
     with lift.config(placement=request.param, device=device):
         yield request.param
 
