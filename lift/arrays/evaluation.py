@@ -28,6 +28,7 @@ from lift.explore.tuned_compile import compile as lift_compile
 from lift.opencl_gen import runtime
 
 _PROGRAMS: dict = {}
+_SPLIT: set = set()  # structures the code generator could not take: split at the arrays views read
 COUNTS = {"compiled": 0, "reused": 0, "device": 0, "host": 0}
 
 
@@ -77,14 +78,17 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
         if placement == "device":
             raise
         return Plan(targets, st, None, None, None, "host")
-    compiled = compiled_program(targets, st, device)
-    try:
-        compiled.generated()
-    except LiftCodegenError:
-        breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift")
-                  for a in n.args if not stored(a)]
-        if not breaks:
-            raise
+    breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift") for a in n.args
+              if not stored(a)]
+    if st.key not in _SPLIT:
+        compiled = compiled_program(targets, st, device)
+        try:
+            compiled.generated()
+        except LiftCodegenError:
+            if not breaks:
+                raise
+            _SPLIT.add(st.key)
+    if st.key in _SPLIT:
         evaluate(*breaks)
         return plan(*arrays, predict_always=predict_always)
     prediction = None
