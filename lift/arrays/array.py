@@ -113,15 +113,12 @@ def _install_operators() -> None:
     from lift.arrays import operators as ops
 
     binary = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "pow": "power",
-              "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
-              "ne": "not_equal"}
+              "and": "logical_and", "or": "logical_or", "lt": "less", "le": "less_equal", "gt": "greater",
+              "ge": "greater_equal", "eq": "equal", "ne": "not_equal"}
     for name, op in binary.items():
         setattr(LiftArray, f"__{name}__", lambda self, other, op=op: ops.elementwise(op, self, other))
-        if name in ("add", "sub", "mul", "truediv", "pow"):
+        if op not in ops.COMPARISONS:
             setattr(LiftArray, f"__r{name}__", lambda self, other, op=op: ops.elementwise(op, other, self))
-    for name, op in (("and", "logical_and"), ("or", "logical_or")):
-        setattr(LiftArray, f"__{name}__", lambda self, other, op=op: ops.elementwise(op, self, other))
-        setattr(LiftArray, f"__r{name}__", lambda self, other, op=op: ops.elementwise(op, other, self))
     LiftArray.__invert__ = lambda self: ops.elementwise("logical_not", self)
     LiftArray.__neg__ = lambda self: ops.elementwise("negative", self)
     LiftArray.__pos__ = lambda self: self
