@@ -12,8 +12,8 @@ internal error. The fixed conventions it follows are rules of their own: the ker
 (`lift.opencl_gen.destinations`); barriers are placed after it, from the facts it states on its loops
 (`lift.opencl_gen.barriers`).
 
-Memory is allocated where a result with no destination is met: one slice per concurrent work-item or
-work-group (`allocate`).
+Memory is allocated where a cast result with no destination is met, in the cast's space: one slice per
+concurrent work-item or work-group (`allocate`).
 """
 
 from __future__ import annotations
