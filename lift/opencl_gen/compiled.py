@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable, Mapping, Optional
 
 import numpy as np
 
 from lift.errors import LiftCodegenError, LiftDeviceError, LiftTypeError
-from lift.ir.binding import bind_sizes, host_shape, to_host
+from lift.ir.binding import bind_sizes, result_shape, to_host
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.opencl_gen import runtime
@@ -29,7 +29,7 @@ from lift.opencl_gen.kernels import GeneratedProgram, generate
 from lift.opencl_gen.launch import Launch
 from lift.opencl_gen.manifest import manifest
 from lift.opencl_gen.memory import is_storable, output_types
-from lift.opencl_gen.runner import Run, RunPlan, allocate, check_device, kernels_of, make_plan, upload
+from lift.opencl_gen.runner import Run, RunPlan, allocate, check_device, elapsed_ms, kernels_of, make_plan, upload
 from lift.rules.lowering_choice import Lowering, Tuned, lowering_for
 from lift.types.types import TupleType, Type
 
@@ -121,8 +121,8 @@ class CompiledProgram:
         check_device(plan, self.device)
         if id(g) not in self._built:
             self._built[id(g)] = kernels_of(runtime.build(g.source, self.device, context=self.context))
-        shapes = tuple(host_shape(t, bound) for t in output_types(g.typed.type))
-        found = _Specialised(plan, self._built[id(g)], tuple(g.typed.expr.params), g.typed.type, shapes)
+        shapes = tuple(result_shape(t, bound) for t in output_types(typed.type))  # the type before sizes are bound
+        found = _Specialised(plan, self._built[id(g)], tuple(typed.expr.params), typed.type, shapes)
         self._specialised[key] = found
         return found
 
@@ -190,12 +190,11 @@ class CompiledProgram:
 
     def _device_results(self, s: _Specialised, inputs: tuple, outputs: list) -> list:
         """The outputs as PyOpenCL arrays of the results' shapes (an input's own, for a result written over it)."""
-        from pyopencl.array import Array
-
         results = []
         for m, buffer, shape in zip(s.plan.outputs, outputs, s.shapes):
             given = inputs[m.overwrites] if m.overwrites is not None else None
-            results.append(given.reshape(shape) if _on_device(given) else Array(self.queue, shape, m.dtype, data=buffer))
+            results.append(given.reshape(shape) if _on_device(given)
+                           else _device_array()(self.queue, shape, m.dtype, data=buffer))
         return results
 
     def _deliver(self, plan: RunPlan, outputs: list, results: list, events: list) -> None:
@@ -233,6 +232,9 @@ class CompiledProgram:
         """Kernel arguments for these inputs, checked against the device, ready to launch, on new buffers (not the
         pool's: the benchmarks time runs on several placements of the buffers in memory)."""
         cl = runtime._cl()
+        if not self.queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            raise LiftDeviceError("timing needs a command queue with profiling enabled "
+                                  "(pyopencl.command_queue_properties.PROFILING_ENABLE)")
         s = self._for_shapes(inputs)
         fresh = partial(cl.Buffer, self.context, cl.mem_flags.READ_WRITE)
         arguments, uploads, _ = self._arguments(s, inputs, fresh)
@@ -274,7 +276,7 @@ class PreparedRun:
 
     def upload(self) -> float:
         """Copy the numpy inputs to the device; the transfers' milliseconds."""
-        return upload(self.run.queue, self.uploads)
+        return elapsed_ms(upload(self.run.queue, self.uploads))
 
     def launch(self) -> tuple:
         """Run the kernels in order; their times in milliseconds, from profiling events."""
@@ -288,9 +290,16 @@ class PreparedRun:
 
 
 def _on_device(value) -> bool:
+    return isinstance(value, _device_array())
+
+
+@lru_cache(maxsize=1)
+def _device_array() -> type:
+    """`pyopencl.array.Array`, imported on first use (PyOpenCL is needed only to run programs)."""
+    runtime._cl()
     from pyopencl.array import Array
 
-    return isinstance(value, Array)
+    return Array
 
 
 def _check_device_array(array, op, context, where: str) -> None:
@@ -320,9 +329,11 @@ def _result(t: Type, outputs):
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
             launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
-            lowering: Lowering = None, tuned: Optional[Tuned] = None) -> CompiledProgram:
-    """Compile a program for an OpenCL device (see `CompiledProgram`); with `in_place`, the result
-    overwrites that input array on the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`).
+            lowering: Lowering = None, tuned: Optional[Tuned] = None, context=None, queue=None,
+            allocator=None) -> CompiledProgram:
+    """Compile a program for an OpenCL device (see `CompiledProgram`: `device`, or a user's PyOpenCL `context`
+    and `queue`, and an `allocator` of buffers); with `in_place`, the result overwrites that input array on
+    the device, as BLAS's `x := a x` (`lift.opencl_gen.in_place`).
 
     `lowering` (`lift.rules.lowering_choice`): None compiles a lowered program as it is and lowers a high-level
     one with the default lowering (`lift.rules.default_lowering`, chosen per size binding); `"default"`,
@@ -330,4 +341,4 @@ def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = N
     `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly;
     `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is)."""
     return CompiledProgram(program, device, sizes, name, launch, in_place,
-                           lowering_for(program, lowering, name, tuned))
+                           lowering_for(program, lowering, name, tuned), context, queue, allocator)

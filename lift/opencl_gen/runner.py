@@ -13,6 +13,7 @@ uploaded, PyOpenCL arrays as they are), the explorer's `DeviceSession` its input
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -55,7 +56,7 @@ class Operand:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ class Run:
         """Run the kernels in order and wait; their times in milliseconds (profiling events)."""
         events = self.enqueue()
         runtime._cl().wait_for_events(events)
-        return tuple(elapsed_ms(e) for e in events)
+        return tuple(elapsed_ms([e]) for e in events)
 
     def download(self) -> tuple:
         """The outputs as new numpy arrays of their host shapes, and the transfers' total milliseconds."""
@@ -162,7 +163,7 @@ class Run:
         events = [cl.enqueue_copy(self.queue, h, b, is_blocking=False) for h, b in zip(hosts, self.outputs) if h.size]
         if events:
             cl.wait_for_events(events)
-        return hosts, sum(elapsed_ms(e) for e in events)
+        return hosts, elapsed_ms(events)
 
     def release(self) -> None:
         """Release the outputs' and temporaries' buffers now (the explorer's, one candidate after another)."""
@@ -181,15 +182,15 @@ def allocate(plan: RunPlan, allocator: Callable[[int], object], inputs: Sequence
     return outputs, [allocator(max(n, 1)) for n in plan.slots]
 
 
-def upload(queue, pairs: Sequence) -> float:
-    """Copy each `(buffer, numpy array)` to the device and wait; the transfers' total milliseconds."""
+def upload(queue, pairs: Sequence) -> list:
+    """Copy each `(buffer, numpy array)` to the device and wait; the transfers' events."""
     cl = runtime._cl()
     events = [cl.enqueue_copy(queue, buf, data, is_blocking=False) for buf, data in pairs if data.nbytes]
     if events:
         cl.wait_for_events(events)
-    return sum(elapsed_ms(e) for e in events)
+    return events
 
 
-def elapsed_ms(event) -> float:
-    """An event's time on the device, from its profiling information."""
-    return (event.profile.end - event.profile.start) * 1e-6
+def elapsed_ms(events: Sequence) -> float:
+    """The events' total time on the device in milliseconds, from their profiling information."""
+    return sum((e.profile.end - e.profile.start) * 1e-6 for e in events)
