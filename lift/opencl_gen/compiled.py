@@ -6,7 +6,7 @@ the host runner (`lift.opencl_gen.runner`). Inputs are numpy arrays (uploaded) o
 on the program's context (used where they are); the result is a `pyopencl.array.Array` when an input is
 one or `out=` is one, else numpy, as `lift.interpret` gives it but with numpy's shapes
 (`lift.ir.binding.result_shape`: a full reduction is 0-d); a tuple of arrays for a program with several
-outputs. Buffers come from a memory pool kept across calls (`lift.opencl_gen.runtime.Target`). `time`
+outputs. Buffers come from a memory pool kept across calls (`lift.opencl_gen.runtime.memory_pool`). `time`
 measures the kernels alone with profiling events (median of `k` runs) and the transfers separately.
 """
 
@@ -64,8 +64,8 @@ class CompiledProgram:
     """A program generated for one device; sizes left unbound are specialised per input shape.
 
     `device`, `context` and `queue` say where it runs (`lift.opencl_gen.runtime.target`: a user's PyOpenCL
-    context and queue, or lift's own); `allocator` (bytes → buffer, a `pyopencl.tools.MemoryPool` by default,
-    shared by the programs on the queue) gives the outputs and temporaries their buffers."""
+    context and queue, or lift's own); `allocator` (bytes → buffer; by default a `pyopencl.tools.MemoryPool` of
+    the program's own, kept across calls) gives the outputs, temporaries and uploaded inputs their buffers."""
 
     def __init__(self, program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None,
                  name: str = "lift", launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
@@ -75,7 +75,7 @@ class CompiledProgram:
         self.in_place = in_place
         self.target = runtime.target(device, context, queue)
         self.device, self.context, self.queue = self.target.device, self.target.context, self.target.queue
-        self.allocator = allocator if allocator is not None else self.target.pool
+        self.allocator = allocator if allocator is not None else runtime.memory_pool(self.queue)
         self.name = name
         self.sizes = dict(sizes or {})
         self.launch = dict(launch or {})
@@ -134,14 +134,18 @@ class CompiledProgram:
         targets = self._out(s, out)
         outputs, slots = allocate(s.plan, self.allocator, arguments, [t.data if _on_device(t) else None for t in targets])
         upload(self.queue, uploads)
-        events = Run(s.plan, s.kernels, self.queue, arguments, outputs, slots).enqueue(waits)
+        run = Run(s.plan, s.kernels, self.queue, arguments, outputs, slots)
+        events = run.enqueue(waits)
         if targets:
             results = targets
         elif any(_on_device(v) for v in inputs):
             results = self._device_results(s, inputs, outputs)
         else:
             results = [np.empty(shape, m.dtype) for m, shape in zip(s.plan.outputs, s.shapes)]
-        self._deliver(s.plan, outputs, results, events)
+        for r in results:
+            if _on_device(r) and events:
+                r.add_event(events[-1])
+        run.download([None if _on_device(r) else r.reshape(m.shape) for r, m in zip(results, s.plan.outputs)])
         return _result(s.result_type, iter(results))
 
     def _arguments(self, s: _Specialised, inputs: tuple, allocator: Optional[Callable] = None) -> tuple:
@@ -196,20 +200,6 @@ class CompiledProgram:
             results.append(given.reshape(shape) if _on_device(given)
                            else _device_array()(self.queue, shape, m.dtype, data=buffer))
         return results
-
-    def _deliver(self, plan: RunPlan, outputs: list, results: list, events: list) -> None:
-        """Copy the outputs into the numpy arrays among `results`, waiting for them; the PyOpenCL arrays among them
-        wait for the kernels' last event."""
-        cl = runtime._cl()
-        copies = []
-        for m, buffer, r in zip(plan.outputs, outputs, results):
-            if _on_device(r):
-                if events:
-                    r.add_event(events[-1])
-            elif r.size:
-                copies.append(cl.enqueue_copy(self.queue, r.reshape(m.shape), buffer, is_blocking=False))
-        if copies:
-            cl.wait_for_events(copies)
 
     def time(self, *inputs, repeat: int = 10, warmup: int = 1) -> Timing:
         """Median kernel and transfer times over `repeat` runs, after `warmup` runs."""
@@ -285,8 +275,8 @@ class PreparedRun:
     def download(self) -> tuple:
         """The result (one array, or a tuple of them as `lift.interpret` gives, in numpy's shapes) and the
         transfers' milliseconds."""
-        hosts, ms = self.run.download()
-        return _result(self.result_type, iter([h.reshape(s) for h, s in zip(hosts, self.shapes)])), ms
+        hosts, events = self.run.download()
+        return _result(self.result_type, iter([h.reshape(s) for h, s in zip(hosts, self.shapes)])), elapsed_ms(events)
 
 
 def _on_device(value) -> bool:

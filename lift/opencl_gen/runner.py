@@ -156,14 +156,16 @@ class Run:
         runtime._cl().wait_for_events(events)
         return tuple(elapsed_ms([e]) for e in events)
 
-    def download(self) -> tuple:
-        """The outputs as new numpy arrays of their host shapes, and the transfers' total milliseconds."""
+    def download(self, into: Optional[Sequence] = None) -> tuple:
+        """Copy each output into the numpy array `into` gives for it (of its host shape; None leaves it on the
+        device), by default a new one, and wait: `(the arrays, the transfers' events)`."""
         cl = runtime._cl()
-        hosts = [np.empty(m.shape, m.dtype) for m in self.plan.outputs]
-        events = [cl.enqueue_copy(self.queue, h, b, is_blocking=False) for h, b in zip(hosts, self.outputs) if h.size]
+        hosts = list(into) if into is not None else [np.empty(m.shape, m.dtype) for m in self.plan.outputs]
+        events = [cl.enqueue_copy(self.queue, h, b, is_blocking=False)
+                  for h, b in zip(hosts, self.outputs) if h is not None and h.size]
         if events:
             cl.wait_for_events(events)
-        return hosts, elapsed_ms(events)
+        return hosts, events
 
     def release(self) -> None:
         """Release the outputs' and temporaries' buffers now (the explorer's, one candidate after another)."""

@@ -119,16 +119,11 @@ def _from_pyopencl_ctx(env: str, found: tuple, infos: list):
 
 @dataclass(frozen=True)
 class Target:
-    """Where programs run: a device, a context holding it, an in-order command queue on both, and the memory
-    pool that programs on the queue draw their buffers from (`pyopencl.tools.MemoryPool`, kept across calls)."""
+    """Where programs run: a device, a context holding it, and an in-order command queue on both."""
 
     device: object
     context: object
     queue: object
-
-    @property
-    def pool(self):
-        return memory_pool(self.queue)
 
 
 def target(device=None, context=None, queue=None) -> Target:
@@ -177,9 +172,8 @@ def _profiling_queue(context, device):
     return cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
 
 
-@lru_cache(maxsize=None)
 def memory_pool(queue):
-    """The memory pool of buffers for programs on `queue`, made once."""
+    """A new pool of buffers on `queue`'s context (`pyopencl.tools.MemoryPool`): freed buffers are held for reuse."""
     from pyopencl.tools import ImmediateAllocator, MemoryPool
 
     return MemoryPool(ImmediateAllocator(queue))
