@@ -132,7 +132,8 @@ class CompiledProgram:
         s = self._for_shapes(inputs)
         arguments, uploads, waits = self._arguments(s, inputs)
         targets = self._out(s, out)
-        outputs, slots = allocate(s.plan, self.allocator, arguments, [t.data if _on_device(t) else None for t in targets])
+        given = [t.data if _on_device(t) else None for t in targets]
+        outputs, slots = allocate(s.plan, self.allocator, arguments, given)
         upload(self.queue, uploads)
         run = Run(s.plan, s.kernels, self.queue, arguments, outputs, slots)
         events = run.enqueue(waits)

@@ -147,7 +147,8 @@ class Run:
         events = []
         for kernel, glb, loc, args in self.launches:
             kernel.set_args(*args)
-            events.append(cl.enqueue_nd_range_kernel(self.queue, kernel, glb, loc, wait_for=None if events else wait_for))
+            after = None if events else wait_for
+            events.append(cl.enqueue_nd_range_kernel(self.queue, kernel, glb, loc, wait_for=after))
         return events
 
     def launch(self) -> tuple:

@@ -162,7 +162,8 @@ def target(device=None, context=None, queue=None) -> Target:
 
 def _only_device(context) -> object:
     if len(context.devices) != 1:
-        raise LiftDeviceError(f"the context holds {len(context.devices)} devices: give the one to use with queue=")
+        raise LiftDeviceError(f"the context holds {len(context.devices)} devices: give the one to use as device= "
+                              "(with context=), or a queue=")
     return context.devices[0]
 
 
