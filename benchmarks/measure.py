@@ -295,7 +295,8 @@ def _check(c: Contender, reference: np.ndarray) -> Optional[Measurement]:
         return Measurement(SKIPPED, reason=_one_line(e))
     except (LiftError, cl.Error, RuntimeError) as e:
         return Measurement(FAILED, reason=_one_line(e))
-    reason = check_output(np.asarray(output), reference)
+    output = np.asarray(output)
+    reason = check_output(output.reshape(reference.shape) if output.size == reference.size else output, reference)
     return None if reason is None else Measurement(WRONG, reason=reason)
 
 

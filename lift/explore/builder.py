@@ -16,12 +16,12 @@ from typing import Mapping, Optional
 from lift.errors import LiftError
 from lift.explore.candidate import Candidate
 from lift.explore.evaluation import GENERATE, Outcome
-from lift.explore.plan import RunPlan, make_plan
 from lift.explore.prediction import CostModel
 from lift.explore.worker import BuildPool
 from lift.ir.typecheck import infer
 from lift.opencl_gen.fp_contract import with_fp_contract
 from lift.opencl_gen.kernels import GeneratedProgram
+from lift.opencl_gen.runner import RunPlan, make_plan
 
 
 @dataclass

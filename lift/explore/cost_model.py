@@ -4,9 +4,10 @@ After Brook's cost model (a kernel's time is its memory traffic over the bandwid
 per pass) and the kernel-fusion paper's prediction (Section 4.2: transfers and computation are
 timed separately and overlap fully, so a kernel takes the longer of the two). `profile` reads the kernels
 the code generator planned (`Kernel.expr`, the computation of each, its launch and local memories) and
-walks each kernel's computation, one method per pattern class (`lift.ir.mapper.Mapper`), with the
-generator's rules for the space of a result with no cast (`lift.opencl_gen.address_spaces`) and for
-work-group level (`lift.opencl_gen.barriers`):
+walks each kernel's computation, one method per pattern class (`lift.ir.mapper.Mapper`). It reads where
+results go as the emitter does: into their destination, or where their cast says (the generator's pass
+`infer-address-spaces` casts every result that needs new memory, `lift.opencl_gen.space_inference`);
+work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written
   to, global or local memory, times the number of times it runs (values in views are not copied;
@@ -33,15 +34,13 @@ from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
 from lift.ir.typecheck import infer_fun, length_ratio
-from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE, default_space
+from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
-from lift.opencl_gen.destinations import is_layout
+from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes
 from lift.types.types import ArrayType, TupleType, Type
-
-_INVERTIBLE = (P.Split, P.Join, P.AsVector, P.AsScalar, P.Transpose, P.Id)
 
 
 @dataclass(frozen=True)
@@ -168,12 +167,16 @@ class _Scope:
         return _Scope(self.times * n, self.kinds + (kind,))
 
     @property
-    def default_space(self) -> str:
-        return default_space(self.kinds)
-
-    @property
     def at_workgroup_level(self) -> bool:
         return at_workgroup_level(self.kinds)
+
+
+def _space(dest, f: P.Pattern) -> object:
+    """The space of the result of `f`: its destination's, or its cast's where it needed new memory."""
+    if dest is None:
+        raise ValueError(f"the result of {f.paper} has no destination and no cast (the generator's pass "
+                         "infer-address-spaces casts every result that needs memory)")
+    return dest
 
 
 def _top_level_space(e: Expr, params: Mapping) -> object:
@@ -203,15 +206,21 @@ class CostWalk(Mapper):
         self.kernel = kernel
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
-        """Walk `e`, whose result goes to `dest` (None: where the generator puts it); return its space."""
+        """Walk `e`, whose result goes to `dest` (None: none given); return its space.
+
+        A destination reaches a layout pattern's argument through the pattern's inverse (a program the
+        generator accepts has one wherever a destination is given), and each component of a tuple of arrays.
+        """
         if isinstance(e, Param):
             return env.get(e.name, GLOBAL)
         if isinstance(e, Literal):
             return PRIVATE
         f = e.f
+        if is_tuple_of_arrays(e):
+            return tuple(self.value(a, dest[k] if isinstance(dest, tuple) else dest, scope, env)
+                         for k, a in enumerate(e.args))
         if is_layout(e):
-            inner = dest if isinstance(f, _INVERTIBLE) else None
-            spaces = [self.value(a, inner, scope, env) for a in e.args]
+            spaces = [self.value(a, dest, scope, env) for a in e.args]
             if isinstance(f, (P.Zip, P.Tuple)):
                 return tuple(spaces)
             if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
@@ -241,7 +250,7 @@ class CostWalk(Mapper):
             self.traffic(s, t, scope.times)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
-        target = dest or scope.default_space
+        target = dest or PRIVATE  # with no destination, a value in a private variable
         self.traffic(target, out, scope.times)
         return target
 
@@ -261,9 +270,7 @@ class CostWalk(Mapper):
         if P.is_high_level(f):
             return self.map_Pattern(f, spaces, types, out, dest, scope, env)
         n = types[0].length.value
-        target = dest or scope.default_space
-        if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
-            self.kernel.barriers += scope.times
+        target = _space(dest, f)
         self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(f.thread_level, n), env)
         return target
 
@@ -271,7 +278,7 @@ class CostWalk(Mapper):
         n = types[0].length.value
         acc = f.init.t
         self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
-        target = dest or scope.default_space
+        target = dest or PRIVATE  # with no destination, the private accumulator is the result
         self.traffic(target, acc, scope.times)
         return target
 
@@ -279,7 +286,7 @@ class CostWalk(Mapper):
         """One loop: each step writes its element to the result's first component and updates the
         accumulator (private, or where the result's second component goes for an array), stored once."""
         n = types[0].length.value
-        target = dest or scope.default_space
+        target = _space(dest, f)
         elems, result = target if isinstance(target, tuple) else (target, target)
         acc_t = f.init.t
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
@@ -290,10 +297,12 @@ class CostWalk(Mapper):
         return target
 
     def map_AddressSpaceCast(self, f: P.AddressSpaceCast, spaces, types, out, dest, scope, env):
+        """New memory in `f`'s space where no destination is given: a `map-local` filling it at work-group
+        level is followed by a barrier (`lift.opencl_gen.barriers`)."""
         inner = f.f
         while isinstance(inner, P.AddressSpaceCast):
             inner = inner.f
-        if isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
+        if dest is None and isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
             self.kernel.barriers += scope.times
         return self.call(f.f, spaces, types, out, f.space, scope, env)
 

@@ -16,9 +16,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from lift.errors import LiftCodegenError, LiftDeviceError
-from lift.explore.plan import BUFFER_ARG, INPUT_ARG, INT_ARG, OUTPUT_ARG, RunPlan
 from lift.opencl_gen import runtime
-from lift.opencl_gen.launch import Launch, check_allocation, check_launch
+from lift.opencl_gen.launch import check_allocation
+from lift.opencl_gen.runner import Run, RunPlan, allocate, check_device, kernels_of
 
 OK = "ok"
 GENERATE, COMPILE, LAUNCH, CRASH, TIMEOUT, WRONG = "generate", "compile", "launch", "crash", "timeout", "wrong"
@@ -119,8 +119,9 @@ def check_output(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: fl
 
 
 class DeviceSession:
-    """A device with the program's inputs resident and the reference output, evaluating run plans (without
-    a reference, it only times them: they are checked at a smaller size, `lift.explore.reference`)."""
+    """A device with the program's inputs resident and the reference output, evaluating run plans through the
+    host runner (`lift.opencl_gen.runner`); without a reference, it only times them (they are checked at a
+    smaller size, `lift.explore.reference`)."""
 
     def __init__(self, device, inputs: list, reference: np.ndarray, policy: TimingPolicy,
                  tolerance: tuple = (RTOL, 0.0)):
@@ -144,66 +145,24 @@ class DeviceSession:
         except LiftCodegenError as e:
             return Outcome(COMPILE, str(e))
         try:
-            self._check_limits(plan)
+            check_device(plan, self.device)
         except LiftDeviceError as e:
             return Outcome(LAUNCH, str(e))
         cl = self.cl
         try:
-            launches, outputs, buffers = self._bind(program, plan)
+            run = Run(plan, kernels_of(program), self.queue, self.inputs,
+                      *allocate(plan, lambda n: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, n), self.inputs))
             try:
-                self._run(launches)
+                run.launch()
                 references = () if self.reference is None else \
                     self.reference if isinstance(self.reference, tuple) else (self.reference,)
-                for k, ((name, shape, dtype), want) in enumerate(zip(plan.outputs, references)):
-                    result = np.empty(shape, dtype)
-                    cl.enqueue_copy(self.queue, result, outputs[name], is_blocking=True)
+                results = run.download()[0] if references else ()
+                for k, (result, want) in enumerate(zip(results, references)):
                     reason = check_output(result, want, self.rtol, self.atol)
                     if reason is not None:
                         return Outcome(WRONG, reason if len(plan.outputs) == 1 else f"output {k}: {reason}")
-                return Outcome(OK, timing=measure(lambda: self._run(launches), self.policy))
+                return Outcome(OK, timing=measure(run.launch, self.policy))
             finally:
-                for b in buffers:
-                    b.release()
+                run.release()
         except cl.Error as e:
             return Outcome(LAUNCH, f"the OpenCL runtime failed to run the kernels: {e}", broken=True)
-
-    def _check_limits(self, plan: RunPlan) -> None:
-        d = self.device
-        outputs = [(name, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize) for name, shape, dtype in plan.outputs]
-        check_allocation(outputs + list(plan.temporaries), d.max_mem_alloc_size)
-        for k in plan.kernels:
-            check_launch(Launch(k.global_size, k.local_size), {}, d.max_work_group_size,
-                         tuple(d.max_work_item_sizes), k.name)
-            if k.local_bytes > d.local_mem_size:
-                raise LiftDeviceError(f"{k.name} needs {k.local_bytes} bytes of local memory; the device has "
-                                      f"{d.local_mem_size}")
-
-    def _bind(self, program, plan: RunPlan) -> tuple:
-        """The kernels with their arguments set, the output buffers by name, and every buffer allocated here."""
-        cl = self.cl
-        outputs = {name: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(int(np.prod(shape)) * dtype.itemsize, 1))
-                   for name, shape, dtype in plan.outputs}
-        buffers = {name: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
-                   for name, nbytes in plan.temporaries}
-        launches = []
-        for k in plan.kernels:
-            kernel = cl.Kernel(program, k.name)
-            kernel.set_args(*[self._argument(kind, value, outputs, buffers) for kind, value in k.args])
-            launches.append((kernel, k.global_size, k.local_size))
-        return launches, outputs, [*outputs.values(), *buffers.values()]
-
-    def _argument(self, kind: str, value, outputs: dict, buffers: dict):
-        if kind == INPUT_ARG:
-            return self.inputs[value]
-        if kind == OUTPUT_ARG:
-            return outputs[value]
-        if kind == BUFFER_ARG:
-            return buffers[value]
-        assert kind == INT_ARG
-        return value
-
-    def _run(self, launches: list) -> tuple:
-        """One run of the kernels in order; their times in milliseconds."""
-        events = [self.cl.enqueue_nd_range_kernel(self.queue, kernel, glb, loc) for kernel, glb, loc in launches]
-        self.cl.wait_for_events(events)
-        return tuple((e.profile.end - e.profile.start) * 1e-6 for e in events)

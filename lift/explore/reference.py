@@ -23,13 +23,13 @@ from typing import Callable, Mapping, Optional
 from lift.errors import LiftError
 from lift.explore.candidate import Candidate
 from lift.explore.evaluation import GENERATE, Outcome, TimingPolicy
-from lift.explore.plan import make_plan
 from lift.explore.worker import DEVICE, Worker, evaluate
 from lift.ir.interpreter import interpret
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.ir.work import work
 from lift.opencl_gen.fp_contract import with_fp_contract
+from lift.opencl_gen.runner import make_plan
 
 # The reference may take this share of the budget at the explored size (at least REFERENCE_MIN_S).
 REFERENCE_SHARE = 0.1

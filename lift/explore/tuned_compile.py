@@ -41,10 +41,11 @@ class KnownLowerings:
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",
             launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
-            lowering: Lowering = None) -> CompiledProgram:
+            lowering: Lowering = None, context=None, queue=None, allocator=None) -> CompiledProgram:
     """Compile `program` for an OpenCL device (`lift.opencl_gen.compiled.compile`), lowered by the tuning
     database's winner for its sizes on that device where `lowering` is None or `"tuned"` and one applies
     (`lift.rules.lowering_choice`)."""
-    device = device if device is not None and not isinstance(device, str) else runtime.select_device(device)
-    tuned = KnownLowerings(program, runtime.device_label(device)) if lowering in (None, "tuned") else None
-    return compile_lowered(program, device, sizes, name, launch, in_place, lowering, tuned=tuned)
+    target = runtime.target(device, context, queue)
+    tuned = KnownLowerings(program, runtime.device_label(target.device)) if lowering in (None, "tuned") else None
+    return compile_lowered(program, target.device, sizes, name, launch, in_place, lowering, tuned=tuned,
+                           context=target.context, queue=target.queue, allocator=allocator)

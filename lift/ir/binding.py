@@ -4,6 +4,7 @@ A value of lift type `T` is held on the host as numpy data of `host_shape(T)`: a
 array type, outermost first, then a trailing axis for a vector's lanes; an array of tuples is a numpy
 structured array with fields `_0, _1, ...` (the memory layout of the OpenCL structs), and a scalar
 parameter is a numpy scalar. Inputs bind size variables: `float[N]` given 1000 floats binds `N = 1000`.
+A compiled program's result has numpy's shape (`result_shape`): a reduction's one-element array is a scalar.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lift.errors import LiftSizeError, LiftTypeError
-from lift.types.arith import NotDivisible, UnboundSize, Var
+from lift.types.arith import Cst, NotDivisible, UnboundSize, Var
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
 
 
@@ -42,14 +43,30 @@ def host_shape(t: Type, sizes: Mapping[str, int]) -> tuple:
     """The numpy shape of a value of type `t` under a size binding."""
     shape = []
     while isinstance(t, ArrayType):
-        try:
-            shape.append(t.length.eval(sizes))
-        except (UnboundSize, NotDivisible) as e:
-            raise LiftSizeError(str(e)) from None
+        shape.append(_length(t, sizes))
         t = t.elem
     if isinstance(t, VectorType):
         shape.append(t.width)
     return tuple(shape)
+
+
+def _length(t: ArrayType, sizes: Mapping[str, int]) -> int:
+    try:
+        return t.length.eval(sizes)
+    except (UnboundSize, NotDivisible) as e:
+        raise LiftSizeError(str(e)) from None
+
+
+def result_shape(t: Type, sizes: Mapping[str, int]) -> tuple:
+    """The numpy shape of a result of type `t`: `host_shape` without the axes of constant length 1, which
+    reductions leave (`Reduce` gives `[T]_1`), so that a full reduction is 0-d and a map of reductions over
+    `R` rows has shape `(R,)`, as numpy's `sum` and `sum(axis=1)` give."""
+    shape = []
+    while isinstance(t, ArrayType):
+        if t.length != Cst(1):
+            shape.append(_length(t, sizes))
+        t = t.elem
+    return tuple(shape) + host_shape(t, sizes)
 
 
 def bind_sizes(param_types: Sequence[Type], values: Sequence, names: Sequence[str],

@@ -34,7 +34,7 @@ import numpy as np
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.associativity import is_associative
-from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
+from lift.ir.binding import bind_sizes, host_dtype, host_shape, result_shape, to_host
 from lift.ir.contraction import contract, reduce_axis
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_params
@@ -49,11 +49,13 @@ from lift.types.types import ArrayType, TupleType, Type, VectorType
 CHUNK_ELEMENTS = 1 << 20
 
 
-def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None):
+def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = None, numpy_shapes: bool = False):
     """Evaluate `program` on numpy inputs; return numpy (a structured array for arrays of tuples).
 
     A program whose result is a tuple with array components (several outputs) returns a Python tuple
-    of its components, each as a single-output program would return it.
+    of its components, each as a single-output program would return it. The result has the host shape of
+    its type (a reduction's `[T]_1` has shape `(1,)`), or with `numpy_shapes` numpy's, as a compiled program
+    returns it (`lift.ir.binding.result_shape`: a full reduction is 0-d).
 
     Sizes are bound from the input shapes (and `sizes`), then checked against the program's constraints.
     """
@@ -66,8 +68,14 @@ def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = Non
     for p, v in zip(typed.expr.params, inputs):
         env[p.name] = (_from_host(to_host(v, p.t, p.name), p.t), ())
     ev.env = env
-    result = ev.expr(typed.expr.body)
-    return _to_host(result, typed.type)
+    result = _to_host(ev.expr(typed.expr.body), typed.type)
+    return _numpy_shaped(result, typed.type, bound) if numpy_shapes else result
+
+
+def _numpy_shaped(v, t: Type, sizes: Mapping[str, int]):
+    if isinstance(t, TupleType) and any(isinstance(e, ArrayType) for e in t.elems):
+        return tuple(_numpy_shaped(c, e, sizes) for c, e in zip(v, t.elems))
+    return v.reshape(result_shape(t, sizes))
 
 
 def _from_host(a, t: Type):

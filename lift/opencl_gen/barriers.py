@@ -8,9 +8,15 @@ Work-items share memory only within a work-group, so a barrier is needed where t
 - after each step of an `iterate` at work-group level, before the two buffers swap.
 
 A `map-local` writing into a destination given from outside (the kernel's output) needs none: nothing in
-the work-group reads it again. The fence covers local memory, and global memory too where the result is
-global. This is what the memory model requires for the code to be correct, not a choice: a rule that
-wants fewer barriers changes the expression (e.g. keeps results private).
+the work-group reads it again, and the end of a kernel orders its writes before the next kernel's reads.
+So the Figure 9(a) asum (`asum_nvidia` in `examples/asum.py`) waits 1 + 7 times per work-group, not
+1 + 7 + 1: after the `toLocal(map-local(...))` that fills the tree's first level, and after each of the
+`iterate-7` steps; its last step, `toGlobal(map-local(map-seq(id)))`, writes the partial sums straight
+into the kernel's output (through `join ∘ split-1`), which only the next kernel reads (Lift's Scala
+generator, which puts a barrier after every `map-local`, has one more, redundant). The fence covers local
+memory, and global memory too where the result is global. This is what the memory model requires for the
+code to be correct, not a choice: a rule that wants fewer barriers changes the expression (e.g. keeps
+results private).
 
 The emitter states the facts on its loops (`kind`, and `fresh`: the space of new memory the loop's
 work-items fill for each other, `lift.opencl_gen.c_ast.For`); `place_barriers` reads them off each

@@ -6,13 +6,14 @@ expression once, dispatching on each function's class (`lift.ir.mapper.Mapper`, 
 Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`, `map-local`, `map-global`
 and `map-seq` become loops over group, local, global or loop ids (Figure 2(c)); folds loops over an
 accumulator (`lift.opencl_gen.folds`); `iterate` a loop over two buffers whose pointers swap (paper 3.1);
-`toLocal`, `toGlobal`, `toPrivate` choose the memory of a result. The fixed conventions it follows are
-rules of their own: the kernels and destinations (`lift.opencl_gen.destinations`), the space of a result
-with no cast (`lift.opencl_gen.address_spaces`); barriers are placed after it, from the facts it states
-on its loops (`lift.opencl_gen.barriers`).
+`toLocal`, `toGlobal`, `toPrivate` choose the memory of a result: every result that needs new memory has
+one (`lift.opencl_gen.space_inference` casts those the rules left uncast), and a result without is an
+internal error. The fixed conventions it follows are rules of their own: the kernels and destinations
+(`lift.opencl_gen.destinations`); barriers are placed after it, from the facts it states on its loops
+(`lift.opencl_gen.barriers`).
 
-Memory is allocated where a result with no destination is met: one slice per concurrent work-item or
-work-group (`allocate`).
+Memory is allocated where a cast result with no destination is met, in the cast's space: one slice per
+concurrent work-item or work-group (`allocate`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from lift.ir.userfun import UserFun
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
-from lift.opencl_gen.address_spaces import default_space, space_of
+from lift.opencl_gen.address_spaces import space_of
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.emission import Emission
@@ -40,6 +41,7 @@ from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type, \
     is_storable
 from lift.opencl_gen.program import Kernel
+from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
@@ -163,8 +165,7 @@ class Emitter(Mapper, FoldEmission):
             if e in self.shared:
                 return self.shared_call(e, path)
             args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
-            if out is not None and _has_holes(out):
-                out = self.complete(out, default_space(self.kinds), path)
+            f, out = self.destination(f, out, path)
             return self.call(f, args, e.t, out, f"{path}.f")
         raise LiftCodegenError(f"cannot generate code for {e!r} (at {path})")
 
@@ -190,10 +191,11 @@ class Emitter(Mapper, FoldEmission):
         return out
 
     def fill(self, lit: Literal, out: Optional[V.View], path: str) -> V.View:
-        """An array literal: its value stored in every element of `out` (new memory where none is given)."""
-        if out is None:
-            out = self.allocate(lit.t, default_space(self.kinds), path)
+        """An array literal: its value stored in every element of `out`; with no destination, a view whose
+        every element is the value (it needs no memory)."""
         value = c_literal(Literal(lit.value, element_type(lit.t)))
+        if out is None:
+            return V.ValueView(value, lit.t)
 
         def store(view: V.View, t: Type) -> None:
             if isinstance(t, ArrayType):
@@ -221,11 +223,19 @@ class Emitter(Mapper, FoldEmission):
     def shared_call(self, e: FunCall, path: str) -> V.View:
         """A computation `D.shared` found: computed the first time it is met, into its merged destination."""
         if e not in self.shared_values:
-            out = self.shared[e]
-            out = None if out is None else self.complete(out, default_space(self.kinds), path)
+            f, out = self.destination(e.f, self.shared[e], path)
             args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
-            self.shared_values[e] = self.call(e.f, args, e.t, out, f"{path}.f")
+            self.shared_values[e] = self.call(f, args, e.t, out, f"{path}.f")
         return self.shared_values[e]
+
+    def destination(self, f: FunDecl, out: Optional[V.View], path: str) -> tuple:
+        """`(f, out)` for a call of `f` into `out`, where `out` may leave tuple components open (`get-0` of
+        a `map-accum-seq`): those get new memory in the space of `f`'s cast, whose work is then done."""
+        if not has_holes(out):
+            return f, out
+        if not isinstance(f, P.AddressSpaceCast):
+            raise no_space(path)
+        return f.f, self.complete(out, f.space, path)
 
     def complete(self, out: Optional[V.View], space: str, path: str) -> V.View:
         """`out` with its open tuple components (`None`) given new memory in `space`."""
@@ -383,15 +393,14 @@ class Emitter(Mapper, FoldEmission):
 
     def call_AbstractMap(self, f: P.AbstractMap, args: list, t: Type, out, path: str) -> V.View:
         (a,) = args
-        fresh = out is None or out is self.cast_target
         if out is None:
-            out = self.allocate(t, default_space(self.kinds), path)
+            raise no_space(path)
 
         def body(i):
             self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
 
         self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
-                  space_of(out) if fresh else None)
+                  space_of(out) if out is self.cast_target else None)
         return out
 
     # --- memory ---------------------------------------------------------------------------------------------
@@ -488,10 +497,6 @@ class Emitter(Mapper, FoldEmission):
 def check_storable(t: Type, what: str) -> None:
     if not is_storable(t):
         raise LiftCodegenError(f"{what} has type {t}, which has no flat memory layout")
-
-
-def _has_holes(view: V.View) -> bool:
-    return isinstance(view, V.TupleView) and any(p is None or _has_holes(p) for p in view.parts)
 
 
 def _is_whole(view: V.View) -> bool:

@@ -11,10 +11,11 @@ from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import views as V
-from lift.opencl_gen.address_spaces import default_space, space_of
+from lift.opencl_gen.address_spaces import space_of
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.in_place import misalignment
 from lift.opencl_gen.memory import PRIVATE, Memory
+from lift.opencl_gen.space_inference import no_space
 from lift.types.arith import ArithExpr, Cst
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import ArrayType, TupleType, Type
@@ -61,7 +62,7 @@ class FoldEmission:
         updated by each step of `f` (`fold_step`)."""
         (a,) = args
         if out is None:
-            out = self.allocate(t, default_space(self.kinds), path)
+            raise no_space(path)
         acc = out.index(Cst(0))
         self.emit(f.init, acc, f"{path}.init")
 
@@ -112,7 +113,7 @@ class FoldEmission:
         `reduce_arrays`, updated by `fold_step`), a scalar one in a private variable, stored after the loop."""
         (a,) = args
         if out is None:
-            out = self.allocate(t, default_space(self.kinds), path)
+            raise no_space(path)
         elems, result = out.get(0), out.get(1)
         acc_t = f.init.t
         if isinstance(acc_t, ArrayType):

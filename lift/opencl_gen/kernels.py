@@ -6,18 +6,19 @@ named passes (`lift.opencl_gen.pipeline`), each a function from one `Compilation
 1. `inline-lets` (`lift.opencl_gen.inline_lets`): lambdas applied outside every map are β-reduced;
 2. `check-lowered` (`lift.opencl_gen.lowered`): OpenCL-level patterns only, each map where the thread
    hierarchy allows it (`lift.rules.hierarchy`, the check the rules use);
-3. `choose-index-width` (`lift.opencl_gen.index_width`): `int` indices, counters and size arguments, or
+3. `infer-address-spaces` (`lift.opencl_gen.space_inference`): every result that needs new memory and has
+   no cast gets the one the memory model gives (private inside a work-item, else global);
+4. `choose-index-width` (`lift.opencl_gen.index_width`): `int` indices, counters and size arguments, or
    `long` where an array or a size may exceed 2^31 - 1;
-4. `allocate-io`: the memories of the inputs and outputs (one per component of a tuple of arrays, or
+5. `allocate-io`: the memories of the inputs and outputs (one per component of a tuple of arrays, or
    the input the result overwrites, `lift.opencl_gen.in_place`);
-5. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
+6. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
    computations at, each computed once, in a kernel of its own;
-6. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
-   local and private memories allocated, and the space of a result with no cast by its rule
-   (`lift.opencl_gen.address_spaces`);
-7. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
-8. `check-in-place`: a result written over an input keeps the program's meaning;
-9. `render` (`lift.opencl_gen.render`): the OpenCL C source.
+7. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
+   local and private memories allocated where the casts say;
+8. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
+9. `check-in-place`: a result written over an input keeps the program's meaning;
+10. `render` (`lift.opencl_gen.render`): the OpenCL C source.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from lift.opencl_gen.memory import INPUT, OUTPUT, PRIVATE, Memory, element_count
 from lift.opencl_gen.pipeline import Pass, Pipeline
 from lift.opencl_gen.program import GeneratedProgram, Kernel
 from lift.opencl_gen.render import render_program
+from lift.opencl_gen.space_inference import infer_address_spaces
 from lift.opencl_gen.userfuns import UserFunctions
 from lift.types.arith import Cst
 from lift.types.types import ArrayType, TupleType, Type, bind_type
@@ -122,6 +124,10 @@ def _check_lowered(c: Compilation) -> Compilation:
     return replace(c, body=check_lowered(c.body))
 
 
+def _infer_address_spaces(c: Compilation) -> Compilation:
+    return replace(c, body=infer_address_spaces(c.body))
+
+
 def _choose_index_width(c: Compilation) -> Compilation:
     lam = Lambda(c.typed.expr.params, c.body)
     return replace(c, index=index_type(array_lengths(lam), c.sizes, f"program {c.name}"))
@@ -177,7 +183,7 @@ def _render(c: Compilation) -> Compilation:
 
 def validate(c: Compilation, after: str) -> None:
     """The invariants of a compilation state, as far as the passes have got (see `PIPELINE`)."""
-    if after == "inline-lets":
+    if after in ("inline-lets", "infer-address-spaces"):
         if infer(Lambda(c.typed.expr.params, c.body)).type != c.typed.type:
             raise LiftCodegenError(f"the program's type changed: {c.typed.type}")
     if after != "inline-lets" and c.body is not None:
@@ -221,6 +227,7 @@ def validate(c: Compilation, after: str) -> None:
 PIPELINE = Pipeline((
     Pass("inline-lets", _inline_lets),
     Pass("check-lowered", _check_lowered),
+    Pass("infer-address-spaces", _infer_address_spaces),
     Pass("choose-index-width", _choose_index_width),
     Pass("allocate-io", _allocate_io),
     Pass("plan-kernels", _plan_kernels),

@@ -2,7 +2,8 @@
 
 A device is named by a case-insensitive substring of its platform or device name or type (`nvidia`,
 `intel`, `pocl`, `cpu`, `gpu`) or by its index as `lift devices` numbers them (`#1`). With no name,
-`PYOPENCL_CTX` is honoured, else the first CPU device is used (PoCL on a machine without a GPU).
+`PYOPENCL_CTX` is honoured, else the first CPU device is used (PoCL on a machine without a GPU). A user's
+own `pyopencl.Context` and `CommandQueue` may stand for the device (`target`).
 """
 
 from __future__ import annotations
@@ -116,6 +117,69 @@ def _from_pyopencl_ctx(env: str, found: tuple, infos: list):
     return select_device(env)
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where programs run: a device, a context holding it, and an in-order command queue on both."""
+
+    device: object
+    context: object
+    queue: object
+
+
+def target(device=None, context=None, queue=None) -> Target:
+    """The `Target` given by a device (a `pyopencl.Device`, a name as `select_device` takes, or a `pyopencl.Context`
+    of one device), a user's `context` or `queue`, or none of them (lift's own profiling queue on the default
+    device); what is given must agree."""
+    cl = _cl()
+    if isinstance(device, cl.Context):
+        if context is not None and context != device:
+            raise LiftDeviceError("device= and context= give two different contexts")
+        device, context = None, device
+    if device is not None and not isinstance(device, (str, cl.Device)):
+        raise LiftDeviceError(f"device= takes a pyopencl.Device, a pyopencl.Context or a device name, got "
+                              f"{type(device).__name__}; a queue goes to queue=")
+    if queue is not None:
+        if not isinstance(queue, cl.CommandQueue):
+            raise LiftDeviceError(f"queue= takes a pyopencl.CommandQueue, got {type(queue).__name__}")
+        if context is not None and queue.context != context:
+            raise LiftDeviceError("the queue given belongs to another context than the context given")
+        context = queue.context
+        if queue.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
+            raise LiftDeviceError("lift needs an in-order command queue; the queue given runs out of order")
+    if context is not None and not isinstance(context, cl.Context):
+        raise LiftDeviceError(f"context= takes a pyopencl.Context, got {type(context).__name__}")
+    if isinstance(device, str):
+        device = select_device(device)
+    if context is None:
+        device = device if device is not None else select_device()
+        return Target(device, *context_and_queue(device))
+    if device is None:
+        device = queue.device if queue is not None else _only_device(context)
+    if device not in context.devices or (queue is not None and queue.device != device):
+        raise LiftDeviceError(f"the device {device.name.strip()} is not the one of the context or queue given")
+    return Target(device, context, queue if queue is not None else _profiling_queue(context, device))
+
+
+def _only_device(context) -> object:
+    if len(context.devices) != 1:
+        raise LiftDeviceError(f"the context holds {len(context.devices)} devices: give the one to use as device= "
+                              "(with context=), or a queue=")
+    return context.devices[0]
+
+
+@lru_cache(maxsize=None)
+def _profiling_queue(context, device):
+    cl = _cl()
+    return cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def memory_pool(queue):
+    """A new pool of buffers on `queue`'s context (`pyopencl.tools.MemoryPool`): freed buffers are held for reuse."""
+    from pyopencl.tools import ImmediateAllocator, MemoryPool
+
+    return MemoryPool(ImmediateAllocator(queue))
+
+
 @lru_cache(maxsize=None)
 def context_and_queue(device):
     """A context and a profiling command queue for `device`, made once."""
@@ -125,10 +189,11 @@ def context_and_queue(device):
     return ctx, queue
 
 
-def build(source: str, device, options: tuple = ()):
-    """Build OpenCL C for `device` (PyOpenCL caches binaries on disk, keyed by source and device)."""
+def build(source: str, device, options: tuple = (), context=None):
+    """Build OpenCL C for `device` in `context` (by default lift's own; PyOpenCL caches binaries on disk, keyed by
+    source and device)."""
     cl = _cl()
-    ctx, _ = context_and_queue(device)
+    ctx = context if context is not None else context_and_queue(device)[0]
     try:
         return cl.Program(ctx, source).build(options=list(options))
     except cl.RuntimeError as e:

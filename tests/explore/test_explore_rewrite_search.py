@@ -57,7 +57,7 @@ def test_candidates_compute_what_the_program_means(examples, stem, sizes):
     stem = kernel or stem
     program = pf.kernels[stem]
     inputs = pf.inputs(stem, sizes, seed=2)
-    want = interpret(program, *inputs)
+    want = interpret(program, *inputs, numpy_shapes=True)
     for i, candidate in enumerate(RewriteSearch(program, sizes, seed=3)):
         np.testing.assert_allclose(compile(candidate.program, sizes=sizes)(*inputs), want, rtol=1e-3, atol=1e-3)
         if i == 5:

@@ -202,7 +202,8 @@ def test_cost_model_counts_traffic_work_and_barriers(examples):
     n = 1 << 18
     nvidia, amd = (profile(generate(examples["asum"].kernels[k], k, {"N": n})) for k in ("asum_nvidia", "asum_amd"))
     assert nvidia[0].global_bytes >= 4 * n and nvidia[1].global_bytes == 2 * 4
-    assert nvidia[0].barriers == 1 + 7 + 1, "the local reduction, seven tree steps, the copy out"
+    assert nvidia[0].barriers == 1 + 7, "the local reduction and seven tree steps (the copy out writes the " \
+                                        "kernel's output, which no work-item of the group reads: no barrier)"
     assert (nvidia[0].work_items, nvidia[0].group_size) == (128, 128)
     assert amd[0].calls[4] > 0 and amd[0].local_bytes > 0
     assert predict(nvidia, CPU) > predict(profile(generate(examples["asum"].kernels["asum_intel"], "i", {"N": n})), CPU)

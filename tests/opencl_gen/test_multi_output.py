@@ -86,8 +86,9 @@ def _as_tuple(v):
 
 
 def _check(program, inputs, numpy_result, sizes=None, kernels=None):
-    """Run on the device; compare with the interpreter and numpy; return the generated program."""
-    want = interpret(program, *inputs)
+    """Run on the device; compare with the interpreter and numpy, in numpy's shapes (a full reduction is 0-d);
+    return the generated program."""
+    want = interpret(program, *inputs, numpy_shapes=True)
     got = compile(program, sizes=sizes)(*inputs)
     assert type(got) is type(want)
     for g, w, n in zip(_as_tuple(got), _as_tuple(want), _as_tuple(numpy_result)):
@@ -109,7 +110,7 @@ def _axpydot_inputs(n, seed=0):
     a = np.float32(1.5)
     w, v, u = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(3))
     z = w - a * v
-    return (a, w, v, u), (z, np.array([np.dot(z.astype(np.float64), u)], np.float32))
+    return (a, w, v, u), (z, np.array(np.dot(z.astype(np.float64), u), np.float32))
 
 
 # --- the pattern -------------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def test_interpreter_returns_a_tuple_of_arrays_for_several_outputs():
 @pytest.mark.parametrize("n", [1000, 4099])
 def test_two_independent_outputs(n):
     x = _x(n)
-    g = _check(two_kernels, (x,), (np.abs(x), np.array([-x.sum()], np.float32)), kernels=3)
+    g = _check(two_kernels, (x,), (np.abs(x), np.array(-x.sum(), np.float32)), kernels=3)
     assert [m.name for m in g.outputs] == ["out0", "out1"]
 
 
@@ -199,7 +200,7 @@ def test_axpydot_shared_computes_z_once(n):
 @needs_device
 def test_a_computation_written_twice_runs_once():
     x = _x(1000)
-    g = _check(shared_twice, (x,), (-np.abs(x), np.array([np.abs(x).sum()], np.float32)), kernels=3)
+    g = _check(shared_twice, (x,), (-np.abs(x), np.array(np.abs(x).sum(), np.float32)), kernels=3)
     assert sum("absf(" in l for k in g.kernels for l in k.lines) == 1
 
 

@@ -8,11 +8,11 @@ import pytest
 import lift
 from lift import ArrayType, Float, MapGlb, Pad, SizeVar, fun, interpret, paper, userfun
 from lift.explore.evaluation import LAUNCH, DeviceSession, TimingPolicy
-from lift.explore.plan import make_plan
 from lift.explore.rewrite_search import map_moves, reduction_moves
 from lift.ir import patterns as P
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.kernels import generate
+from lift.opencl_gen.runner import make_plan
 from lift.opencl_gen.runtime import select_device
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import clean_up, lower_rest

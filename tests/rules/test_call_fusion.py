@@ -198,9 +198,9 @@ def test_a_fold_reading_its_accumulator_elsewhere_steps_into_a_fresh_buffer():
     if HAVE_DEVICE:
         x = rand(5, 12)
         for p in programs:
-            same(compile(p)(x), interpret(p, x), reassociates=True)
+            same(compile(p)(x), interpret(p, x, numpy_shapes=True), reassociates=True)
         xs = rand(3, 5, 6)
-        same(compile(private)(xs), interpret(private, xs), reassociates=True)
+        same(compile(private)(xs), interpret(private, xs, numpy_shapes=True), reassociates=True)
 
 
 def test_map_accum_fusion_computes_a_map_and_a_fold_in_one_loop():
@@ -237,7 +237,7 @@ def test_map_accum_seq_means_a_map_and_a_fold():
         batched = fun([ArrayType(V, M)], lambda xs: Unzip()(rows(xs)))
         xs = rand(3, 6)
         got = compile(batched)(xs)
-        want = interpret(batched, xs)
+        want = interpret(batched, xs, numpy_shapes=True)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-5)
 
@@ -320,7 +320,7 @@ def test_fused_sequences_compile(name, kernels):
     compiled = compile(fused)
     assert len(compiled.manifest["kernels"]) == kernels
     xs = [np.resize(x, 64) if np.ndim(x) and name != "bicgk" else x for x in inputs()]
-    same(compiled(*xs), interpret(program, *xs), reassociates=True)
+    same(compiled(*xs), interpret(program, *xs, numpy_shapes=True), reassociates=True)
 
 
 def _calls(e):
