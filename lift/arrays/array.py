@@ -3,8 +3,11 @@
 Each operation on arrays allocates one node holding its operator, its attributes and its operands (other
 arrays or Python numbers); nothing runs until a value is asked for (`get`, `np.asarray`, `lift.evaluate`),
 when the graph becomes one lift program (`lift.arrays.graph`) run where `lift.arrays.placement` says. A
-leaf (`op == "input"`) holds a private copy of the caller's data, so that later changes to the numpy
-array do not change the lift array; an evaluated node becomes a leaf holding its value.
+leaf (`op == "input"`) holds a private copy of the caller's numpy data (so that later changes to the numpy
+array do not change the lift array), or the caller's `pyopencl.array.Array` itself; an evaluated node
+becomes a leaf holding its value. A leaf's value lives on the host (`value`), on the device (`on_device`,
+uploaded once when a program first reads it, where results of device programs stay) or both; `get()`
+downloads what is only on the device.
 """
 
 from __future__ import annotations
@@ -41,13 +44,13 @@ class LiftArray:
     __array_priority__ = 100
 
     def __init__(self, op: str, args: tuple, attrs: tuple, shape: tuple, dtype, device=None,
-                 value: Optional[np.ndarray] = None):
+                 value: Optional[np.ndarray] = None, on_device=None):
         self.op, self.args, self.attrs = op, args, attrs
         self.shape, self.dtype = tuple(int(n) for n in shape), np.dtype(dtype)
         lift_type(self.dtype)
         self.device = device if device is not None else next((a.device for a in args if isinstance(a, LiftArray)
                                                               and a.device is not None), None)
-        self.value = value
+        self.value, self.on_device = value, on_device
         self.serial = next(_serial)
 
     @property
@@ -64,19 +67,29 @@ class LiftArray:
 
     @property
     def evaluated(self) -> bool:
-        return self.value is not None
+        return self.value is not None or self.on_device is not None
 
-    def set_value(self, value: np.ndarray) -> None:
-        """Make this node a leaf holding its computed value (the graph below it may be freed)."""
+    def set_value(self, value) -> None:
+        """Make this node a leaf holding its computed value, numpy or on the device (the graph below it may
+        be freed)."""
         self.op, self.args, self.attrs = "input", (), ()
-        self.value = np.asarray(value, self.dtype).reshape(self.shape)
+        if isinstance(value, np.ndarray):
+            self.value = np.asarray(value, self.dtype).reshape(self.shape)
+        else:
+            self.on_device = value
+
+    def host_value(self) -> np.ndarray:
+        """An evaluated leaf's value on the host, downloaded (once) where it is only on the device."""
+        if self.value is None:
+            self.value = self.on_device.get().reshape(self.shape)
+        return self.value
 
     def get(self) -> np.ndarray:
         """The value as a numpy array, evaluating the graph if needed (Accelerator's ToArray)."""
         from lift.arrays.evaluation import evaluate
 
         evaluate(self)
-        return self.value.copy()
+        return self.host_value().copy()
 
     def __array__(self, dtype=None, copy=None):
         value = self.get()

@@ -4,7 +4,8 @@ the placement says.
 `plan` finds the graph below the arrays asked for, its structural key (`lift.arrays.graph.structure`), the
 cached compiled program for that key on the arrays' device (`lift.compile`: the tuning database's winner
 where present, else the default lowering) and the placement (`lift.config`, else Brook's cost model:
-`lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value.
+`lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value (on the device after a
+device program: a later program reads it there, `get()` downloads it).
 Where the code generator cannot take the program (a view of a computed array that the default lowering
 fuses into its producer), the arrays that views read are evaluated first and the rest is planned again
 (Accelerator's shader breaks). `run_on_device` is the one function that moves data between numpy and the
@@ -48,19 +49,24 @@ class Plan:
         return self.compiled.program
 
 
-def _device(targets):
+def _target(targets, st: Structure) -> runtime.Target:
+    """Where the program runs: the queue of a device array it reads, else the arrays' or `lift.config`'s
+    device (lift's own queue on it)."""
+    queue = next((n.on_device.queue for n in st.inputs if n.on_device is not None), None)
+    if queue is not None:
+        return runtime.target(queue=queue)
     spec = next((t.device for t in targets if t.device is not None), config.device)
-    return spec if spec is not None and not isinstance(spec, str) else runtime.select_device(spec)
+    return runtime.target(queue=spec) if type(spec).__name__ == "CommandQueue" else runtime.target(spec)
 
 
-def compiled_program(targets, st: Structure, device):
-    """The compiled program of this structure on `device`, compiled on first use."""
-    key = (st.key, runtime.device_label(device))
+def compiled_program(targets, st: Structure, target: runtime.Target):
+    """The compiled program of this structure on `target`'s context, compiled on first use."""
+    key = (st.key, runtime.device_label(target.device), target.context.int_ptr)
     if key in _PROGRAMS:
         COUNTS["reused"] += 1
     else:
         COUNTS["compiled"] += 1
-        _PROGRAMS[key] = lift_compile(build(targets, st), device, name="lift_arrays")
+        _PROGRAMS[key] = lift_compile(build(targets, st), name="lift_arrays", queue=target.queue)
     return _PROGRAMS[key]
 
 
@@ -73,15 +79,16 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
     if placement == "host" and not predict_always:
         return Plan(targets, st, None, None, None, "host")
     try:
-        device = _device(targets)
+        target = _target(targets, st)
     except LiftError:
         if placement == "device":
             raise
         return Plan(targets, st, None, None, None, "host")
+    device = target.device
     breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift") for a in n.args
               if not stored(a)]
     if st.key not in _SPLIT:
-        compiled = compiled_program(targets, st, device)
+        compiled = compiled_program(targets, st, target)
         try:
             compiled.generated()
         except LiftCodegenError:
@@ -99,23 +106,32 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
                 prediction.choice if placement == "auto" else placement)
 
 
-def run_on_device(compiled, inputs: list) -> list:
-    """Run `compiled` on numpy `inputs` (a 0-d array as one element); its results as numpy arrays.
-    The one place where data moves between the host and the device."""
-    result = compiled(*(x.reshape(1) if x.ndim == 0 else x for x in inputs))
+def run_on_device(compiled, leaves: list) -> list:
+    """Run `compiled` on the values of `leaves`, each uploaded once to the program's context and kept on the
+    leaf; its results as `pyopencl.array.Array`s, which stay on the device (a 0-d value is passed as one
+    element). The one place where data moves from the host to the device."""
+    import pyopencl.array as cla
+
+    arrays = []
+    for n in leaves:
+        if n.on_device is None or n.on_device.context != compiled.context:
+            host = n.host_value()
+            n.on_device = cla.to_device(compiled.queue, np.ascontiguousarray(host.reshape(host.shape or (1,))))
+        arrays.append(n.on_device.reshape(1) if n.on_device.shape == () else n.on_device)
+    result = compiled(*arrays)
     return list(result) if isinstance(result, tuple) else [result]
 
 
 def evaluate(*arrays):
-    """Compute `arrays` in one program (`plan`); returns their values as numpy arrays (one, or a tuple)."""
+    """Compute the `arrays` not yet evaluated in one program (`plan`), where the placement says; returns
+    `arrays` (one, or a tuple), each now holding its value (on the device after a device program)."""
     p = plan(*arrays)
     if p.targets:
         if p.placement == "device":
-            values = run_on_device(p.compiled, [n.value for n in p.structure.inputs])
+            values = run_on_device(p.compiled, list(p.structure.inputs))
         else:
             values = evaluate_on_host(p.targets)
         COUNTS[p.placement] += 1
         for t, v in zip(p.targets, values):
             t.set_value(v)
-    values = tuple(a.value if isinstance(a, LiftArray) else np.asarray(a) for a in arrays)
-    return values[0] if len(values) == 1 else values
+    return arrays[0] if len(arrays) == 1 else arrays

@@ -60,7 +60,7 @@ def _padded(x: np.ndarray, widths, boundary) -> np.ndarray:
 
 def _compute(n: LiftArray, args: list) -> np.ndarray:
     if n.op == "input":
-        return n.value
+        return n.host_value()
     if n.op == "map":
         op = n.attrs[0]
         if op == "astype":

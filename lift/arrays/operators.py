@@ -32,11 +32,17 @@ NP_PAD = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 
 
 def asarray(data, device=None) -> LiftArray:
-    """A lift array holding a copy of `data` (a numpy array, a lift array, or anything `np.asarray` takes).
+    """A lift array holding a copy of `data` (a numpy array, a lift array, or anything `np.asarray` takes),
+    or `data` itself where it is a `pyopencl.array.Array` (its queue then runs the programs that read it).
 
     int64 data (numpy's default integer) is stored as int32 where its values fit."""
     if isinstance(data, LiftArray):
         return data
+    if type(data).__module__.startswith("pyopencl"):
+        lift_type(data.dtype)
+        if not data.flags.c_contiguous:
+            raise LiftTypeError(f"asarray: a pyopencl array must be C-contiguous, got strides {data.strides}")
+        return LiftArray("input", (), (), data.shape, data.dtype, data.queue, on_device=data)
     array = np.asarray(data)
     if array.dtype == np.int64 and array.size and (array.min() < -2**31 or array.max() >= 2**31):
         raise LiftTypeError("asarray: int64 values beyond int32's range (lift arrays hold int32)")

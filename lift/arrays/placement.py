@@ -45,15 +45,17 @@ class Prediction:
 
 
 def predict(nodes, inputs, targets, generated, device) -> Prediction:
-    """The prediction for computing `targets` from `inputs` (all on the host) with the program `generated`."""
-    moved = sum(n.nbytes for n in inputs) + sum(t.nbytes for t in targets)
+    """The prediction for computing `targets` from `inputs` with the program `generated`: the device uploads
+    the inputs only on the host and downloads the results; the host downloads the inputs only on the device."""
     rates = _device_rates(device)
-    transfer_ms = moved / rates["transfer_gbps"] * 1e-6
+    to_device = sum(n.nbytes for n in inputs if n.on_device is None) + sum(t.nbytes for t in targets)
+    to_host = sum(n.nbytes for n in inputs if n.value is None)
     try:
         kernel_ms = cost_model.predict(cost_model.profile(generated), rates["model"])
     except ValueError:
         kernel_ms = math.inf
-    return Prediction(transfer_ms, kernel_ms, host_ms(nodes))
+    return Prediction(to_device / rates["transfer_gbps"] * 1e-6, kernel_ms,
+                      host_ms(nodes) + to_host / rates["transfer_gbps"] * 1e-6)
 
 
 def host_ms(nodes) -> float:

@@ -178,3 +178,23 @@ def test_bad_input_is_one_clear_error():
         lift.asarray(np.ones(3, np.complex64))
     with pytest.raises(LiftError, match="placement"):
         lift.config.placement = "gpu"
+
+
+def test_device_arrays_stay_on_the_device(device):
+    """A user's context, queue and pyopencl arrays end to end: results stay on the device (nothing is
+    downloaded until `get`), a numpy input is uploaded once and kept, and programs run on the user's queue."""
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx)
+    x = lift.asarray(cla.to_device(queue, X))
+    y = lift.asarray(Y)
+    with lift.config(placement="device"):
+        b = lift.evaluate(x * 2.0 + y)
+        assert b.value is None and b.on_device.context == ctx and y.on_device.context == ctx
+        uploaded = y.on_device
+        total = lift.evaluate((b * y).sum())
+        assert total.value is None and y.on_device is uploaded and b.value is None
+    _close(total.get(), ((X * 2 + Y) * Y).sum(), tol=1e-3)
+    _close(b.get(), X * 2 + Y)
