@@ -10,8 +10,16 @@ work-group level (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written
   to, global or local memory, times the number of times it runs (values in views are not copied;
-  what a user function gathers from an array argument depends on the data and is not counted);
-- operations: user-function applications, a `vectorize-n` one counting once per native vector;
+  what a user function gathers from an array argument depends on the data and is not counted). A value
+  is read once per iteration of the sequential loops it varies with, as a compiler hoists a load out of a
+  loop that does not change it, or shares it between the copies of an unrolled loop (register blocking:
+  a work-item's `h × w` block reads `h + w` values per step, not `2 h w`). A private array indexed by a
+  loop counter, or read as vectors of its scalars, lives in memory, not registers: each access counts as
+  an operation (a load or a store). What a kernel reads of an input array that fits in the device's cache beyond the array's
+  own size is read from the cache (at local-memory speed), not from memory;
+- operations: user-function applications, a `vectorize-n` one counting once per native vector; the
+  iterations of an unrolled map (`map-seq-unroll`) counting as one application `n` lanes wide (a compiler
+  packs them into vectors, SLP);
 - parallelism: work-groups and work-items from the launch, barriers from the expression;
 - local memory per work-group, against the device's.
 
@@ -38,8 +46,8 @@ from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
-from lift.opencl_gen.memory import element_bytes, memory_bytes
-from lift.types.types import ArrayType, TupleType, Type
+from lift.opencl_gen.memory import element_bytes, element_count, element_type, memory_bytes
+from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 _INVERTIBLE = (P.Split, P.Join, P.AsVector, P.AsScalar, P.Transpose, P.Id)
 
@@ -51,7 +59,7 @@ class DeviceModel:
     `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
     of one user-function application on a compute unit with all its lanes busy; `work_item_ns` the
     cost of scheduling one work-item between two barriers (a loop iteration on a CPU, free on a GPU);
-    `local_gbps` a compute unit's local-memory bandwidth.
+    `local_gbps` a compute unit's local-memory bandwidth; `cache_bytes` the global memory cache.
     """
 
     compute_units: int
@@ -64,15 +72,17 @@ class DeviceModel:
     op_ns: float
     work_item_ns: float
     local_gbps: float
+    cache_bytes: int = 0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
-                   local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
+                   local_mem_bytes: int, max_work_group_size: int, vector_width: int,
+                   cache_bytes: int = 0) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
         constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants)
+                   max(vector_width, 1), **constants, cache_bytes=cache_bytes)
 
 
 @dataclass
@@ -87,17 +97,20 @@ class KernelProfile:
     work_items: int = 1
     group_size: Optional[int] = 1  # None: the driver chooses
     local_mem_bytes: int = 0
+    reads: dict = field(default_factory=dict)  # input array → [bytes of `global_bytes` read from it, its size]
 
 
 def profile(g: GeneratedProgram) -> list:
     """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
     (`Kernel.expr`), launch and local memories."""
     lam = g.typed.expr
-    params = {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    params = {p.name: _Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    sizes = {p.name: int(element_count(p.t).eval(g.sizes)) * element_bytes(element_type(p.t))
+             for p in lam.params if isinstance(p.t, ArrayType)}
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name)
-        walk = CostWalk(prof)
+        walk = CostWalk(prof, sizes)
         e = k.expr
         spaces = [_top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
@@ -118,14 +131,16 @@ def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
 def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
         return math.inf
+    cached_bytes = sum(max(read - size, 0.0) for read, size in k.reads.values() if size <= m.cache_bytes)
+    memory_bytes = k.global_bytes - cached_bytes
     group_size = k.group_size or min(k.work_items, m.lanes)
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    memory_ns = k.global_bytes / m.bandwidth_gbps
+    memory_ns = memory_bytes / m.bandwidth_gbps
     ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
     scheduled = k.work_items + k.barriers * group_size
-    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
+    compute_ns = ops * m.op_ns + (k.local_bytes + cached_bytes) / m.local_gbps + scheduled * m.work_item_ns
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
 
 
@@ -159,13 +174,31 @@ def _ranks(values: Sequence[float]) -> list:
 
 @dataclass(frozen=True)
 class _Scope:
-    """Where the walk is: how often the current code runs in all, and the enclosing patterns' kinds."""
+    """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
+    enclosing sequential loops (`(id, n)`, outermost first) and the iterations of the innermost loop if it is
+    unrolled (1 otherwise)."""
 
     times: float = 1.0
     kinds: tuple = ()
+    loops: tuple = ()
+    unrolled: int = 1
 
-    def inside(self, kind: str, n: float = 1.0) -> "_Scope":
-        return _Scope(self.times * n, self.kinds + (kind,))
+    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False) -> "_Scope":
+        loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
+        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1)
+
+    @property
+    def loop(self) -> Optional[int]:
+        """The id of the innermost sequential loop, if any."""
+        return self.loops[-1][0] if self.loops else None
+
+    def reads(self, space) -> float:
+        """How often a value in `space` is read here: once per iteration of the sequential loops it varies
+        with (every loop, where that is not known)."""
+        varies = getattr(space, "varies", None)
+        if varies is None:
+            return self.times
+        return self.times / math.prod(n for i, n in self.loops if i not in varies)
 
     @property
     def default_space(self) -> str:
@@ -174,6 +207,36 @@ class _Scope:
     @property
     def at_workgroup_level(self) -> bool:
         return at_workgroup_level(self.kinds)
+
+
+class _Space(str):
+    """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
+    of the sequential loops it changes with (see `_Scope.reads`), and `spilled`, for a private array that
+    lives in memory (indexed by a loop counter, or as vectors of its scalars) instead of registers; `array`,
+    the input array it is part of."""
+
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False,
+                array: Optional[str] = None):
+        new = super().__new__(cls, space)
+        new.varies, new.spilled, new.array = varies, spilled, array
+        return new
+
+
+def _element(space, loop: Optional[int], rolled: bool):
+    """The space of an element of an array in `space`, taken at each iteration of the loop `loop` (None: a
+    parallel one); a private array's elements taken by a rolled sequential loop are in memory."""
+    if isinstance(space, tuple):
+        return tuple(_element(s, loop, rolled) for s in space)
+    varies = getattr(space, "varies", frozenset())
+    spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled, getattr(space, "array", None))
+
+
+def _spilled(space):
+    """`space`, a private one marked as in memory (a vector view of private scalars)."""
+    if isinstance(space, tuple):
+        return tuple(_spilled(s) for s in space)
+    return _Space(space, getattr(space, "varies", frozenset()), True) if space == PRIVATE else space
 
 
 def _top_level_space(e: Expr, params: Mapping) -> object:
@@ -199,8 +262,9 @@ class CostWalk(Mapper):
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
     """
 
-    def __init__(self, kernel: KernelProfile):
+    def __init__(self, kernel: KernelProfile, sizes: Mapping = {}):
         self.kernel = kernel
+        self.sizes = sizes  # input array → its size in bytes
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
         """Walk `e`, whose result goes to `dest` (None: where the generator puts it); return its space."""
@@ -211,12 +275,10 @@ class CostWalk(Mapper):
         f = e.f
         if is_layout(e):
             inner = dest if isinstance(f, _INVERTIBLE) else None
+            if isinstance(f, (P.AsVector, P.AsScalar)) and inner is not None:
+                inner = _spilled(inner)
             spaces = [self.value(a, inner, scope, env) for a in e.args]
-            if isinstance(f, (P.Zip, P.Tuple)):
-                return tuple(spaces)
-            if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
-                return spaces[0][f.i]
-            return spaces[0]
+            return self.map_Pattern(f, spaces, None, None, dest, scope, env)
         spaces = [self.value(a, None, scope, env) for a in e.args]
         return self.call(f, spaces, [a.t for a in e.args], e.t, dest, scope, env)
 
@@ -238,9 +300,10 @@ class CostWalk(Mapper):
     def map_UserFun(self, f: FunDecl, spaces, types, out, dest, scope, env):
         """An application: its arguments read, its result written, where they are in memory."""
         for s, t in zip(spaces, types):
-            self.traffic(s, t, scope.times)
+            self.traffic(s, t, scope.reads(s))
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
-            self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
+            width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
+            self.kernel.calls[width] += scope.times / scope.unrolled
         target = dest or scope.default_space
         self.traffic(target, out, scope.times)
         return target
@@ -255,6 +318,8 @@ class CostWalk(Mapper):
             return tuple(spaces)
         if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
             return spaces[0][f.i]
+        if isinstance(f, (P.AsVector, P.AsScalar)):
+            return _spilled(spaces[0])
         return spaces[0]
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
@@ -264,13 +329,19 @@ class CostWalk(Mapper):
         target = dest or scope.default_space
         if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
             self.kernel.barriers += scope.times
-        self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(f.thread_level, n), env)
+        unrolled = isinstance(f, P.MapSeqUnroll)
+        inner = scope.inside(f.thread_level, n, unrolled)
+        rolled = f.thread_level == "seq" and not unrolled
+        element = _element(spaces[0], inner.loop if f.thread_level == "seq" else None, rolled)
+        self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled), inner, env)
         return target
 
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
         n = types[0].length.value
         acc = f.init.t
-        self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
+        inner = scope.inside("reduce", n)
+        self.call(f.f, [PRIVATE, _element(spaces[0], inner.loop, False)], [acc, types[0].elem], acc, PRIVATE, inner,
+                  env)
         target = dest or scope.default_space
         self.traffic(target, acc, scope.times)
         return target
@@ -284,7 +355,9 @@ class CostWalk(Mapper):
         acc_t = f.init.t
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
         step = TupleType(out.elems[0].elem, acc_t)
-        self.call(f.f, [acc, spaces[0]], [acc_t, types[0].elem], step, (elems, acc), scope.inside("reduce", n), env)
+        inner = scope.inside("reduce", n)
+        self.call(f.f, [acc, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
+                  inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
         return target
@@ -315,9 +388,14 @@ class CostWalk(Mapper):
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
-        elif isinstance(space, str) and space != PRIVATE and not isinstance(t, ArrayType):
+        elif isinstance(space, str) and not isinstance(t, ArrayType):
             nbytes = element_bytes(t) * times
+            array = getattr(space, "array", None)
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
-            else:
+                if array in self.sizes:
+                    self.kernel.reads.setdefault(array, [0.0, self.sizes[array]])[0] += nbytes
+            elif getattr(space, "spilled", False):
+                self.kernel.calls[t.width if isinstance(t, VectorType) else 1] += times
+            elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
