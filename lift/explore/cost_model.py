@@ -340,8 +340,8 @@ class CostWalk(Mapper):
         n = types[0].length.value
         acc = f.init.t
         inner = scope.inside("reduce", n)
-        self.call(f.f, [PRIVATE, _element(spaces[0], inner.loop, False)], [acc, types[0].elem], acc, PRIVATE, inner,
-                  env)
+        self.call(f.f, [_Space(PRIVATE, frozenset({inner.loop})), _element(spaces[0], inner.loop, False)],
+                  [acc, types[0].elem], acc, PRIVATE, inner, env)
         target = dest or scope.default_space
         self.traffic(target, acc, scope.times)
         return target
@@ -356,7 +356,8 @@ class CostWalk(Mapper):
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
         step = TupleType(out.elems[0].elem, acc_t)
         inner = scope.inside("reduce", n)
-        self.call(f.f, [acc, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
+        varying = _Space(acc, frozenset({inner.loop}), array=getattr(acc, "array", None))
+        self.call(f.f, [varying, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
                   inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
