@@ -15,8 +15,10 @@ work-group level (`lift.opencl_gen.barriers`):
   loop that does not change it, or shares it between the copies of an unrolled loop (register blocking:
   a work-item's `h × w` block reads `h + w` values per step, not `2 h w`). A private array indexed by a
   loop counter, or read as vectors of its scalars, lives in memory, not registers: each access counts as
-  an operation (a load or a store). What a kernel reads of an input array that fits in the device's cache beyond the array's
-  own size is read from the cache (at local-memory speed), not from memory;
+  an operation (a load or a store). A value the consecutive work-items of a group (along dimension 0) all
+  read, one that does not vary with their index, is read from memory once per group and from the cache
+  by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
+  work-items of a column of blocks, or the rows of A by those of a row);
 - operations: user-function applications, a `vectorize-n` one counting once per native vector; the
   iterations of an unrolled map (`map-seq-unroll`) counting as one application `n` lanes wide (a compiler
   packs them into vectors, SLP);
@@ -46,7 +48,7 @@ from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
-from lift.opencl_gen.memory import element_bytes, element_count, element_type, memory_bytes
+from lift.opencl_gen.memory import element_bytes, memory_bytes
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 _INVERTIBLE = (P.Split, P.Join, P.AsVector, P.AsScalar, P.Transpose, P.Id)
@@ -59,7 +61,7 @@ class DeviceModel:
     `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
     of one user-function application on a compute unit with all its lanes busy; `work_item_ns` the
     cost of scheduling one work-item between two barriers (a loop iteration on a CPU, free on a GPU);
-    `local_gbps` a compute unit's local-memory bandwidth; `cache_bytes` the global memory cache.
+    `local_gbps` a compute unit's local-memory bandwidth.
     """
 
     compute_units: int
@@ -72,17 +74,15 @@ class DeviceModel:
     op_ns: float
     work_item_ns: float
     local_gbps: float
-    cache_bytes: int = 0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
-                   local_mem_bytes: int, max_work_group_size: int, vector_width: int,
-                   cache_bytes: int = 0) -> "DeviceModel":
+                   local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
         constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants, cache_bytes=cache_bytes)
+                   max(vector_width, 1), **constants)
 
 
 @dataclass
@@ -97,20 +97,19 @@ class KernelProfile:
     work_items: int = 1
     group_size: Optional[int] = 1  # None: the driver chooses
     local_mem_bytes: int = 0
-    reads: dict = field(default_factory=dict)  # input array → [bytes of `global_bytes` read from it, its size]
+    shared_bytes: float = 0.0  # of `global_bytes`: reads shared by consecutive work-items
+    items_in_row: int = 1  # consecutive work-items (dimension 0) in a group
 
 
 def profile(g: GeneratedProgram) -> list:
     """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
     (`Kernel.expr`), launch and local memories."""
     lam = g.typed.expr
-    params = {p.name: _Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
-    sizes = {p.name: int(element_count(p.t).eval(g.sizes)) * element_bytes(element_type(p.t))
-             for p in lam.params if isinstance(p.t, ArrayType)}
+    params = {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name)
-        walk = CostWalk(prof, sizes)
+        walk = CostWalk(prof)
         e = k.expr
         spaces = [_top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
@@ -118,6 +117,7 @@ def profile(g: GeneratedProgram) -> list:
         glb, loc = k.launch.evaluate(g.sizes)
         prof.work_items = math.prod(glb)
         prof.group_size = None if loc is None else math.prod(loc)
+        prof.items_in_row = glb[0] if loc is None else loc[0]
         prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
         profiles.append(prof)
     return profiles
@@ -131,16 +131,15 @@ def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
 def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
         return math.inf
-    cached_bytes = sum(max(read - size, 0.0) for read, size in k.reads.values() if size <= m.cache_bytes)
-    memory_bytes = k.global_bytes - cached_bytes
     group_size = k.group_size or min(k.work_items, m.lanes)
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    memory_ns = memory_bytes / m.bandwidth_gbps
+    shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
+    memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
     ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
     scheduled = k.work_items + k.barriers * group_size
-    compute_ns = ops * m.op_ns + (k.local_bytes + cached_bytes) / m.local_gbps + scheduled * m.work_item_ns
+    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
 
 
@@ -175,17 +174,23 @@ def _ranks(values: Sequence[float]) -> list:
 @dataclass(frozen=True)
 class _Scope:
     """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
-    enclosing sequential loops (`(id, n)`, outermost first) and the iterations of the innermost loop if it is
-    unrolled (1 otherwise)."""
+    enclosing sequential loops (`(id, n)`, outermost first), the iterations of the innermost loop if it is
+    unrolled (1 otherwise), and whether the code runs on consecutive work-items (a map on dimension 0)."""
 
     times: float = 1.0
     kinds: tuple = ()
     loops: tuple = ()
     unrolled: int = 1
+    items: bool = False
 
-    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False) -> "_Scope":
+    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0) -> "_Scope":
         loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
-        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1)
+        items = self.items or (kind in ("glb", "lcl") and dim == 0)
+        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items)
+
+    def shared(self, space) -> bool:
+        """Whether a value in `space` read here is the same for consecutive work-items."""
+        return self.items and ITEM not in getattr(space, "varies", {ITEM})
 
     @property
     def loop(self) -> Optional[int]:
@@ -209,27 +214,31 @@ class _Scope:
         return at_workgroup_level(self.kinds)
 
 
+ITEM = "item"
+"""In `_Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
+
+
 class _Space(str):
     """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
-    of the sequential loops it changes with (see `_Scope.reads`), and `spilled`, for a private array that
-    lives in memory (indexed by a loop counter, or as vectors of its scalars) instead of registers; `array`,
-    the input array it is part of."""
+    of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
+    to the next, and `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
+    vectors of its scalars) instead of registers."""
 
-    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False,
-                array: Optional[str] = None):
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False):
         new = super().__new__(cls, space)
-        new.varies, new.spilled, new.array = varies, spilled, array
+        new.varies, new.spilled = varies, spilled
         return new
 
 
-def _element(space, loop: Optional[int], rolled: bool):
-    """The space of an element of an array in `space`, taken at each iteration of the loop `loop` (None: a
-    parallel one); a private array's elements taken by a rolled sequential loop are in memory."""
+def _element(space, loop, rolled: bool):
+    """The space of an element of an array in `space`, taken at each iteration of the loop `loop` (an id,
+    `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
+    rolled sequential loop are in memory."""
     if isinstance(space, tuple):
         return tuple(_element(s, loop, rolled) for s in space)
     varies = getattr(space, "varies", frozenset())
     spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
-    return _Space(space, varies | {loop} if loop is not None else varies, spilled, getattr(space, "array", None))
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled)
 
 
 def _spilled(space):
@@ -262,9 +271,8 @@ class CostWalk(Mapper):
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
     """
 
-    def __init__(self, kernel: KernelProfile, sizes: Mapping = {}):
+    def __init__(self, kernel: KernelProfile):
         self.kernel = kernel
-        self.sizes = sizes  # input array → its size in bytes
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
         """Walk `e`, whose result goes to `dest` (None: where the generator puts it); return its space."""
@@ -274,7 +282,7 @@ class CostWalk(Mapper):
             return PRIVATE
         f = e.f
         if is_layout(e):
-            inner = dest if isinstance(f, _INVERTIBLE) else None
+            inner = dest if isinstance(f, _INVERTIBLE + (P.AbstractMap,)) else None  # a map of views is a view
             if isinstance(f, (P.AsVector, P.AsScalar)) and inner is not None:
                 inner = _spilled(inner)
             spaces = [self.value(a, inner, scope, env) for a in e.args]
@@ -300,7 +308,7 @@ class CostWalk(Mapper):
     def map_UserFun(self, f: FunDecl, spaces, types, out, dest, scope, env):
         """An application: its arguments read, its result written, where they are in memory."""
         for s, t in zip(spaces, types):
-            self.traffic(s, t, scope.reads(s))
+            self.read(s, t, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
             self.kernel.calls[width] += scope.times / scope.unrolled
@@ -330,9 +338,11 @@ class CostWalk(Mapper):
         if isinstance(f, P.MapLcl) and dest is None and scope.at_workgroup_level:
             self.kernel.barriers += scope.times
         unrolled = isinstance(f, P.MapSeqUnroll)
-        inner = scope.inside(f.thread_level, n, unrolled)
+        inner = scope.inside(f.thread_level, n, unrolled, f.dim)
         rolled = f.thread_level == "seq" and not unrolled
-        element = _element(spaces[0], inner.loop if f.thread_level == "seq" else None, rolled)
+        loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
+            else None
+        element = _element(spaces[0], loop, rolled)
         self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled), inner, env)
         return target
 
@@ -356,7 +366,7 @@ class CostWalk(Mapper):
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
         step = TupleType(out.elems[0].elem, acc_t)
         inner = scope.inside("reduce", n)
-        varying = _Space(acc, frozenset({inner.loop}), array=getattr(acc, "array", None))
+        varying = _Space(acc, frozenset({inner.loop}))
         self.call(f.f, [varying, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
                   inner, env)
         if acc == PRIVATE:
@@ -381,21 +391,28 @@ class CostWalk(Mapper):
         self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds), env)
         return spaces[0]
 
-    def traffic(self, space, t: Type, times: float) -> None:
-        """Count reading or writing a value of type `t` in `space`, `times` times."""
+    def read(self, space, t: Type, scope: _Scope) -> None:
+        """Count reading a value of type `t` in `space` here: as often as it changes (`_Scope.reads`), from the
+        cache where consecutive work-items share it."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times)
+                self.read(s, c, scope)
+        else:
+            self.traffic(space, t, scope.reads(space), scope.shared(space))
+
+    def traffic(self, space, t: Type, times: float, shared: bool = False) -> None:
+        """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: by consecutive work-items)."""
+        if isinstance(space, tuple) and isinstance(t, TupleType):
+            for s, c in zip(space, t.elems):
+                self.traffic(s, c, times, shared)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
         elif isinstance(space, str) and not isinstance(t, ArrayType):
             nbytes = element_bytes(t) * times
-            array = getattr(space, "array", None)
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
-                if array in self.sizes:
-                    self.kernel.reads.setdefault(array, [0.0, self.sizes[array]])[0] += nbytes
+                self.kernel.shared_bytes += nbytes if shared else 0.0
             elif getattr(space, "spilled", False):
                 self.kernel.calls[t.width if isinstance(t, VectorType) else 1] += times
             elif space != PRIVATE:

@@ -220,11 +220,12 @@ def _blocked(examples, h, w, vector=None, sizes=None):
 @pytest.mark.parametrize("h, w", [(4, 16), (8, 8), (1, 64)])
 def test_cost_model_reads_a_register_block_once_per_step(examples, h, w):
     """A work-item's `h × w` block reads `h` elements of A and `w` of B per step of the reduction (a load
-    hoisted, or shared by the unrolled copies), and its multiplications and additions are `w` lanes wide."""
+    hoisted, or shared by the unrolled copies), and its multiplications and additions are `w` lanes wide.
+    Consecutive work-items (blocks of columns) share the rows of A."""
     sizes = {"M": 64, "K": 32, "N": 64}
     (k,) = profile(_blocked(examples, h, w, sizes=sizes))
     steps = (64 // h) * (64 // w) * 32
-    assert k.reads == {"A": [4.0 * steps * h, 64 * 32 * 4], "B": [4.0 * steps * w, 32 * 64 * 4]}
+    assert k.global_bytes == 4 * steps * (h + w) + 4 * 64 * 64 and k.shared_bytes == 4 * steps * h
     assert k.calls == {w: 2 * steps * h}
 
 
@@ -250,9 +251,10 @@ def test_cost_model_counts_a_private_array_in_memory_as_operations(examples):
     assert unrolled.calls == {8: 64 * 16, 1: copy_out}
 
 
-def test_cost_model_reads_cached_inputs_from_the_cache():
-    k = KernelProfile("k", global_bytes=8e6, work_items=1024, group_size=None, reads={"B": [8e6, 1e6]})
-    assert predict([k], dataclasses.replace(CPU, cache_bytes=1 << 20)) < predict([k], CPU)
+def test_cost_model_reads_what_a_group_shares_once():
+    k = KernelProfile("k", global_bytes=8e8, shared_bytes=6e8, work_items=1024, group_size=None, items_in_row=64)
+    alone = dataclasses.replace(k, items_in_row=1)
+    assert predict([k], CPU) < predict([alone], CPU) == predict([dataclasses.replace(k, shared_bytes=0)], CPU)
 
 
 def test_cost_model_rules_out_what_the_device_cannot_run():
