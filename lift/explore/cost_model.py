@@ -401,7 +401,8 @@ class CostWalk(Mapper):
             self.traffic(space, t, scope.reads(space), scope.shared(space))
 
     def traffic(self, space, t: Type, times: float, shared: bool = False) -> None:
-        """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: by consecutive work-items)."""
+        """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
+        work-items share)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
                 self.traffic(s, c, times, shared)

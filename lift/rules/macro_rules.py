@@ -27,8 +27,8 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.paper_derivations import mapped
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call, is_fun,
-                                 mapped_body, normalize, outermost, rewrite, topdown, where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call,
+                                 is_fun, mapped_body, normalize, outermost, rewrite, topdown, where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)

@@ -40,7 +40,7 @@ def _in_a_work_item(call, ctx) -> None:
 
 @rule("private-accumulator", figure="4(d)", heads=ReduceSeq, on_functions=False, sized=True,
       match=_array_accumulator, allowed=_in_a_work_item,
-      description="a work-item's array accumulator lives in private memory, copied out once at the end",
+      description="a work-item's array accumulator lives in private memory, copied in and out once",
       equation="reduce-seq(f, z) → copy ∘ toPrivate(reduce-seq(f, copy(z))), copy = map-seq(..(map-seq(id)))")
 def private_accumulator(call):
     fold = call.f
