@@ -67,7 +67,8 @@ class For(Stmt):
     `kind` says what the loop runs over (`wrg`, `lcl`, `glb`, `seq`, `iterate`; `""`: nothing the passes
     look at) and `fresh` the address space of new memory its work-items fill for each other to read
     after it (a `map-local` storing into memory of its own, the buffers of an `iterate`): the facts
-    barrier placement reads (`lift.opencl_gen.barriers`)."""
+    barrier placement reads (`lift.opencl_gen.barriers`). `unroll`: preceded by `#pragma unroll` (a
+    `map-seq-unroll`), which unrolls a loop of constant length fully."""
 
     var: str
     start: str
@@ -78,6 +79,7 @@ class For(Stmt):
     kind: str = ""
     fresh: Optional[str] = None
     index: str = "int"
+    unroll: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def _render(s: Stmt, depth: int, lines: list) -> None:
         lines.append(pad + close)
     elif isinstance(s, For):
         comment = f" /* {s.comment} */" if s.comment else ""
+        if s.unroll:
+            lines.append(f"{pad}#pragma unroll")
         lines.append(f"{pad}for ({s.index} {s.var} = {s.start}; {s.var} < {s.stop}; {s.var} += {s.step}) {{{comment}")
         lines.extend(render(s.body, depth + 1))
         lines.append(pad + "}")

@@ -151,7 +151,7 @@ class Emitter(Mapper, FoldEmission):
         if isinstance(e, Param):
             return self.deliver(self.env[e.name], out, path)
         if isinstance(e, Literal) and isinstance(e.t, ArrayType):
-            return self.fill(e, out, path)
+            return self.fill(e, out, path) if out is not None else V.ValueView(c_literal(_element_literal(e)), e.t)
         if isinstance(e, Literal):
             return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
         if isinstance(e, FunCall):
@@ -190,12 +190,10 @@ class Emitter(Mapper, FoldEmission):
         self.store(out, self.read(view))
         return out
 
-    def fill(self, lit: Literal, out: Optional[V.View], path: str) -> V.View:
-        """An array literal: its value stored in every element of `out`; with no destination, a view whose
-        every element is the value (it needs no memory)."""
-        value = c_literal(Literal(lit.value, element_type(lit.t)))
-        if out is None:
-            return V.ValueView(value, lit.t)
+    def fill(self, lit: Literal, out: V.View, path: str) -> V.View:
+        """An array literal stored into `out`: its value in every element. (Where no destination is given, it
+        is a view whose every element reads the value: `emit`.)"""
+        value = c_literal(_element_literal(lit))
 
         def store(view: V.View, t: Type) -> None:
             if isinstance(t, ArrayType):
@@ -348,11 +346,12 @@ class Emitter(Mapper, FoldEmission):
 
     # --- maps ---------------------------------------------------------------------------------------------
 
-    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str] = None) -> None:
+    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str] = None,
+             unroll: bool = False) -> None:
         """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
-        `fresh`: the space of new memory the loop fills (`C.For.fresh`).
+        `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled.
         """
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
@@ -369,7 +368,7 @@ class Emitter(Mapper, FoldEmission):
         if kind == "seq" and n == Cst(1):
             self.add(C.Block(stmts, comment=f"{label}: one iteration", **facts))
         elif kind == "seq":
-            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, index=self.index, **facts))
+            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, index=self.index, unroll=unroll, **facts))
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
@@ -400,7 +399,7 @@ class Emitter(Mapper, FoldEmission):
             self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
 
         self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
-                  space_of(out) if out is self.cast_target else None)
+                  space_of(out) if out is self.cast_target else None, unroll=isinstance(f, P.MapSeqUnroll))
         return out
 
     # --- memory ---------------------------------------------------------------------------------------------
@@ -492,6 +491,11 @@ class Emitter(Mapper, FoldEmission):
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
         return result
+
+
+def _element_literal(lit: Literal) -> Literal:
+    """The scalar (or vector) literal every element of an array literal holds."""
+    return Literal(lit.value, element_type(lit.t))
 
 
 def check_storable(t: Type, what: str) -> None:
