@@ -1,0 +1,118 @@
+"""A Ray cluster on this machine: a head node and worker nodes, as `ray start` starts them on several hosts.
+
+Each node is a `ray start --block` process in a process group of its own, with ports and a temporary folder of
+the cluster's own, so that two clusters on one machine do not clash, a node can be killed as a host dies
+(`kill`), and the cluster is torn down with its process groups, never by `ray stop` (which stops every Ray
+process of the machine). For the tests, `benchmarks/bench_cluster.py`, and trying `lift explore --cluster`
+on one host.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lift.errors import LiftError
+
+OBJECT_STORE_BYTES = 100 << 20
+
+
+class LocalClusterError(LiftError):
+    """The local Ray cluster did not come up."""
+
+
+class LocalCluster:
+    """A head and `workers` worker nodes of `cpus` CPUs each on this machine, for as long as the context lasts;
+    the context is connected to it (`ray.init`) once every node is up."""
+
+    def __init__(self, workers: int = 1, cpus: int = 1, timeout_s: float = 60.0):
+        self.workers, self.cpus, self.timeout_s = workers, cpus, timeout_s
+        self.root = Path(tempfile.mkdtemp(prefix="lray", dir="/tmp"))  # short: Ray's socket paths are under it
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.nodes: list = []
+
+    def __enter__(self) -> "LocalCluster":
+        try:
+            self._node("--head", f"--port={self.port}", f"--ray-client-server-port={_free_port()}",
+                       f"--dashboard-port={_free_port()}", "--include-dashboard=false", f"--temp-dir={self.root}")
+            for _ in range(self.workers):
+                self._node(f"--address={self.address}")
+            self._connect()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _node(self, *options: str) -> None:
+        ports = [f"--{name}-port={_free_port()}" for name in ("node-manager", "object-manager", "metrics-export",
+                                                               "dashboard-agent-listen", "dashboard-agent-grpc",
+                                                               "runtime-env-agent")]
+        low = _free_port()
+        command = [str(Path(sys.executable).with_name("ray")), "start", "--block", f"--num-cpus={self.cpus}",
+                   f"--object-store-memory={OBJECT_STORE_BYTES}", "--disable-usage-stats", *ports,
+                   f"--min-worker-port={low}", f"--max-worker-port={low + 50}", *options]
+        log = open(self.root / f"node{len(self.nodes)}.log", "wb")
+        self.nodes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                           env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}))
+        log.close()
+
+    def _connect(self) -> None:
+        import ray
+
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                if not ray.is_initialized():
+                    ray.init(address=self.address, logging_level="ERROR", log_to_driver=False,
+                             configure_logging=False)
+                if sum(n["Alive"] for n in ray.nodes()) == len(self.nodes):
+                    return
+            except (ConnectionError, RuntimeError):
+                pass
+            dead = [i for i, p in enumerate(self.nodes) if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                log = (self.root / f"node{dead[0] if dead else 0}.log").read_text(errors="replace")[-2000:]
+                raise LocalClusterError(f"the local Ray cluster did not start ({len(self.nodes)} nodes): {log}")
+            time.sleep(0.5)
+
+    def kill(self, node: int) -> None:
+        """Kill node `node` (0 is the head) and every process it started at once, as a host that dies."""
+        _signal_group(self.nodes[node], signal.SIGKILL)
+
+    def stop(self) -> None:
+        """Disconnect, stop every node (their process groups), and remove the temporary folder."""
+        if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+            sys.modules["ray"].shutdown()
+        for node in reversed(self.nodes):
+            _signal_group(node, signal.SIGTERM)
+        for node in self.nodes:
+            try:
+                node.wait(3)
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(node, signal.SIGKILL)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
