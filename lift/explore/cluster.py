@@ -237,10 +237,18 @@ class ActorWorker:
         self.ray, self.actor, self.check = ray, actor, check
 
     def start(self) -> DeviceFacts:
-        try:
-            return self.ray.get(self.actor.start.remote(), timeout=START_TIMEOUT_S)
-        except self.ray.exceptions.RayError as e:
-            raise LiftDeviceError(f"the device actor did not start: {_first_line(e)}") from None
+        """The device's facts, once the actor answers (one that Ray restarts meanwhile is waited for)."""
+        ray, deadline = self.ray, time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                return ray.get(self.actor.start.remote(), timeout=max(deadline - time.monotonic(), 0.0))
+            except ray.exceptions.ActorUnavailableError:
+                if time.monotonic() < deadline:
+                    time.sleep(_PROBE_INTERVAL_S)
+                    continue
+                raise LiftDeviceError("the device actor did not start: it stayed unavailable") from None
+            except ray.exceptions.RayError as e:
+                raise LiftDeviceError(f"the device actor did not start: {_first_line(e)}") from None
 
     def request(self, message: tuple, timeout: float):
         ray = self.ray

@@ -22,6 +22,13 @@ from pathlib import Path
 from lift.errors import LiftError
 
 OBJECT_STORE_BYTES = 100 << 20
+WORKER_PORTS = 24  # the node's worker processes, one port each
+_NODE_PORTS = ("node-manager", "object-manager", "metrics-export", "dashboard-agent-listen", "dashboard-agent-grpc",
+               "runtime-env-agent")
+# A node that misses three health checks a second apart is dead (Ray's default takes about 15 s): the nodes
+# share this machine, so a dead one is known sooner.
+HEALTH_CHECK = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3",
+                "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 class LocalClusterError(LiftError):
@@ -35,14 +42,15 @@ class LocalCluster:
     def __init__(self, workers: int = 1, cpus: int = 1, timeout_s: float = 60.0):
         self.workers, self.cpus, self.timeout_s = workers, cpus, timeout_s
         self.root = Path(tempfile.mkdtemp(prefix="lray", dir="/tmp"))  # short: Ray's socket paths are under it
-        self.port = _free_port()
+        self.ports = iter(_free_ports((1 + workers) * (len(_NODE_PORTS) + WORKER_PORTS) + 3))
+        self.port = next(self.ports)
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list = []
 
     def __enter__(self) -> "LocalCluster":
         try:
-            self._node("--head", f"--port={self.port}", f"--ray-client-server-port={_free_port()}",
-                       f"--dashboard-port={_free_port()}", "--include-dashboard=false", f"--temp-dir={self.root}")
+            self._node("--head", f"--port={self.port}", f"--ray-client-server-port={next(self.ports)}",
+                       f"--dashboard-port={next(self.ports)}", "--include-dashboard=false", f"--temp-dir={self.root}")
             for _ in range(self.workers):
                 self._node(f"--address={self.address}")
             self._connect()
@@ -55,16 +63,14 @@ class LocalCluster:
         self.stop()
 
     def _node(self, *options: str) -> None:
-        ports = [f"--{name}-port={_free_port()}" for name in ("node-manager", "object-manager", "metrics-export",
-                                                               "dashboard-agent-listen", "dashboard-agent-grpc",
-                                                               "runtime-env-agent")]
-        low = _free_port()
+        ports = [f"--{name}-port={next(self.ports)}" for name in _NODE_PORTS]
+        workers = ",".join(str(next(self.ports)) for _ in range(WORKER_PORTS))
         command = [str(Path(sys.executable).with_name("ray")), "start", "--block", f"--num-cpus={self.cpus}",
-                   f"--object-store-memory={OBJECT_STORE_BYTES}", "--disable-usage-stats", *ports,
-                   f"--min-worker-port={low}", f"--max-worker-port={low + 50}", *options]
+                   f"--object-store-memory={OBJECT_STORE_BYTES}", "--disable-usage-stats", "--include-log-monitor=false",
+                   *ports, f"--worker-port-list={workers}", *options]
         log = open(self.root / f"node{len(self.nodes)}.log", "wb")
         self.nodes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                           env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}))
+                                           env={**os.environ, **HEALTH_CHECK}))
         log.close()
 
     def _connect(self) -> None:
@@ -72,14 +78,14 @@ class LocalCluster:
 
         deadline = time.monotonic() + self.timeout_s
         while True:
-            try:
-                if not ray.is_initialized():
+            if not ray.is_initialized() and _listening(self.port):
+                try:
                     ray.init(address=self.address, logging_level="ERROR", log_to_driver=False,
                              configure_logging=False)
-                if sum(n["Alive"] for n in ray.nodes()) == len(self.nodes):
-                    return
-            except (ConnectionError, RuntimeError):
-                pass
+                except (ConnectionError, RuntimeError):
+                    pass
+            if ray.is_initialized() and sum(n["Alive"] for n in ray.nodes()) == len(self.nodes):
+                return
             dead = [i for i, p in enumerate(self.nodes) if p.poll() is not None]
             if dead or time.monotonic() > deadline:
                 log = (self.root / f"node{dead[0] if dead else 0}.log").read_text(errors="replace")[-2000:]
@@ -102,7 +108,8 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 pass
             _signal_group(node, signal.SIGKILL)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if os.environ.get("LIFT_KEEP_RAY_LOGS") is None:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:
@@ -112,7 +119,20 @@ def _signal_group(process: subprocess.Popen, sig: int) -> None:
         pass
 
 
-def _free_port() -> int:
+def _free_ports(n: int) -> list:
+    """`n` distinct ports free now (bound together, then released)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _listening(port: int) -> bool:
+    """Whether something accepts connections on `port` here (the head's GCS: `ray.init` waits long without it)."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -3,7 +3,7 @@
 A short search of asum at N=4096 shares its candidates between the two actors; the worker node is killed
 mid-run, as a host that dies. Every candidate is still measured, once: the search hears of each once, the log
 holds each evaluation once (twice for the final round's), none is a crash, and what the dead node held went
-back to the queue.
+back to the queue. Run again on the head alone, the search resumes from its folder: it measures nothing.
 """
 
 from collections import Counter
@@ -37,11 +37,11 @@ class Heard:
     """A search strategy that notes the candidates it gives and the results it hears."""
 
     def __init__(self, inner):
-        self.inner, self.given, self.heard = inner, set(), Counter()
+        self.inner, self.given, self.heard = inner, {}, Counter()
 
     def __iter__(self):
         for candidate in self.inner:
-            self.given.add(candidate.key)
+            self.given.setdefault(candidate.key, candidate)
             yield candidate
 
     def observe(self, candidate, time_ms):
@@ -67,22 +67,20 @@ class KillNode:
 def test_a_search_survives_a_dead_node(tmp_path):
     pf = load_program_file(ASUM)
     _, asum = pf.kernel("asum")
-    searches = []
+    heard = Heard(RewriteSearch(asum, SIZES, 0))
 
-    def search():
-        searches.append(Heard(RewriteSearch(asum, SIZES, 0)))
-        return searches[-1]
-
+    options = dict(budget_s=120, out_dir=tmp_path / "out", max_candidates=CANDIDATES, timing=FAST,
+                   tuning_database=TuningDatabase(tmp_path / "db"))
     with LocalCluster(workers=1) as cluster:
         assert sum(n["Alive"] for n in ray.nodes()) == 2
         kill = KillNode(cluster, node=1, after=2)
-        results = explore_cluster(pf, "asum", SIZES, search, cluster=cluster.address, budget_s=120,
-                                  out_dir=tmp_path / "out", max_candidates=CANDIDATES, timing=FAST,
-                                  tuning_database=TuningDatabase(tmp_path / "db"), callbacks=(kill,))
+        [result] = explore_cluster(pf, "asum", SIZES, lambda: heard, cluster=cluster.address, **options,
+                                   callbacks=(kill,))  # both actors have the same device label: one search
+        [again] = explore_cluster(pf, "asum", SIZES, lambda: list(heard.given.values()), cluster=cluster.address,
+                                  **options)
     assert kill.killed
-    [result], [heard] = results, searches  # both actors have the same device label: one search
     assert result.stopped == MAX_CANDIDATES
-    assert len(heard.given) == CANDIDATES and heard.heard == Counter(heard.given)
+    assert len(heard.given) == CANDIDATES and heard.heard == Counter(list(heard.given))
     assert result.requeued >= 1
     assert result.winner is not None
     assert not [r for r in result.ranked if not r.ok]
@@ -90,6 +88,7 @@ def test_a_search_survives_a_dead_node(tmp_path):
     remeasured = {r.key for r in result.ranked[:result.remeasured]}
     assert {k for k, n in lines.items() if n == 2} == remeasured and max(lines.values()) <= 2
     assert len(lines) == result.evaluated
+    assert (again.evaluated, again.skipped, again.stopped) == (0, result.evaluated, MAX_CANDIDATES)
 
 
 def _lines(path: Path) -> list:
