@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import socket
 import tempfile
 import time
 from collections import deque
@@ -72,10 +73,11 @@ def explore_cluster(program_file, kernel: Optional[str], sizes: Optional[Mapping
     deadline = time.monotonic() + budget_s
     settings = replace(ExploreOptions(**options), progress=False)
     ray = _ray()
-    pf, problem = prepare(program_file, kernel, sizes, budget_s, settings)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with FolderLock(out_dir), _connected(ray, cluster), ExitStack() as stack:
+    with _connected(ray, cluster), ExitStack() as stack:
+        pf, problem = prepare(program_file, kernel, sizes, budget_s, settings)
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stack.enter_context(FolderLock(out_dir))
         data = problem.save(out_dir / "inputs.npz").read_bytes()
         check_path = None if problem.check is None else problem.check.save(out_dir / "check_inputs.npz")
         check_data = None if check_path is None else check_path.read_bytes()
@@ -119,14 +121,27 @@ def _connected(ray, address: str) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]]+?)\]?:(\d+)", address.strip())
+    if m is not None and not listening(m.group(1), int(m.group(2))):
+        raise ExploreError(f"cannot connect to the Ray cluster at {address!r}: nothing answers there "
+                           "(start one with `ray start --head`)")
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
     except (ConnectionError, ValueError, RuntimeError) as e:
-        raise ExploreError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+        raise ExploreError(f"cannot connect to the Ray cluster at {address!r}: {_first_line(e)}") from None
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def listening(host: str, port: int, timeout_s: float = 5.0) -> bool:
+    """Whether something accepts connections at `host:port` (`ray.init` waits minutes for an address that does not)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def _on(ray, node: str):

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from lift.errors import LiftError
+from lift.explore.cluster import listening
 
 OBJECT_STORE_BYTES = 100 << 20
 WORKER_PORTS = 24  # the node's worker processes, one port each
@@ -78,7 +79,7 @@ class LocalCluster:
 
         deadline = time.monotonic() + self.timeout_s
         while True:
-            if not ray.is_initialized() and _listening(self.port):
+            if not ray.is_initialized() and listening("127.0.0.1", self.port, 1.0):
                 try:
                     ray.init(address=self.address, logging_level="ERROR", log_to_driver=False,
                              configure_logging=False)
@@ -130,9 +131,3 @@ def _free_ports(n: int) -> list:
         for s in sockets:
             s.close()
 
-
-def _listening(port: int) -> bool:
-    """Whether something accepts connections on `port` here (the head's GCS: `ray.init` waits long without it)."""
-    with socket.socket() as s:
-        s.settimeout(1.0)
-        return s.connect_ex(("127.0.0.1", port)) == 0
