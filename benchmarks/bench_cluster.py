@@ -2,14 +2,16 @@
 
     python -m benchmarks.bench_cluster [--candidates 24] [--size 4096]
 
-The same candidates of asum (the rewrite search's first ones, each at the driver's work-group size, each
-timed over 10 runs, every build compiled: no binary cache) are measured three times, each in a fresh folder: by a local `lift explore` (one device worker, no Ray), on a
-local Ray cluster of one node (one PoCL device actor) and of two nodes on this machine (two actors of the
-same device, sharing one search). The rate counts the candidates measured between the first and the last
-result (the set-up — the cluster, the actors, the reference — and the final round left out). The
-scheduling overhead per candidate is what one actor takes per candidate beyond the local worker: the build
-task, the round trips through Ray and the scheduler's loop. The second actor shares the machine's cores with
-the first, the builds and the driver, so its speed-up is bounded by them, not by the scheduler.
+The same candidates of asum (the rewrite search's first ones, each at the driver's work-group size) are
+measured by a local `lift explore` (one device worker, no Ray), then on a local Ray cluster of one node (one
+PoCL device actor) and of two nodes on this machine (two actors of the same device, sharing one search),
+each in a fresh folder, in two settings: as a search meets new candidates (every build compiled, PyOpenCL's
+and PoCL's binary caches off; 10 timed runs each), and with the work per candidate made small (binaries
+cached by a warm-up run; two timed runs each), where what remains per candidate is the search's own work and
+the scheduling: the build task, the round trips through Ray and the scheduler's loop against the local
+worker's pipes. The rate counts the candidates measured between the first and the last result (the set-up
+— the cluster, the actors, the reference — and the final round left out). The two actors share the
+machine's two cores with each other, the builds and the driver, which bounds their speed-up.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
 
 ASUM = Path(__file__).resolve().parents[1] / "examples" / "asum.py"
-TIMING = TimingPolicy(min_runs=10, max_runs=10, max_s=10.0)  # the same work per candidate, however noisy
 COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0"}  # every build compiles, as a new candidate's does
+SETTINGS = (("new candidates: builds compiled, 10 runs each", COLD, TimingPolicy(10, 10, 10.0)),
+            ("small work: builds cached, 2 runs each", {}, TimingPolicy(2, 2, 10.0)))
 BANDWIDTH = StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0.002, nbytes=0)
 
 
@@ -48,11 +51,12 @@ class Clock:
         return (self.times[-1] - self.times[0]) / (len(self.times) - 1)
 
 
-def run(label: str, search, candidates: list, sizes: dict, folder: Path, **where) -> float:
+def run(label: str, search, candidates: list, sizes: dict, folder: Path, timing: TimingPolicy, **where) -> float:
     """Measure `candidates` (locally, or on the cluster `where` names); seconds per candidate."""
     clock = Clock()
-    options = dict(budget_s=1800, out_dir=folder / label, max_candidates=len(candidates), timing=TIMING,
+    options = dict(budget_s=1800, out_dir=folder / label, max_candidates=len(candidates), timing=timing,
                    bandwidth=BANDWIDTH, work_group_sizes=(None,), tuning_database=TuningDatabase(folder / label / "db"),
+                   progress=False,
                    callbacks=(clock,))
     if where:
         from lift.explore.cluster import explore_cluster
@@ -60,7 +64,7 @@ def run(label: str, search, candidates: list, sizes: dict, folder: Path, **where
         [result] = explore_cluster(search, "asum", sizes, lambda: list(candidates), **where, **options)
     else:
         result = explore(search, "asum", sizes, candidates, **options)
-    assert result.evaluated == len(candidates), (label, result.evaluated)
+    assert result.evaluated == len(candidates) and all(r.ok for r in result.ranked), (label, result.summary())
     seconds = clock.per_candidate_s()
     print(f"{label:<26} {60 / seconds:9.1f} candidates/min  {seconds * 1e3:8.1f} ms per candidate")
     return seconds
@@ -75,25 +79,31 @@ def main() -> None:
         from lift.explore.local_cluster import LocalCluster
     except ImportError as e:
         raise SystemExit(f"bench_cluster needs Ray ({e}): pip install 'lift[cluster]'")
-    os.environ.update(COLD)
     pf = load_program_file(ASUM)
     sizes = {"N": args.size}
     candidates = list(itertools.islice(RewriteSearch(pf.kernel("asum")[1], sizes, 0), args.candidates))
     print(f"{len(candidates)} candidates of asum at N={args.size}, each at the driver's work-group size")
-    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
-        folder = Path(tmp)
-        local = run("local explore (no Ray)", pf, candidates, sizes, folder)
-        per_actor = {}
-        for actors in (1, 2):
-            started = time.monotonic()
-            with LocalCluster(workers=actors - 1) as cluster:
-                up = time.monotonic() - started
-                per_actor[actors] = run(f"cluster, {actors} device actor{'s' if actors > 1 else ''}", pf, candidates,
-                                        sizes, folder, cluster=cluster.address)
-            print(f"{'':<26} (the {actors}-node cluster took {up:.1f} s to start)")
-    print(f"2 actors / 1 actor: {per_actor[1] / per_actor[2]:.2f}x the candidates per minute")
-    print(f"1 actor / local: {local / per_actor[1]:.2f}x the candidates per minute; scheduling overhead "
-          f"{(per_actor[1] - local) * 1e3:+.1f} ms per candidate")
+    for title, env, timing in SETTINGS:
+        print(f"\n{title}")
+        os.environ.update(env)
+        for name in COLD.keys() - env.keys():
+            os.environ.pop(name, None)
+        with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+            folder = Path(tmp)
+            if not env:
+                run("warm-up (not counted)", pf, candidates, sizes, folder, timing)
+            local = run("local explore (no Ray)", pf, candidates, sizes, folder, timing)
+            per = {}
+            for actors in (1, 2):
+                started = time.monotonic()
+                with LocalCluster(workers=actors - 1) as cluster:
+                    up = time.monotonic() - started
+                    per[actors] = run(f"cluster, {actors} device actor{'s' if actors > 1 else ''}", pf, candidates,
+                                      sizes, folder, timing, cluster=cluster.address)
+                print(f"{'':<26} (the {actors}-node cluster took {up:.1f} s to start)")
+        print(f"2 actors / 1 actor: {per[1] / per[2]:.2f}x the candidates per minute; 1 actor / local: "
+              f"{local / per[1]:.2f}x; the cluster's cost per candidate beyond the local search's "
+              f"{(per[1] - local) * 1e3:+.1f} ms")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,6 @@ from lift.explore.worker import (DEVICE, EVALUATE, START_TIMEOUT_S, DeviceFacts,
                                  compile_source, isolated)
 from lift.opencl_gen import runtime
 
-AUTO = "auto"
 MAX_RESTARTS = 3
 ATTEMPTS = 3
 DEVICES_LOST = "every device of the search was lost"
@@ -61,7 +60,7 @@ _PROBE_INTERVAL_S = 1.0
 
 def explore_cluster(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
                     search: Callable[[], Iterable[Candidate]], *, cluster: str, budget_s: float, out_dir,
-                    devices: Sequence[Optional[str]] = (), **options) -> list:
+                    devices: Sequence[Optional[str]] = (), **options) -> list[ExploreResult]:
     """Explore `kernel` of a program file on the devices of the Ray cluster at `cluster` that `devices` name.
 
     `cluster` is what `ray.init` takes: `auto` (the cluster this machine runs), `ray://HOST:PORT` (Ray Client)

@@ -73,7 +73,6 @@ def parse_budget(text: str) -> float:
     return seconds
 
 
-
 @dataclass
 class ExploreResult:
     """The outcome of `explore`: every logged evaluation of this kernel, sizes and device, ranked."""

@@ -3,8 +3,8 @@
 Each node is a `ray start --block` process in a process group of its own, with ports and a temporary folder of
 the cluster's own, so that two clusters on one machine do not clash, a node can be killed as a host dies
 (`kill`), and the cluster is torn down with its process groups, never by `ray stop` (which stops every Ray
-process of the machine). For the tests, `benchmarks/bench_cluster.py`, and trying `lift explore --cluster`
-on one host.
+process of the machine); a SIGTERM to the process that started it tears it down too. For the tests,
+`benchmarks/bench_cluster.py`, and trying `lift explore --cluster` on one host.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,8 +48,11 @@ class LocalCluster:
         self.port = next(self.ports)
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list = []
+        self.terminate = None
 
     def __enter__(self) -> "LocalCluster":
+        if threading.current_thread() is threading.main_thread():
+            self.terminate = signal.signal(signal.SIGTERM, _exit_on_signal)  # a killed test still tears it down
         try:
             self._node("--head", f"--port={self.port}", f"--ray-client-server-port={next(self.ports)}",
                        f"--dashboard-port={next(self.ports)}", "--include-dashboard=false", f"--temp-dir={self.root}")
@@ -109,8 +113,14 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 pass
             _signal_group(node, signal.SIGKILL)
-        if os.environ.get("LIFT_KEEP_RAY_LOGS") is None:
-            shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.terminate is not None:
+            signal.signal(signal.SIGTERM, self.terminate)
+            self.terminate = None
+
+
+def _exit_on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:
