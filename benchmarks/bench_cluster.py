@@ -102,8 +102,8 @@ def main() -> None:
                                       sizes, folder, timing, cluster=cluster.address)
                 print(f"{'':<26} (the {actors}-node cluster took {up:.1f} s to start)")
         print(f"2 actors / 1 actor: {per[1] / per[2]:.2f}x the candidates per minute; 1 actor / local: "
-              f"{local / per[1]:.2f}x; the cluster's cost per candidate beyond the local search's "
-              f"{(per[1] - local) * 1e3:+.1f} ms")
+              f"{local / per[1]:.2f}x; time per candidate, 1 actor minus local: {(per[1] - local) * 1e3:+.1f} ms "
+              "(below 0: the actor's queue of jobs + 1 overlaps the driver's work with the device's)")
 
 
 if __name__ == "__main__":
