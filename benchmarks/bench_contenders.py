@@ -15,10 +15,11 @@ on lift's device) are each checked against numpy's output, then timed in interle
 contenders by the wall clock around a call that waits for its result) beside the hand-written streaming copy
 over as many bytes as the program reads. A contender whose package is missing is "skipped (not installed)".
 
-Prints per program each contender's best and median time, lift's speed over it, lift's share of the
-streaming copy's rate, the ratio of lift to the best contender, and the issue's floors (met or MISSED);
-then one table of all programs. `--quick` runs tiny sizes (the test's mode: correctness of the harness,
-never timing).
+Prints per program each contender's best and median time, its rates (GB/s of useful bytes: inputs read
+once, output written once; % of the streaming copy's rate, of medians), lift's speed over it (`lift ×`:
+its best time over lift's), the ratio of lift to the best contender, and the issue's floors (met or
+MISSED; speeds compare best times); then one table of all programs. `--quick` runs tiny sizes (the test's
+mode: correctness of the harness, never timing).
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ class CaseResult:
         return min(timed, key=lambda nm: nm[1].best_ms, default=None)
 
     def streaming_share(self, m: Measurement) -> float:
-        """`m`'s rate over the streaming copy's (useful bytes per second; the copy reads and writes its bytes)."""
-        return (self.instance.useful_bytes / m.best_ms) / (2 * self.copy_bytes / self.copy_ms)
+        """`m`'s rate over the streaming copy's (useful bytes per second; the copy reads and writes its bytes),
+        of medians: `m`'s, and the copy's best round's."""
+        return (self.instance.useful_bytes / m.kernel_ms) / (2 * self.copy_bytes / self.copy_ms)
 
     def floor_ratio(self, kind: str) -> Optional[float]:
         lift = self.lift
@@ -195,8 +197,8 @@ def report(r: CaseResult) -> list:
             continue
         gbps = r.instance.useful_bytes / (m.best_ms * 1e6)
         speed = f"{m.best_ms / lift.best_ms:.2f}" if lift else "-"
-        lines.append(f"  {name:<28}{m.best_ms:>10.3f}{m.kernel_ms:>11.3f}{gbps:>8.1f}"
-                     f"{flops / (m.best_ms * 1e6) if flops else float('nan'):>9.1f}"
+        gflops = f"{flops / (m.best_ms * 1e6):.1f}" if flops else ""
+        lines.append(f"  {name:<28}{m.best_ms:>10.3f}{m.kernel_ms:>11.3f}{gbps:>8.1f}{gflops:>9}"
                      f"{100 * r.streaming_share(m):>7.0f}%{speed:>8}")
     lines.append(f"  {STREAMING + ' (hand-written)':<28}{r.copy_ms:>10.3f}{'':>11}"
                  f"{2 * r.copy_bytes / (r.copy_ms * 1e6):>8.1f}")
@@ -205,9 +207,10 @@ def report(r: CaseResult) -> list:
         lines.append(f"  lift ÷ best contender ({rival[0]}): {rival[1].best_ms / lift.best_ms:.2f}x "
                      "(speed; best times)")
     for floor, ratio in r.floors:
-        what = f"{floor.least:.0%} of the streaming copy" if floor.kind == STREAMING else f"{floor.least:g}x {floor.kind}"
-        verdict = "MISSED (not measured)" if ratio is None else f"{'met' if ratio >= floor.least else 'MISSED'}" \
-            f" ({ratio:.2f}{'' if floor.kind == STREAMING else 'x'})"
+        streaming = floor.kind == STREAMING
+        what = f"{floor.least:.0%} of the streaming copy" if streaming else f"{floor.least:g}x {floor.kind}"
+        verdict = "MISSED (not measured)" if ratio is None else \
+            f"{'met' if ratio >= floor.least else 'MISSED'} ({ratio:.2f}{'' if streaming else 'x'})"
         lines.append(f"  floor: lift ≥ {what}: {verdict}")
     return lines
 
@@ -229,8 +232,10 @@ def summary(results: list) -> list:
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_contenders", description=__doc__.split("\n")[0])
-    parser.add_argument("--only", help="comma-separated programs (" + ", ".join(dict.fromkeys(c.family for c in CASES)) + ")")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_contenders",
+                                     description=__doc__.split("\n")[0])
+    families = ", ".join(dict.fromkeys(c.family for c in CASES))
+    parser.add_argument("--only", help=f"comma-separated programs ({families})")
     parser.add_argument("--budget", type=float, default=300.0, help="explore seconds per program (0: no search)")
     parser.add_argument("--max-candidates", type=int, default=None, help="stop each search after this many")
     parser.add_argument("--runs", type=int, default=10, help="timed runs per contender")
