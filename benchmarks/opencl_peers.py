@@ -48,8 +48,8 @@ BLACKSCHOLES = """
 <> p2 = 0.31938153f + k2 * (-0.356563782f + k2 * (1.781477937f + k2 * (-1.821255978f + k2 * 1.330274429f)))
 <> c1 = 0.3989422804014327f * exp(-0.5f * d1 * d1) * k1 * p1
 <> c2 = 0.3989422804014327f * exp(-0.5f * d2 * d2) * k2 * p2
-<> n1 = if(d1 > 0.0f, 1.0f - c1, c1)
-<> n2 = if(d2 > 0.0f, 1.0f - c2, c2)
+<> n1 = (1.0f - c1) if d1 > 0.0f else c1
+<> n2 = (1.0f - c2) if d2 > 0.0f else c2
 <> discounted = strike * exp(-rate * years)
 call[i] = s[i] * n1 - discounted * n2
 put[i] = discounted * (1.0f - n2) - s[i] * (1.0f - n1)
@@ -67,7 +67,7 @@ for i
         <> r2 = dx * dx + dy * dy + dz * dz
         <> r2inv = 1.0f / r2
         <> r6inv = r2inv * r2inv * r2inv
-        <> c = if(r2 < cutoff, r2inv * r6inv * (lj1 * r6inv - lj2), 0.0f)
+        <> c = (r2inv * r6inv * (lj1 * r6inv - lj2)) if r2 < cutoff else 0.0f
         fx = fx + dx * c {id=fx, dep=fx0}
         fy = fy + dy * c {id=fy, dep=fy0}
         fz = fz + dz * c {id=fz, dep=fz0}
@@ -130,11 +130,11 @@ LOOPY = {
                      {"s": F, "strike": F, "rate": F, "volatility": F, "years": F}, (("i", 0, GROUP),)),
     "md": ("{[i, k]: 0<=i<atoms and 0<=k<count}", MD,
            {"positions": F, "neighbours": "int32", "cutoff": F, "lj1": F, "lj2": F}, (("i", 0, GROUP),)),
-    "jacobi1d": ("{[i]: 0<=i<n}", "out[i] = 0.25f * if(i > 0, a[i - 1], a[i]) + 0.5f * a[i]"
-                 " + 0.25f * if(i < n - 1, a[i + 1], a[i])", {"a": F}, (("i", 0, GROUP),)),
+    "jacobi1d": ("{[i]: 0<=i<n}", "out[i] = 0.25f * (a[i - 1] if i > 0 else a[i]) + 0.5f * a[i]"
+                 " + 0.25f * (a[i + 1] if i < n - 1 else a[i])", {"a": F}, (("i", 0, GROUP),)),
     "jacobi2d": ("{[i, j]: 0<=i<m and 0<=j<n}",
-                 "out[i, j] = 0.2f * (if(i > 0, a[i - 1, j], a[i, j]) + if(j > 0, a[i, j - 1], a[i, j]) + a[i, j]"
-                 " + if(j < n - 1, a[i, j + 1], a[i, j]) + if(i < m - 1, a[i + 1, j], a[i, j]))",
+                 "out[i, j] = 0.2f * ((a[i - 1, j] if i > 0 else a[i, j]) + (a[i, j - 1] if j > 0 else a[i, j]) + a[i, j]"
+                 " + (a[i, j + 1] if j < n - 1 else a[i, j]) + (a[i + 1, j] if i < m - 1 else a[i, j]))",
                  {"a": F}, (("j", 0, GROUP), ("i", 1, 1))),
     "nbody": ("{[i, j]: 0<=i<n and 0<=j<n}", NBODY, {"pos": F, "vel": F, "eps2": F, "dt": F}, (("i", 0, GROUP),)),
     "matmul": ("{[i, jo, ji, z, s, k]: 0<=i<m and 0<=jo<blocks and 0<=ji, z, s<16 and 0<=k<l}", MATMUL, {"a": F, "b": F, "n": "int32"},
