@@ -108,6 +108,22 @@ def jacobi3d_program(boundary="clamp"):
             slide3d(3, 1)(pad3d(1, 1, boundary)(a)))))
 
 
+def jacobi1d_high_program(boundary="clamp"):
+    """The 1-D 3-point Jacobi as a user writes it, for `lift explore`: each window's dot product with the weights
+    `k` (0.25, 0.5, 0.25 in `benchmarks.bench_contenders`), `join ∘ map(reduce(+, 0) ∘ map(*) ∘ zip(k)) ∘
+    slide(3,1) ∘ pad(1,1)`."""
+    return fun([ArrayType(Float, N), ArrayType(Float, 3)], lambda a, k: Join()(Map(
+        lambda w: Reduce(add, 0.0)(Map(mult)(Zip(w, k))))(Slide(3, 1)(Pad(1, 1, boundary)(a)))))
+
+
+def jacobi2d_high_program(boundary="clamp"):
+    """The 2-D 5-point Jacobi as a user writes it, for `lift explore`: `conv2d_high` whose 3x3 weights `k` are
+    the 5-point cross (0.2 at the centre and its four neighbours, 0 at the corners)."""
+    return fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, 3), 3)], lambda a, k: Map(Join())(
+        Map(Map(lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(k))))))(
+            slide2d(3, 1)(pad2d(1, 1, boundary)(a)))))
+
+
 def conv2d_high_program(boundary="clamp"):
     """The 3x3 convolution as a user writes it: `map(map(dot with k)) ∘ slide2d ∘ pad2d`, for `lift explore`."""
     return fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, 3), 3)], lambda a, k: Map(Map(
@@ -121,3 +137,5 @@ conv2d = conv2d_program()
 jacobi3d = jacobi3d_program()
 conv2d_zero = conv2d_program(0.0)
 conv2d_high = conv2d_high_program()
+jacobi1d_high = jacobi1d_high_program()
+jacobi2d_high = jacobi2d_high_program()
