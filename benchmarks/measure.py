@@ -28,7 +28,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lift.errors import LiftDeviceError, LiftError, LiftSizeError
+from lift.errors import LiftDeviceError, LiftSizeError
 from lift.explore.evaluation import check_output
 from lift.opencl_gen import runtime
 
