@@ -41,8 +41,7 @@ from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
-from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type, \
-    is_storable
+from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_type, is_storable
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params
