@@ -231,6 +231,8 @@ def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = N
     one with the default lowering (`lift.rules.default_lowering`, chosen per size binding); `"default"`,
     `"tuned"` (the tuning database's winner, else the one `lift explore` wrote in `lift-out/<name>/`), a
     `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly;
-    `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is)."""
+    `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is); the
+    default lowering vectorises where the device's native vector width for floats says so."""
+    device = device if device is not None and not isinstance(device, str) else runtime.select_device(device)
     return CompiledProgram(program, device, sizes, name, launch, in_place,
-                           lowering_for(program, lowering, name, tuned))
+                           lowering_for(program, lowering, name, tuned, device.native_vector_width_float))
