@@ -7,8 +7,10 @@ For each program (asum, dot, scal, gemv, BlackScholes, MD and the plain matrix m
 known lowering: the winner of a short `lift explore` (`--budget` seconds, into a new temporary folder and
 tuning database, so that nothing measured earlier is reused; `--budget 0` skips it) and the hand-derived
 kernels of the same file (`examples/*.py`). All are compiled first, then timed in turn, `--rounds` times,
-on the same inputs (the machine may be shared: each sees the same load). The table gives the median kernel
-times and the ratio default / best (1 is as fast as the best; above 1 the default is slower).
+on the same inputs, the order rotating from round to round (the machine may be shared: each sees the same
+load). The table gives the median and the best kernel times of the default and of the best contender (by
+median), their ratios default / best (1 is as fast as the best; above 1 the default is slower), and the
+default lowering's expression; `same kernel` where the best contender's expression is the default's.
 """
 
 from __future__ import annotations
@@ -44,25 +46,38 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="lift-default-lowering-"))
     store, bandwidth = TuningDatabase(out / "tuning"), None
-    print(f"{'program':<14}{'sizes':<22}{'default ms':>11}{'best ms':>9}{'ratio':>7}  best (explored or hand-derived)")
+    print(f"{'program':<14}{'sizes':<22}{'default ms':>11}{'best ms':>9}{'ratio':>7}{'ratio of bests':>15}  best contender")
+    rows = []
     for name in args.programs.split(","):
         sizes, hand = PROBLEMS[name]
         pf = load_program_file(EXAMPLES / f"{name}.py")
         contenders = {"default": lift.compile(pf.kernels[name], sizes=sizes, name=name, lowering="default")}
         contenders.update({k: lift.compile(pf.kernels[k], sizes=sizes, name=k) for k in hand})
+        expressions = {}
         if args.budget > 0:
-            compiled, _, bandwidth, _ = explored_winner(pf, name, sizes, out / name, args.budget, bandwidth, store)
-            contenders["explored"] = compiled
+            compiled, record, bandwidth, _ = explored_winner(pf, name, sizes, out / name, args.budget, bandwidth,
+                                                             store)
+            contenders["explored"], expressions["explored"] = compiled, record.expression
         inputs = pf.inputs(name, sizes, seed=0)
         times = {k: [] for k in contenders}
-        for _ in range(args.rounds):
-            for k, c in contenders.items():
-                times[k].append(c.time(*inputs, repeat=args.repeat).kernels_ms)
+        order = list(contenders)
+        for r in range(args.rounds):
+            for k in order[r % len(order):] + order[:r % len(order)]:
+                times[k].append(contenders[k].time(*inputs, repeat=args.repeat).kernels_ms)
         median = {k: statistics.median(v) for k, v in times.items()}
         best = min((k for k in median if k != "default"), key=median.get)
+        same = " (same kernel)" if lift.paper(contenders[best].lowered(sizes)) == lift.paper(
+            contenders["default"].lowered(sizes)) else ""
         shown = ",".join(f"{k}={v}" for k, v in sizes.items())
         print(f"{name:<14}{shown:<22}{median['default']:>11.3f}{median[best]:>9.3f}"
-              f"{median['default'] / median[best]:>7.2f}  {best}", flush=True)
+              f"{median['default'] / median[best]:>7.2f}{min(times['default']) / min(times[best]):>15.2f}  {best}{same}",
+              flush=True)
+        rows.append((name, contenders["default"].lowered(sizes), best, expressions.get(best, "")))
+    print()
+    for name, lowered, best, expression in rows:
+        print(f"{name}: default {lift.paper(lowered)}")
+        if expression:
+            print(f"{name}: {best} {expression}")
 
 
 if __name__ == "__main__":
