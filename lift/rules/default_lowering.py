@@ -11,9 +11,10 @@ chooses, in order:
    array, one kernel fewer;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
-   of `c` elements, chosen from the size (`reduction_chunk`); where the mapped elements are scalars and
-   `g` and `f` have vector versions, the chunks are of float4 lanes (`vectorize-map`, `reduce-lanes`, Figure
-   9(c)): `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
+   of `c` elements, chosen from the size (`reduction_chunk`); where the mapped elements are scalars, `g`
+   and `f` have vector versions and a chunk holds at least 4 float4s, the chunks are of float4 lanes
+   (`vectorize-map`, `reduce-lanes`, Figure 9(c)), and a third, one-work-item kernel adds the 4 lanes:
+   `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
    ∘ split-c/4 ∘ asVector-4`. Where `c` does not divide the size, the input is padded with the reduction's
    neutral element first (`pad-reduction`, `lift.rules.padding`), or, where the map does not send the
    padding to it, a smaller chunk that divides is taken; where the size is unknown, or the operator is not
@@ -29,6 +30,12 @@ chooses, in order:
    (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
+
+A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where the blocks divide its
+sizes: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global
+work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a
+row and a column per result.
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -79,6 +86,8 @@ LANES = 4
 """The vector width the default lowering vectorises by (float4: Figures 2 and 9(c))."""
 GROUP = 64
 """The work-group size a map's global size is made a multiple of (by padding) where it is not one."""
+BLOCK = (4, 16)
+"""The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
 
 
 class LoweringError(LiftError):
@@ -194,7 +203,7 @@ def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         for lanes in ((LANES, 1) if _vectorises(vector_width) else (1,)):
             k = lanes * GROUP
             moved = on_global(lanes) if length % k == 0 else rewrite("pad-map", k=k) >> argument(0, on_global(lanes))
-            result = moved(focus) if length >= k or lanes == 1 else None
+            result = moved(focus)
             if result is not None:
                 return result
         return None
@@ -216,6 +225,14 @@ _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.no
                        >> rewrite("map-fusion"))
 
 
+def _register_blocked() -> Strategy:
+    """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
+    `lower_rest` and `clean_up`, hence imported here)."""
+    from lift.rules.macro_rules import register_blocked
+
+    return register_blocked(*BLOCK)
+
+
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
@@ -224,7 +241,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
                    if _vectorises(vector_width) else identity)
     top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    return hoist_invariants >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked() | general)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,

@@ -94,8 +94,15 @@ def test_a_map_of_scalars_maps_float4s_padded_to_whole_work_groups(examples):
 
 
 def test_matmul_lowers_to_two_dimensions():
-    lowered = default_lowering(matmul, {"M": 64, "K": 32, "N": 48}).replay(matmul)
+    lowered = default_lowering(matmul, {"M": 33, "K": 17, "N": 5}).replay(matmul)
     assert "map-global[1](λ a. map-global(" in paper(lowered) and is_lowered(lowered)
+
+
+def test_matmul_is_register_blocked_where_the_blocks_divide():
+    lowered = default_lowering(matmul, {"M": 64, "K": 32, "N": 48}).replay(matmul)
+    shown = paper(lowered)
+    assert shown.startswith("λ A, B. join ∘ map-global[1](") and shown.endswith("∘ map(split-16)(B)) ∘ split-4(A)")
+    assert "toPrivate(reduce-seq(" in shown and is_lowered(lowered)
 
 
 @needs_device
@@ -136,7 +143,7 @@ def testmd(examples):
 
 
 @needs_device
-@pytest.mark.parametrize("m, k, n", [(16, 8, 12), (33, 17, 5)])
+@pytest.mark.parametrize("m, k, n", [(16, 8, 12), (33, 17, 5), (12, 8, 32), (64, 32, 48)])
 def test_matmul(m, k, n):
     A, B = _f32(m, k), _f32(k, n)
     np.testing.assert_allclose(lift.compile(matmul)(A, B)[..., 0], A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
