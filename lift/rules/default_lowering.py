@@ -140,9 +140,9 @@ def _vectorises(vector_width: int) -> bool:
 
 _TO_VECTORS = rewrite("vectorize-map", n=LANES) | rewrite("vectorize-zip-map", n=LANES)
 
-reduce_lanes = argument(0, _TO_VECTORS) >> rewrite("reduce-lanes")
-"""`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-4(f), vect-4(z)) ∘ map(vect-4(g))
-∘ asVector-4`: the reduction of float4 lanes, then of the four lanes (Figure 9(c))."""
+_REDUCE_LANES = argument(0, _TO_VECTORS) >> rewrite("reduce-lanes")
+"""`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-4(f), vect-4(z)) ∘
+map(vect-4(g)) ∘ asVector-4`: the reduction of float4 lanes, then of the four lanes (Figure 9(c))."""
 
 
 def _chunks(chunk: int, of_map: bool) -> Strategy:
@@ -159,8 +159,9 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
     """At a reduction outside every map: `_chunks`, of float4 lanes where they pay (module docstring, step 2)."""
     def chunks(chunk: int, of_map: bool) -> Strategy:
         scalar = _chunks(chunk, of_map)
-        if of_map and _vectorises(vector_width) and chunk % (LANES * LANES) == 0:
-            return (reduce_lanes >> arguments(0, 0)(_chunks(chunk // LANES, True)) >> rewrite("reduce-to-seq")) | scalar
+        if of_map and _vectorises(vector_width) and chunk >= LANES * LANES:
+            lanes = _REDUCE_LANES >> arguments(0, 0)(_chunks(chunk // LANES, True)) >> rewrite("reduce-to-seq")
+            return lanes | scalar
         return scalar
 
     def run(focus: Focus):
@@ -237,7 +238,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    inner_lanes = (normalize(where(is_call(P.Reduce) & inside() & _of_lanes(sizes)) >> reduce_lanes)
+    inner_lanes = (normalize(where(is_call(P.Reduce) & inside() & _of_lanes(sizes)) >> _REDUCE_LANES)
                    if _vectorises(vector_width) else identity)
     top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)

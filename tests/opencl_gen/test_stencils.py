@@ -274,7 +274,8 @@ def test_cli_compiles_jacobi2d(tmp_path):
     ("jacobi1d", {"N": 37}), ("jacobi1d_sum", {"N": 37}), ("jacobi2d", {"M": 7, "N": 9}),
     ("conv2d", {"M": 7, "N": 9}), ("conv2d_zero", {"M": 6, "N": 5}), ("jacobi3d", {"O": 4, "M": 5, "N": 3}),
     ("jacobi1d_high", {"N": 37}), ("jacobi1d_high", {"N": 64}), ("conv2d_high", {"M": 7, "N": 9}),
-    ("conv2d_high", {"M": 8, "N": 8}), ("jacobi3d_high", {"O": 4, "M": 5, "N": 3}), ("jacobi3d_high", {"O": 4, "M": 4, "N": 4}),
+    ("conv2d_high", {"M": 8, "N": 8}), ("jacobi3d_high", {"O": 4, "M": 5, "N": 3}),
+    ("jacobi3d_high", {"O": 4, "M": 4, "N": 4}),
 ])
 def test_stencils_under_oclgrind(examples, tmp_path, kernel, sizes):
     pf = examples["stencils"]

@@ -69,9 +69,9 @@ def test_reduction_chunk_leaves_chunks_at_any_size():
 def test_asum_lowers_to_chunks_of_float4_lanes(examples):
     program = examples["asum"].kernels["asum"]
     lowered = default_lowering(program, {"N": 1 << 20}).replay(program)
-    assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(vectorize-4(add), vectorize-4(0.0)) ∘ "
-                              "join ∘ map-global(reduce-seq(λ acc_1, x_2. vectorize-4(add)(acc_1, vectorize-4(absf)(x_2)), "
-                              "vectorize-4(0.0))) ∘ split-64 ∘ asVector-4")
+    assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(vectorize-4(add), vectorize-4(0.0)) "
+                              "∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. vectorize-4(add)(acc_1, "
+                              "vectorize-4(absf)(x_2)), vectorize-4(0.0))) ∘ split-64 ∘ asVector-4")
 
 
 def test_without_vectors_asum_lowers_to_two_kernels_of_chunks(examples):
@@ -84,13 +84,14 @@ def test_without_vectors_asum_lowers_to_two_kernels_of_chunks(examples):
 
 def test_a_map_of_scalars_maps_float4s_padded_to_whole_work_groups(examples):
     scal = examples["scal"].kernels["scal"]
-    assert paper(lower(scal, {"N": 1 << 20})) == "λ a, x. asScalar ∘ map-global(λ xi. vectorize-4(mult)(a, xi)) ∘ asVector-4(x)"
-    assert paper(lower(scal, {"N": 1000})) == ("λ a, x. take-(N) ∘ asScalar ∘ map-global(λ xi. vectorize-4(mult)(a, xi)) "
-                                               "∘ asVector-4 ∘ pad-to-multiple-256(0.0)(x)")
+    vectors = "asScalar ∘ map-global(λ xi. vectorize-4(mult)(a, xi)) ∘ asVector-4"
+    assert paper(lower(scal, {"N": 1 << 20})) == f"λ a, x. {vectors}(x)"
+    assert paper(lower(scal, {"N": 1000})) == f"λ a, x. take-(N) ∘ {vectors} ∘ pad-to-multiple-256(0.0)(x)"
     assert paper(lower(scal, {"N": 1000}, vector_width=1)) == \
         "λ a, x. take-(N) ∘ map-global(λ xi. mult(a, xi)) ∘ pad-to-multiple-64(0.0)(x)"
     blackscholes = examples["blackscholes"].kernels["blackscholes"]
-    assert paper(lower(blackscholes, {"N": 1000})) == "take-(N) ∘ map-global(bs_computation) ∘ pad-to-multiple-64(0.0)"
+    assert paper(lower(blackscholes, {"N": 1000})) == \
+        "take-(N) ∘ map-global(bs_computation) ∘ pad-to-multiple-64(0.0)"
 
 
 def test_matmul_lowers_to_two_dimensions():
@@ -101,7 +102,8 @@ def test_matmul_lowers_to_two_dimensions():
 def test_matmul_is_register_blocked_where_the_blocks_divide():
     lowered = default_lowering(matmul, {"M": 64, "K": 32, "N": 48}).replay(matmul)
     shown = paper(lowered)
-    assert shown.startswith("λ A, B. join ∘ map-global[1](") and shown.endswith("∘ map(split-16)(B)) ∘ split-4(A)")
+    assert shown.startswith("λ A, B. join ∘ map-global[1](")
+    assert shown.endswith("∘ map(split-16)(B)) ∘ split-4(A)")
     assert "toPrivate(reduce-seq(" in shown and is_lowered(lowered)
 
 
