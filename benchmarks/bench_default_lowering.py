@@ -66,10 +66,13 @@ def main() -> None:
             for k in order[r % len(order):] + order[:r % len(order)]:
                 times[k].append(contenders[k].time(*inputs, repeat=args.repeat).kernels_ms)
         median = {k: statistics.median(v) for k, v in times.items()}
+        shown = ",".join(f"{k}={v}" for k, v in sizes.items())
+        if len(contenders) == 1:
+            print(f"{name:<14}{shown:<22}{median['default']:>11.3f}  (no contender: explore with --budget)")
+            continue
         best = min((k for k in median if k != "default"), key=median.get)
         same = " (same kernel)" if lift.paper(contenders[best].lowered(sizes)) == lift.paper(
             contenders["default"].lowered(sizes)) else ""
-        shown = ",".join(f"{k}={v}" for k, v in sizes.items())
         bests = min(times["default"]) / min(times[best])
         print(f"{name:<14}{shown:<22}{median['default']:>11.3f}{median[best]:>9.3f}"
               f"{median['default'] / median[best]:>7.2f}{bests:>15.2f}  {best}{same}", flush=True)
