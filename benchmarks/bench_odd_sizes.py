@@ -70,8 +70,8 @@ def main() -> None:
         found = {}
         for n in (POW2, PRIME):
             sizes = {"N": n}
-            compiled, record, bandwidth, tried = explored_winner(pf, name, sizes, out / f"{name}-N{n}", args.budget,
-                                                         bandwidth, store)
+            compiled, record, bandwidth, tried = explored_winner(pf, name, sizes, out / f"{name}-N{n}",
+                                                                 args.budget, bandwidth, store)
             found[n] = (compiled, pf.inputs(name, sizes, seed=0), record, tried)
         times = {n: [] for n in found}
         for _ in range(args.rounds):

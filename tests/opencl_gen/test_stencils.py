@@ -147,7 +147,7 @@ def test_jacobi3d(S, o, m, n, boundary):
 
 
 def test_the_high_level_convolution_is_the_convolution(S):
-    """`map(map(dot with k)) ∘ slide2d ∘ pad2d` as a user writes it (`lift explore` does not lower it yet)."""
+    """`map(map(dot with k)) ∘ slide2d ∘ pad2d` as a user writes it, in the interpreter."""
     a, k = _grid(37, 53), _grid(3, 3)
     _check(interpret(S["conv2d_high"], a, k)[..., 0], _stencil(a, "clamp", k))
 
