@@ -32,10 +32,10 @@ chooses, in order:
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
-map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where the blocks divide its
-sizes: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global
-work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a
-row and a column per result.
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound
+and the blocks divide them: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two
+dimensions of global work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a
+naive one reads a row and a column per result.
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -226,12 +226,20 @@ _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.no
                        >> rewrite("map-fusion"))
 
 
-def _register_blocked() -> Strategy:
+def _bound(t, sizes: Mapping[str, int]) -> bool:
+    """Whether `sizes` binds every length of the type `t`."""
+    return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
+
+
+def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
     """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
-    `lower_rest` and `clean_up`, hence imported here)."""
+    `lower_rest` and `clean_up`, hence imported here), where `sizes` binds the program's sizes (its splits
+    must divide them: a kernel for any size is not blocked)."""
     from lift.rules.macro_rules import register_blocked
 
-    return register_blocked(*BLOCK)
+    blocked = register_blocked(*BLOCK)
+    return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
+                    "register_blocked")
 
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
@@ -243,7 +251,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
-    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked() | general)
+    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
