@@ -104,6 +104,7 @@ def test_matmul_is_register_blocked_where_the_blocks_divide():
     shown = paper(lowered)
     assert shown.startswith("λ A, B. join ∘ map-global[1](")
     assert shown.endswith("∘ map(split-16)(B)) ∘ split-4(A)")
+    assert paper(lower(matmul, {"M": 64})).startswith("λ A, B. map-global[1](λ a. map-global(")  # any K, N
     assert "toPrivate(reduce-seq(" in shown and is_lowered(lowered)
 
 
