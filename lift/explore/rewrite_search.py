@@ -109,7 +109,9 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
     the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors) directly on
     global work-items is also proposed padded so that `GROUP` work-items divide the global size: a prime one
-    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL."""
+    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
+    work-item's chunk may be a loop over float4s (`vector-chunks-global`): padded, it tests one guard per
+    vector, where a padded loop over scalars tests one per element (3 times slower on PoCL)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
 
     def add(name, params, k, strategy):
@@ -131,6 +133,10 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
                                                                 >> mapped(rewrite("map-to-local", dim=0))))
         if vectorisable and n % 4 == 0 and n <= 16384:
             add("vector-workgroup", {"chunk": n, "width": 4}, n, vectorised_work_groups(n))
+        if vectorisable and n % 4 == 0:
+            add("vector-chunks-global", {"chunk": n, "width": 4}, n, split >> argument(0, rewrite(
+                "map-to-global", dim=0) >> mapped(rewrite("vectorize-map", n=4))
+                >> mapped_body(argument(0, rewrite("map-to-seq")))))
     return tuple(moves)
 
 

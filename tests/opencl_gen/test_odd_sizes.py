@@ -89,8 +89,8 @@ def test_padded_map_moves_run_and_agree_with_numpy(examples, n):
         assert got.shape == (n,)
         np.testing.assert_allclose(got, 2.5 * x, rtol=1e-6, err_msg=name)
         ran.add(name)
-    assert {"chunks-global", "workgroup", "vector-workgroup"} | ({"global"} if n % 64 else set()) \
-        | ({"vector-global"} if n % 256 else set()) == ran
+    always = {"chunks-global", "workgroup", "vector-workgroup", "vector-chunks-global"}
+    assert always | ({"global"} if n % 64 else set()) | ({"vector-global"} if n % 256 else set()) == ran
 
 
 PADDED_SCAL = """
