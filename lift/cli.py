@@ -241,6 +241,7 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
     from lift.opencl_gen import runtime
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
+    from lift.rules.default_lowering import LANES
     from lift.rules.lowering_choice import lowering_for
 
     output = path_argument(output, "-o")
@@ -255,7 +256,8 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
             raise
         dev = None
     tuned = KnownLowerings(expr, runtime.device_label(dev)) if dev is not None else None
-    lower = lowering_for(expr, lowering, name, tuned)
+    width = dev.native_vector_width_float if dev is not None else LANES
+    lower = lowering_for(expr, lowering, name, tuned, width)
     g = generate(expr if lower is None else lower(bound), name, parse_sizes(sizes))
     if check:
         if dev is not None:

@@ -36,7 +36,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
-from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
+from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -107,7 +107,11 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
 def map_moves(length: int, vectorisable: bool) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
-    the first `length` results (`pad-map`, `lift.rules.padding`)."""
+    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors) directly on
+    global work-items is also proposed padded so that `GROUP` work-items divide the global size: a prime one
+    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
+    work-item's chunk may be a loop over float4s (`vector-chunks-global`): padded, it tests one guard per
+    vector, where a padded loop over scalars tests one per element (3 times slower on PoCL)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
 
     def add(name, params, k, strategy):
@@ -115,8 +119,10 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
             params, strategy = dict(params, padded=True), rewrite("pad-map", k=k) >> argument(0, strategy)
         moves.append((name, params, strategy))
 
+    if length % GROUP:
+        add("global", {}, GROUP, rewrite("map-to-global", dim=0))
     if vectorisable:
-        add("vector-global", {"width": 4}, 4,
+        add("vector-global", {"width": 4}, 4 * GROUP,
             rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
     for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
@@ -127,6 +133,10 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
                                                                 >> mapped(rewrite("map-to-local", dim=0))))
         if vectorisable and n % 4 == 0 and n <= 16384:
             add("vector-workgroup", {"chunk": n, "width": 4}, n, vectorised_work_groups(n))
+        if vectorisable and n % 4 == 0:
+            add("vector-chunks-global", {"chunk": n, "width": 4}, n, split >> argument(0, rewrite(
+                "map-to-global", dim=0) >> mapped(rewrite("vectorize-map", n=4))
+                >> mapped_body(argument(0, rewrite("map-to-seq")))))
     return tuple(moves)
 
 

@@ -152,3 +152,30 @@ def walk(stmts):
         yield s
         if isinstance(s, (Block, For)):
             yield from walk(s.body)
+
+
+def assuming(condition: str, expr: str) -> str:
+    """The C expression `expr` where `condition` holds: each conditional `((condition) ? a : b)` in it is `(a)`.
+
+    A padded array's vector read and the guarded write of its result test the same lanes: under the write's
+    guard, the read is one plain vector load (`lift.opencl_gen.views.GuardedAccess`)."""
+    head = f"(({condition}) ? "
+    start = expr.find(head)
+    while start >= 0:
+        depth, colon, i = 0, None, start + len(head)
+        while i < len(expr):
+            c = expr[i]
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c == ":" and depth == 0 and colon is None:
+                colon = i
+            i += 1
+        if colon is None or i == len(expr):
+            return expr
+        expr = f"{expr[:start]}({expr[start + len(head):colon].rstrip()}){expr[i + 1:]}"
+        start = expr.find(head, start)
+    return expr

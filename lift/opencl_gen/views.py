@@ -124,7 +124,7 @@ class GuardedAccess(Access):
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
 
     def write(self, value: str) -> C.Stmt:
-        whole = C.Block((self.inner.write(value),), guard=self.condition)
+        whole = C.Block((self.inner.write(C.assuming(self.condition, value)),), guard=self.condition)
         if not self.lanes:
             return whole
         parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
