@@ -36,6 +36,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
+from lift.rules.column_sums import column_reduction, partial_column_sums
 from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -100,6 +101,27 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
                 continue
             add("local-tree", {"group": g, "items": items}, g,
                 local_tree_groups(g, items, int(math.log2(items))) >> finish)
+    return tuple(moves)
+
+
+@lru_cache(maxsize=1024)
+def array_reduction_moves(length: int, in_map: bool, scalars: bool) -> tuple:
+    """The moves at a reduction of an array no map computes, `reduce(f, z)(x)` (`x / sum(x)`): those of
+    `reduction_moves`, after `reduce-map-id` gives the reduction the map they start from."""
+    return tuple((name, params, rewrite("reduce-map-id") >> strategy)
+                 for name, params, strategy in reduction_moves(length, in_map, scalars, False))
+
+
+@lru_cache(maxsize=1024)
+def column_moves(rows: int) -> tuple:
+    """The moves at a column reduction `map(reduce(f, z))(transpose(A))` of a matrix of `rows` rows: a global
+    work-item per column, or per chunk of rows folded row by row into partial column sums, scalars or vectors
+    (`lift.rules.column_sums`)."""
+    moves = [("global", {}, rewrite("map-to-global", dim=0))]
+    for chunk in _pow2s(4, rows // 2):
+        if rows % chunk == 0:
+            moves += [("partial-sums", {"chunk": chunk, "width": width or 1}, partial_column_sums(chunk, width))
+                      for width in (None, 4, 8)]
     return tuple(moves)
 
 
@@ -269,14 +291,24 @@ class RewriteSearch:
             return None
 
     def next_point(self, program: Lambda):
-        """The first high-level reduction, else the first high-level map outside every map (a map of a view is
-        a view, not one): its place, the decision's name and its moves."""
+        """The first column reduction outside every map (`map(reduce) ∘ transpose`) or high-level reduction (of
+        a map, or of an array: `reduce-map-id` gives it one), else the first high-level map outside every map
+        (a map of a view is a view, not one): its place, the decision's name and its moves."""
         maps = None
         for ctx in walk(infer(program).expr, self.engine.choices):
             node = ctx.node
             if not isinstance(node, FunCall):
                 continue
             in_pattern = inside()(ctx)
+            if not in_pattern and column_reduction(ctx) and P.is_high_level(node.f):
+                rows = self.length(node.args[0].args[0].t)
+                if rows is not None:
+                    return ctx, f"columns@{ctx.path}", column_moves(rows)
+            if isinstance(node.f, P.Reduce) and not _is_call_of(node.args[0], P.Map):
+                length = self.length(node.args[0].t)
+                if length is not None:
+                    scalars = isinstance(node.args[0].t.elem, ScalarType)
+                    return ctx, f"reduce@{ctx.path}", array_reduction_moves(length, in_pattern, scalars)
             if isinstance(node.f, P.Reduce) and _is_call_of(node.args[0], P.Map):
                 mapped_ = node.args[0]
                 length = self.length(mapped_.t)
