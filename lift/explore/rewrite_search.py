@@ -36,7 +36,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
-from lift.rules.column_sums import column_reduction, partial_column_sums
+from lift.rules.column_sums import blocked_windows, column_reduction, partial_column_sums, private_folds, windows
 from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -122,6 +122,18 @@ def column_moves(rows: int) -> tuple:
         if rows % chunk == 0:
             moves += [("partial-sums", {"chunk": chunk, "width": width or 1}, partial_column_sums(chunk, width))
                       for width in (None, 4, 8)]
+    return tuple(moves)
+
+
+@lru_cache(maxsize=1024)
+def window_moves(length: int) -> tuple:
+    """The moves at a stencil's map over `length` windows: the map's moves, or blocks of `w` results per global
+    work-item, each folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`)."""
+    moves = list(map_moves(length, False))
+    for w in _pow2s(8, min(length // 4, 256)):
+        if length % w == 0:
+            moves += [("blocked", {"block": w, "width": width or 1}, blocked_windows(w, width))
+                      for width in (None, 4, 8, 16) if width is None or width <= w]
     return tuple(moves)
 
 
@@ -277,7 +289,7 @@ class RewriteSearch:
                 choices[-1] = (decision, options[0][0])
             focus = applied.back_to("")
             choices.append((f"{decision}/{options[pick][0]}", options[pick]))
-        focus = self.apply(focus, lower_rest >> clean_up)
+        focus = self.apply(focus, lower_rest >> clean_up >> private_folds)
         if focus is None:
             return None
         return focus.program, focus.derivation(), tuple(choices)
@@ -304,6 +316,10 @@ class RewriteSearch:
                 rows = self.length(node.args[0].args[0].t)
                 if rows is not None:
                     return ctx, f"columns@{ctx.path}", column_moves(rows)
+            if not in_pattern and windows(ctx) and P.is_high_level(node.f):
+                length = self.length(node.args[0].t)
+                if length is not None:
+                    return ctx, f"map@{ctx.path}", window_moves(length)
             if isinstance(node.f, P.Reduce) and not _is_call_of(node.args[0], P.Map):
                 length = self.length(node.args[0].t)
                 if length is not None:

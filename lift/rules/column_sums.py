@@ -16,6 +16,13 @@ each work-item folding `chunk` rows, read as they lie in memory, into a row of a
 memory, 4(d); updated `width` lanes at a time, 4(e)); the column reductions of the partial sums, one row per
 chunk, follow on global work-items. Every step re-associates the reduction as Figure 3(d) does, so the rules
 require an operator known to be associative.
+
+A stencil's map over the windows of a grid, `map(λw. reduce(f, z)(map(g)(zip(w, k))))(slide(3, 1)(x))`, is a
+map over the rows of a matrix, so it is the map over the columns of its transpose (`map-transpose-transpose`,
+3(e)): `blocked_windows(w, width)` splits those columns into blocks of `w` (split-join, 3(c); `split-transpose`),
+and folds each block's window rows, whole shifted rows of `w` grid values, into `w` accumulators
+(`map-reduce-interchange`, 3(d)), `width` lanes at a time (4(e)), one global work-item per block: each
+work-item computes `w` outputs from contiguous reads, where a work-item per output gathers its window.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda
-from lift.ir.patterns import Map, Reduce, ReduceSeq, Transpose
+from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
 from lift.rules.macro_rules import vectorised_block
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, function, identity, is_call,
                                  mapped_body, normalize, rewrite, try_, where)
@@ -54,3 +61,17 @@ def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
             >> per_chunk(rewrite("map-to-global", dim=0))
             >> lanes
             >> rewrite("map-to-global", dim=0))
+
+
+windows = is_call(Map) & argument_is(is_call(Slide)) & Selector(_reduces_columns, "reduces_rows")
+"""A map of a reduction over the windows of a `slide`: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`."""
+
+
+def blocked_windows(w: int, width: Optional[int] = None) -> Strategy:
+    """At a map over the rows of a matrix (`windows`): its results in blocks of `w`, each block computed by one
+    global work-item folding the matrix's columns into `w` private accumulators (see the module)."""
+    lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
+    return (rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
+            >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
+            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes
+            >> argument(0, rewrite("map-to-global", dim=0)))

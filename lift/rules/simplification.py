@@ -7,6 +7,7 @@
     transpose ∘ transpose → id
     id                  → (nothing): `id(x)` is `x`
     reduce(f, z)        → reduce(f, z) ∘ map(id)   (of an array no map computes)
+    map(f)              → map(f) ∘ transpose ∘ transpose   (over a matrix)
 
 The paper writes `split^n ∘ join^n`: the join must have joined rows of `n`, or the split regroups the
 elements differently (`split-2 ∘ join` of rows of 4 is not the identity). A transposition undone by
@@ -83,6 +84,20 @@ def reduce_map_id(call):
     return call.f(Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call.args[0]))
 
 
+def _over_a_matrix(call) -> tuple:
+    x = call.args[0]
+    requires(isinstance(x.t, ArrayType) and isinstance(x.t.elem, ArrayType), "the map is not over a matrix")
+    requires(not (isinstance(x, FunCall) and isinstance(x.f, Transpose)), "the matrix is already transposed")
+    return ()
+
+
+@rule("map-transpose-transpose", figure="3(e)", match=_over_a_matrix, on_functions=False,
+      description="a map over a matrix is a map over the columns of its transpose (transpose ∘ transpose = id)",
+      equation="map(f) → map(f) ∘ transpose ∘ transpose", heads=Map)
+def map_transpose_transpose(call):
+    return call.f(Transpose()(Transpose()(call.args[0])))
+
+
 RULES = (
     CancellingPair(Split, Join, "split-n ∘ join → id", "splitting joined rows of n elements into n is the identity",
                    _rows_of_split_length, "the joined rows do not have the split's length", sized=True),
@@ -94,5 +109,6 @@ RULES = (
                    "scalarising a vectorised array is the identity"),
     CancellingPair(Transpose, Transpose, "transpose ∘ transpose → id", "transposing twice is the identity"),
     reduce_map_id,
+    map_transpose_transpose,
     remove_id,
 )
