@@ -36,7 +36,8 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
-from lift.rules.column_sums import blocked_windows, column_reduction, partial_column_sums, private_folds, windows
+from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, grid_windows, partial_column_sums,
+                                   private_folds, windows)
 from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -126,13 +127,28 @@ def column_moves(rows: int) -> tuple:
 
 
 @lru_cache(maxsize=1024)
-def window_moves(length: int) -> tuple:
-    """The moves at a stencil's map over `length` windows: the map's moves, or blocks of `w` results per global
-    work-item, each folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`)."""
-    moves = list(map_moves(length, False))
-    for w in _pow2s(8, min(length // 4, 256)):
+def window_moves(length: int, in_map: bool) -> tuple:
+    """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), or blocks
+    of `w` results per work-item, each folding whole shifted rows of the grid
+    (`lift.rules.column_sums.blocked_windows`); inside a map, the blocks go on dimension 0 of global work-items
+    and the enclosing map on dimension 1."""
+    moves = [("sequential", {}, rewrite("map-to-seq"))] if in_map else list(map_moves(length, False))
+    for w in _pow2s(8, min(length // 2, 256)):
         if length % w == 0:
             moves += [("blocked", {"block": w, "width": width or 1}, blocked_windows(w, width))
+                      for width in (None, 4, 8, 16) if width is None or width <= w]
+    return tuple(moves)
+
+
+@lru_cache(maxsize=1024)
+def grid_moves(cols: int) -> tuple:
+    """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (the windows
+    then sequential, or blocked as `window_moves` says), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`:
+    blocks of `w` results of a row per global work-item of dimension 0, the rows on dimension 1."""
+    moves = [("global", {}, rewrite("map-to-global", dim=0))]
+    for w in _pow2s(8, min(cols // 2, 256)):
+        if cols % w == 0:
+            moves += [("blocked-2d", {"block": w, "width": width or 1}, blocked_grid(w, width))
                       for width in (None, 4, 8, 16) if width is None or width <= w]
     return tuple(moves)
 
@@ -316,10 +332,14 @@ class RewriteSearch:
                 rows = self.length(node.args[0].args[0].t)
                 if rows is not None:
                     return ctx, f"columns@{ctx.path}", column_moves(rows)
-            if not in_pattern and windows(ctx) and P.is_high_level(node.f):
+            if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
+                rows, cols = self.length(node.args[0].t), self.length(node.args[0].t.elem)
+                if rows is not None and cols is not None:
+                    return ctx, f"grid@{ctx.path}", grid_moves(cols)
+            if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
                 length = self.length(node.args[0].t)
                 if length is not None:
-                    return ctx, f"map@{ctx.path}", window_moves(length)
+                    return ctx, f"map@{ctx.path}", window_moves(length, in_pattern)
             if isinstance(node.f, P.Reduce) and not _is_call_of(node.args[0], P.Map):
                 length = self.length(node.args[0].t)
                 if length is not None:
@@ -335,7 +355,8 @@ class RewriteSearch:
             if maps is None and isinstance(node.f, P.Map) and P.is_high_level(node.f) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
-                    maps = (ctx, f"map@{ctx.path}", map_moves(length, _scalar_elements(node)))
+                    maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(node.f.f)
+                            else map_moves(length, _scalar_elements(node)))
         return maps
 
     def length(self, t) -> Optional[int]:
@@ -343,6 +364,20 @@ class RewriteSearch:
             return t.length.eval(self.sizes)
         except (AttributeError, LiftError):
             return None
+
+
+OUTER_GLOBAL_MOVES = (("global", {"dim": 1}, rewrite("map-to-global", dim=1)),)
+"""The move at a map whose function already has global work-items on dimension 0: dimension 1."""
+
+
+def _has_global(f) -> bool:
+    return any(isinstance(n, P.MapGlb) for n in _nodes(f))
+
+
+def _nodes(n):
+    yield n
+    for _, c in n.children():
+        yield from _nodes(c)
 
 
 def _step_json(s: Rewrite) -> dict:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda
+from lift.types.types import ArrayType
 from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
 from lift.rules.macro_rules import vectorised_block
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, function, identity, is_call,
@@ -37,7 +38,10 @@ from lift.rules.strategy import (Selector, Strategy, argument, argument_is, argu
 
 
 def _reduces_columns(ctx) -> bool:
-    f = ctx.node.f.f
+    return _reduces(ctx.node.f.f)
+
+
+def _reduces(f) -> bool:
     return isinstance(f, Reduce) or (isinstance(f, Lambda) and len(f.params) == 1 and isinstance(f.body, FunCall)
                                      and isinstance(f.body.f, Reduce))
 
@@ -63,15 +67,47 @@ def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
             >> rewrite("map-to-global", dim=0))
 
 
-windows = is_call(Map) & argument_is(is_call(Slide)) & Selector(_reduces_columns, "reduces_rows")
-"""A map of a reduction over the windows of a `slide`: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`."""
+def _small_rows(ctx) -> bool:
+    return _windows_of(ctx.node.args[0].t)
 
 
-def blocked_windows(w: int, width: Optional[int] = None) -> Strategy:
-    """At a map over the rows of a matrix (`windows`): its results in blocks of `w`, each block computed by one
-    global work-item folding the matrix's columns into `w` private accumulators (see the module)."""
+def _windows_of(t) -> bool:
+    length = getattr(getattr(t, "elem", None), "length", None)
+    return length is not None and length.is_constant and length.value <= MAX_WINDOW
+
+
+def _maps_windows(ctx) -> bool:
+    g = ctx.node.f.f
+    return (isinstance(g, Map) and _reduces(g.f) and isinstance(ctx.node.args[0].t.elem, ArrayType)
+            and _windows_of(ctx.node.args[0].t.elem))
+
+
+MAX_WINDOW = 64
+"""The most elements of a window (a row of the matrix a stencil maps over): a map over longer rows (gemv's map
+over the rows of its matrix) is not a stencil; folding its columns would read the matrix by columns."""
+
+windows = is_call(Map) & Selector(_reduces_columns, "reduces_rows") & Selector(_small_rows, "of_windows")
+"""A map of a reduction over small windows: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`, or the map
+over a row of 2-D neighbourhoods `map(λnb. reduce(f, z)(..join(nb)..))(row)`."""
+
+
+def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rewrite("map-to-global", dim=0)
+                    ) -> Strategy:
+    """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
+    accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
+    work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
+    (`map-view-fission`), so that the windows are the rows of a matrix."""
     lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
-    return (rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
+    return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
-            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes
-            >> argument(0, rewrite("map-to-global", dim=0)))
+            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered))
+
+grid_windows = is_call(Map) & Selector(_maps_windows, "maps_windows")
+"""A map over the rows of a grid of a map over each row's windows: a 2-D stencil `map(map(λnb. ..))(slide2d(x))`."""
+
+
+def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
+    """At `grid_windows`: each row's windows in blocks of `w` (`blocked_windows`, on global work-items of dimension
+    0), the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
+            >> rewrite("map-to-global", dim=1))
