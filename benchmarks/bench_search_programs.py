@@ -43,9 +43,9 @@ PROGRAMS = {
     "normalise": ("normalise.py", {"N": 1 << 22}, lambda x: x / x.sum()),
     "colsum": ("colsum.py", {"M": 4096, "N": 4096}, lambda a: a.sum(axis=0)),
     "transpose": ("transpose.py", {"M": 4096, "N": 4096}, lambda a: np.ascontiguousarray(a.T)),
-    "jacobi1d": ("jacobi.py", {"N": 1 << 22, "M": 1}, lambda a, k: k[0] * np.concatenate(([a[0]], a[:-1]))
+    "jacobi1d": ("jacobi.py", {"L": 1 << 22, "N": 1, "M": 1}, lambda a, k: k[0] * np.concatenate(([a[0]], a[:-1]))
                  + k[1] * a + k[2] * np.concatenate((a[1:], [a[-1]]))),
-    "jacobi2d": ("jacobi.py", {"N": 2048, "M": 2048}, _jacobi2d),
+    "jacobi2d": ("jacobi.py", {"L": 1, "N": 2048, "M": 2048}, _jacobi2d),
 }
 
 

@@ -363,9 +363,12 @@ class PadView(View):
         var = Var(fresh_name("pad"), 0, self.length)
         inner = _with_lets(self.inner.access((var,) + tuple(idx[1:])), ((var, clamped),))
         direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
-        if type(inner) is MemAccess and type(direct) is MemAccess and not direct.lets:
+        inside = f"{j} >= 0 && {j} < {n}"
+        if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
+            direct, inside = direct.direct, f"{inside} && {direct.inside}"
+        if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
             return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
-                                 direct=direct, inside=f"{j} >= 0 && {j} < {n}")
+                                 direct=direct, inside=inside)
         return inner
 
     def get(self, k: int) -> View:

@@ -24,7 +24,7 @@ PROGRAMS = [
      r"reduce-seq\(add, 0\.0\) ∘ join ∘ (asScalar ∘ )?map-(global|workgroup)\("),  # the sum in parallel chunks
     ("colsum", "colsum", {"M": 64, "N": 32},
      r"transpose ∘ map-global\(join ∘ transpose ∘ reduce-seq\("),  # chunks of rows folded into partial sums
-    ("jacobi", "jacobi1d", {"N": 256},
+    ("jacobi", "jacobi1d", {"L": 256},
      r"map\(split-\d+\) ∘ transpose ∘ slide\(3, 1\)"),  # blocks of results from shifted rows of the grid
 ]
 
