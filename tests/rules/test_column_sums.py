@@ -8,8 +8,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, Slide, Transpose, VectorType, Vectorize, Zip, fun,
+from lift import (ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, SizeVar, Slide, Transpose, VectorType, Vectorize, Zip, fun,
                   infer, interpret, paper)
+from lift.ir.nodes import Lambda
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import blocked_windows, column_reduction, partial_column_sums, windows
 from lift.rules.default_lowering import clean_up, lower_rest
@@ -63,6 +64,29 @@ def test_map_transpose_transpose(m, n, seed):
         [ArrayType(ArrayType(Float, n), m)], lambda x: Map(Reduce(add, 0.0))(Transpose()(x))))}
 
 
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 1 << 16))
+def test_map_view_fission_and_eta_expansion(m, n, seed):
+    """A map reading its element through `join` maps over the joined rows; `map(map(g))` names its element."""
+    rng = np.random.default_rng(seed)
+    a, k = _rand(rng, n, 2, 3), _rand(rng, 2, 3)
+    t = ArrayType(ArrayType(ArrayType(Float, 3), 2), n)
+    program = fun([t, ArrayType(ArrayType(Float, 3), 2)], lambda x, w: Map(
+        lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(w)))))(x))
+    new = _rewritten(program, "map-view-fission")
+    assert "map(join)(x)" in paper(new)
+    np.testing.assert_array_equal(interpret(new, a, k), interpret(program, a, k))
+    twice = fun([t], lambda x: Map(lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(Transpose()(nb))))))(x))
+    refused = [rw for rw in ENGINE.rewrites(twice) if rw.rule == "map-view-fission"]
+    assert not refused, "the element is read through two different views"
+    grid = fun([ArrayType(ArrayType(Float, n), m)], lambda x: Map(Map(neg))(x))
+    expanded = _rewritten(grid, "map-eta-expansion")
+    assert isinstance(expanded.body.f.f, Lambda) and isinstance(expanded.body.f.f.body.f, Map)
+    b = _rand(rng, m, n)
+    np.testing.assert_array_equal(interpret(expanded, b), interpret(grid, b))
+    assert "map-eta-expansion" not in {rw.rule for rw in ENGINE.rewrites(expanded) if rw.location == "body"}
+
+
 def _lowered(program, strategy, sizes):
     focus = (strategy >> lower_rest >> clean_up)(Focus(program, RewriteEngine(sizes=sizes)))
     assert focus is not None, f"{strategy} does not apply to {paper(program)}"
@@ -107,6 +131,8 @@ def test_the_selectors_find_their_places():
     assert outermost(column_reduction)(Focus(sums, ENGINE)) is not None
     rows = fun([t], lambda x: Map(Reduce(add, 0.0))(x))
     assert outermost(column_reduction)(Focus(rows, ENGINE)) is None
-    assert outermost(windows)(Focus(rows, ENGINE)) is None
+    assert outermost(windows)(Focus(rows, ENGINE)) is not None, "rows of 4: windows"
+    long_rows = fun([ArrayType(ArrayType(Float, SizeVar("N")), 4)], lambda x: Map(Reduce(add, 0.0))(x))
+    assert outermost(windows)(Focus(long_rows, ENGINE)) is None, "gemv's rows are not windows"
     seq = fun([t], lambda x: Map(ReduceSeq(add, 0.0))(Transpose()(x)))
     assert outermost(column_reduction)(Focus(seq, ENGINE)) is None
