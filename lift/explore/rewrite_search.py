@@ -37,7 +37,7 @@ from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, grid_windows, partial_column_sums,
-                                   private_folds, windows)
+                                   private_folds, transpose_tiles, transposition, windows)
 from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -151,6 +151,15 @@ def grid_moves(cols: int) -> tuple:
             moves += [("blocked-2d", {"block": w, "width": width or 1}, blocked_grid(w, width))
                       for width in (None, 4, 8, 16) if width is None or width <= w]
     return tuple(moves)
+
+
+@lru_cache(maxsize=1024)
+def transposition_moves(length: int) -> tuple:
+    """The moves at a transposition's map over `length` columns: the map's moves, or `b` rows of the result per
+    global work-item in `b × b` tiles (`lift.rules.column_sums.transpose_tiles`; the rules check that `b`
+    divides both dimensions)."""
+    return map_moves(length, False) + tuple(("tiles", {"tile": b}, transpose_tiles(b))
+                                            for b in (4, 8, 16, 32) if length % b == 0)
 
 
 @lru_cache(maxsize=1024)
@@ -356,6 +365,7 @@ class RewriteSearch:
                 length = self.length(node.args[0].t)
                 if length is not None:
                     maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(node.f.f)
+                            else transposition_moves(length) if transposition(ctx)
                             else map_moves(length, _scalar_elements(node)))
         return maps
 

@@ -17,6 +17,12 @@ memory, 4(d); updated `width` lanes at a time, 4(e)); the column reductions of t
 chunk, follow on global work-items. Every step re-associates the reduction as Figure 3(d) does, so the rules
 require an operator known to be associative.
 
+A transposition `map(map(f))(transpose(A))` written one element per work-item reads `A` a row apart from one
+element to the next. `transpose_tiles(b)` gives each global work-item `b` rows of the result, written tile by
+tile: split-join (3(c)) on both dimensions, map fission (3(f)) and `map-interchange` (5) put the loop over
+`b × b` tiles outside the loops within a tile, which read `b` adjacent elements of `b` rows of `A` (cache lines)
+and write `b` adjacent elements of `b` rows of the result.
+
 A stencil's map over the windows of a grid, `map(λw. reduce(f, z)(map(g)(zip(w, k))))(slide(3, 1)(x))`, is a
 map over the rows of a matrix, so it is the map over the columns of its transpose (`map-transpose-transpose`,
 3(e)): `blocked_windows(w, width)` splits those columns into blocks of `w` (split-join, 3(c); `split-transpose`),
@@ -33,7 +39,7 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
 from lift.rules.macro_rules import vectorised_block
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, function, identity, is_call,
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, function, identity, is_call,
                                  mapped_body, normalize, rewrite, try_, where)
 
 
@@ -111,3 +117,18 @@ def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
     0), the rows on dimension 1."""
     return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
             >> rewrite("map-to-global", dim=1))
+
+transposition = (is_call(Map) & argument_is(is_call(Transpose))
+                 & Selector(lambda ctx: isinstance(ctx.node.f.f, Map), "maps_rows"))
+"""A map of a map over the columns of a matrix: a transposition `map(map(f))(transpose(A))`."""
+
+
+def transpose_tiles(b: int) -> Strategy:
+    """At a `transposition`: `b` rows of the result per global work-item, computed in `b × b` tiles (see the
+    module)."""
+    rows = arguments(0)
+    tile_loop = rows(function(function(body(argument(0, rewrite("map-fission", at=1))))))
+    return (rewrite("split-join", n=b) >> rows(function(function(function(rewrite("split-join", n=b)))))
+            >> rows(function(function(rewrite("map-fission", at=1)))) >> tile_loop
+            >> rows(function(function(body(argument(0, rewrite("map-interchange"))))))
+            >> rows(rewrite("map-to-global", dim=0)))

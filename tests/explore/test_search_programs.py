@@ -1,5 +1,5 @@
 """The rewrite search on programs beyond the paper's, written as a new user would (`examples/normalise.py`,
-`colsum.py`, `jacobi.py`): the moves the rules give them are proposed, placed by selectors, and their candidates
+`colsum.py`, `transpose.py`, `jacobi.py`): the moves the rules give them are proposed, placed by selectors, and their candidates
 compute what the interpreter computes."""
 
 import itertools
@@ -24,6 +24,10 @@ PROGRAMS = [
      r"reduce-seq\(add, 0\.0\) ∘ join ∘ (asScalar ∘ )?map-(global|workgroup)\("),  # the sum in parallel chunks
     ("colsum", "colsum", {"M": 64, "N": 32},
      r"transpose ∘ map-global\(join ∘ transpose ∘ reduce-seq\("),  # chunks of rows folded into partial sums
+    ("transpose", "transpose", {"M": 64, "N": 32},
+     r"map-global\(map\(join\) ∘ transpose ∘ map-seq\(map-seq\(map-seq"),  # tiles
+    ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 16},
+     r"map-global\[1\]\(join ∘ map-global\("),  # blocks of a row on dimension 0, rows on dimension 1
     ("jacobi", "jacobi1d", {"L": 256},
      r"map\(split-\d+\) ∘ transpose ∘ slide\(3, 1\)"),  # blocks of results from shifted rows of the grid
 ]

@@ -12,7 +12,8 @@ from lift import (ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, SizeVar, 
                   infer, interpret, paper)
 from lift.ir.nodes import Lambda
 from lift.rules import RewriteEngine
-from lift.rules.column_sums import blocked_windows, column_reduction, partial_column_sums, windows
+from lift.rules.column_sums import (blocked_windows, column_reduction, partial_column_sums, transpose_tiles, transposition,
+                                   windows)
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, outermost
 
@@ -125,6 +126,17 @@ def test_blocked_windows_of_a_stencil(blocks, block, width, seed):
     np.testing.assert_allclose(interpret(new, a, k), interpret(program, a, k), rtol=1e-5)
 
 
+@SETTINGS
+@given(st.integers(1, 3), st.integers(1, 3), st.sampled_from([2, 4]), st.integers(0, 1 << 16))
+def test_transpose_tiles(m, n, b, seed):
+    """A transposition in `b × b` tiles, `b` rows of the result per work-item: the transposed matrix."""
+    a = _rand(np.random.default_rng(seed), m * b, n * b)
+    program = fun([ArrayType(ArrayType(Float, n * b), m * b)], lambda x: Map(Map(neg))(Transpose()(x)))
+    new = _lowered(program, outermost(transposition, transpose_tiles(b)), {})
+    assert paper(new).startswith("join ∘ map-global(map(join) ∘ transpose ∘ map-seq(map-seq(map-seq(neg)))"), paper(new)
+    np.testing.assert_array_equal(interpret(new, a), -a.T)
+
+
 def test_the_selectors_find_their_places():
     t = ArrayType(ArrayType(Float, 4), 4)
     sums = fun([t], lambda x: Map(Reduce(add, 0.0))(Transpose()(x)))
@@ -134,5 +146,6 @@ def test_the_selectors_find_their_places():
     assert outermost(windows)(Focus(rows, ENGINE)) is not None, "rows of 4: windows"
     long_rows = fun([ArrayType(ArrayType(Float, SizeVar("N")), 4)], lambda x: Map(Reduce(add, 0.0))(x))
     assert outermost(windows)(Focus(long_rows, ENGINE)) is None, "gemv's rows are not windows"
+    assert outermost(transposition)(Focus(sums, ENGINE)) is None
     seq = fun([t], lambda x: Map(ReduceSeq(add, 0.0))(Transpose()(x)))
     assert outermost(column_reduction)(Focus(seq, ENGINE)) is None
