@@ -6,7 +6,10 @@ program means. The search builds one in three stages, as the issue describes:
 (a) algorithmic moves at each reduction and each outermost map: strategies built from the paper's own
     derivations (`lift.rules.paper_derivations`), applied at that place: Figure 8's chunked, fused
     sequential reduction; Figure 9(c)'s float4 lanes; Figure 9(a)'s local-memory tree; Figure 2's split
-    map, with or without vectors;
+    map, with or without vectors; and where selectors find their shapes, the macro rules of
+    `lift.rules.column_sums`: a bare reduction given its map (`reduce-map-id`), column reductions as partial
+    column sums folded row by row, stencil windows in blocks of results folding shifted rows of the grid (in
+    2-D too), transpositions in tiles;
 (b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
     and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
     identity rules until none applies (`clean_up`);
@@ -35,7 +38,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
-from lift.rules.location import walk
+from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, grid_windows, partial_column_sums,
                                    private_folds, transpose_tiles, transposition, windows)
 from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
@@ -129,28 +132,27 @@ def column_moves(rows: int) -> tuple:
 @lru_cache(maxsize=1024)
 def window_moves(length: int, in_map: bool) -> tuple:
     """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), or blocks
-    of `w` results per work-item, each folding whole shifted rows of the grid
-    (`lift.rules.column_sums.blocked_windows`); inside a map, the blocks go on dimension 0 of global work-items
-    and the enclosing map on dimension 1."""
-    moves = [("sequential", {}, rewrite("map-to-seq"))] if in_map else list(map_moves(length, False))
-    for w in _pow2s(8, min(length // 2, 256)):
-        if length % w == 0:
-            moves += [("blocked", {"block": w, "width": width or 1}, blocked_windows(w, width))
-                      for width in (None, 4, 8, 16) if width is None or width <= w]
-    return tuple(moves)
+    of results, each folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), one
+    global work-item per block (inside a map, one after the other)."""
+    if in_map:
+        return (("sequential", {}, rewrite("map-to-seq")),) + _blocked(
+            length, "blocked", lambda w, width: blocked_windows(w, width, rewrite("map-to-seq")))
+    return map_moves(length, False) + _blocked(length, "blocked", blocked_windows)
 
 
 @lru_cache(maxsize=1024)
 def grid_moves(cols: int) -> tuple:
-    """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (the windows
-    then sequential, or blocked as `window_moves` says), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`:
-    blocks of `w` results of a row per global work-item of dimension 0, the rows on dimension 1."""
-    moves = [("global", {}, rewrite("map-to-global", dim=0))]
-    for w in _pow2s(8, min(cols // 2, 256)):
-        if cols % w == 0:
-            moves += [("blocked-2d", {"block": w, "width": width or 1}, blocked_grid(w, width))
-                      for width in (None, 4, 8, 16) if width is None or width <= w]
-    return tuple(moves)
+    """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
+    then get `window_moves`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks of a row's
+    results on global work-items of dimension 0, the rows on dimension 1."""
+    return (("global", {}, rewrite("map-to-global", dim=0)),) + _blocked(cols, "blocked-2d", blocked_grid)
+
+
+def _blocked(length: int, name: str, strategy) -> tuple:
+    """`strategy(w, width)` for blocks of `w` results (8 to 256, dividing `length`), scalars or `width` lanes."""
+    return tuple((name, {"block": w, "width": width or 1}, strategy(w, width))
+                 for w in _pow2s(8, min(length // 2, 256)) if length % w == 0
+                 for width in (None, 4, 8, 16) if width is None or width <= w)
 
 
 @lru_cache(maxsize=1024)
@@ -342,8 +344,8 @@ class RewriteSearch:
                 if rows is not None:
                     return ctx, f"columns@{ctx.path}", column_moves(rows)
             if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
-                rows, cols = self.length(node.args[0].t), self.length(node.args[0].t.elem)
-                if rows is not None and cols is not None:
+                cols = self.length(node.args[0].t.elem)
+                if cols is not None:
                     return ctx, f"grid@{ctx.path}", grid_moves(cols)
             if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
                 length = self.length(node.args[0].t)
@@ -364,7 +366,7 @@ class RewriteSearch:
             if maps is None and isinstance(node.f, P.Map) and P.is_high_level(node.f) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
-                    maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(node.f.f)
+                    maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(ctx)
                             else transposition_moves(length) if transposition(ctx)
                             else map_moves(length, _scalar_elements(node)))
         return maps
@@ -380,14 +382,8 @@ OUTER_GLOBAL_MOVES = (("global", {"dim": 1}, rewrite("map-to-global", dim=1)),)
 """The move at a map whose function already has global work-items on dimension 0: dimension 1."""
 
 
-def _has_global(f) -> bool:
-    return any(isinstance(n, P.MapGlb) for n in _nodes(f))
-
-
-def _nodes(n):
-    yield n
-    for _, c in n.children():
-        yield from _nodes(c)
+def _has_global(ctx) -> bool:
+    return any(isinstance(c.node, P.MapGlb) for c in subtree(ctx))
 
 
 def _step_json(s: Rewrite) -> dict:
