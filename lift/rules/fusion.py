@@ -4,7 +4,7 @@
     reduce-seq(f, z) ∘ map-seq(g)   → reduce-seq(λ acc, x. f(acc, g(x)), z)
     map(f ∘ g)                      → map(f) ∘ map(g)                      (fission)
     map(λx. B[g(x)])                → map(λy. B[y]) ∘ map(g)    (g a view, the only use of x: view fission)
-    map(f)                          → map(λx. f(x))                        (eta-expansion)
+    map(map(g))                     → map(λx. map(g)(x))                   (eta-expansion)
 
 Fusion avoids storing the intermediate array (Section 6.1). The map-reduce fusion is only for the
 sequential reduction, the one implementation that does not need `f` to be associative; the fused
@@ -18,8 +18,8 @@ mapped function that act on whole rows out of the map: in Figure 9(b) and (c) th
 `f1 ... fi` do not use `x`. A mapped function that reads its element only through one data-layout function
 (`join(nb)` of a 2-D stencil's neighbourhood zipped with its weights) gives that view to a map of its own
 the same way, whatever the rest of the body: the element is then the view's result, as a row of a matrix.
-Eta-expansion names the element of a map of a function that is not a lambda (`map(map(g))`), so that
-strategies can reach the call `map(g)(x)` in its body.
+Eta-expansion names the row of a map of a map (`map(map(g))`, a grid), so that strategies can reach the call
+`map(g)(x)` in its body.
 """
 
 from __future__ import annotations
@@ -133,8 +133,9 @@ def _replaced(e, new: dict):
 
 
 @rule("map-eta-expansion", figure="3(f)", heads=Map, on_functions=False,
-      match=lambda call: requires(not isinstance(call.f.f, Lambda), "the mapped function is already a lambda"),
-      description="the mapped function applied to a named element (eta-expansion)", equation="map(f) → map(λx. f(x))")
+      match=lambda call: requires(isinstance(call.f.f, AbstractMap), "the mapped function is not a map"),
+      description="a map of a map applies the inner map to a named row (eta-expansion)",
+      equation="map(map(g)) → map(λx. map(g)(x))")
 def map_eta_expansion(call):
     x = fresh_param("x")
     return replace(call.f, f=Lambda((x,), FunCall(call.f.f, (x,))))(call.args[0])
