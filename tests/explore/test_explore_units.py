@@ -265,3 +265,10 @@ def test_cost_model_rules_out_what_the_device_cannot_run():
     assert predict([k], GPU) == math.inf
     k.group_size = 256
     assert predict([k], GPU) < math.inf
+
+
+def test_a_timing_policy_needs_two_runs_for_its_quartiles():
+    with pytest.raises(ValueError, match="min_runs"):
+        TimingPolicy(min_runs=1)
+    with pytest.raises(ValueError, match="max_runs"):
+        TimingPolicy(min_runs=5, max_runs=3)
