@@ -23,6 +23,8 @@ test: setup
 	$(BIN)/python -m pytest
 
 bench: setup
+	scripts/install-system-packages.sh --bench
+	$(BIN)/pip install -q pyclblast || echo "pyclblast could not be built: the benchmarks skip CLBlast"
 	$(BIN)/python -m benchmarks
 
 clean:

@@ -11,8 +11,8 @@ given is derived without a search), then `--rounds` interleaved rounds
 each timing every contender once (wall clock around a synchronous call, inputs already on the device for
 the OpenCL ones): lift's winner at its work-group size, numpy's `A @ B` (OpenBLAS), CLBlast's sgemm through
 pyclblast (skipped with a line saying why where it is not installed: `apt-get install libclblast-dev`, `pip
-install pyclblast`), and a hand-written kernel (`HANDWRITTEN`: 4×16 results per work-item in eight float8
-registers). Every contender's output is checked against numpy first. Prints best and median times, GFLOP/s,
+install pyclblast`), and a hand-written kernel (`matmul_4x16` of `handwritten.cl`: 4×16 results per work-item
+in eight float8 registers). Every contender's output is checked against numpy first. Prints best and median times, GFLOP/s,
 the ratios to lift's winner, the issue's floors (≥ 1.0x CLBlast, ≥ 0.25x numpy), and the cost model's
 Spearman rank correlation over the candidates measured in this run's explore.
 """
@@ -43,25 +43,10 @@ from lift.rules import Derivation
 from lift.rules.macro_rules import register_blocked
 from lift.rules.strategy import derive
 
+from benchmarks.applications import handwritten_program
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "matmul.py"
 
-HANDWRITTEN = """
-kernel void matmul_4x16(const global float* restrict A, const global float* restrict B, global float* C,
-                        const int K, const int N) {
-    int j = get_global_id(0), i = get_global_id(1);
-    float8 a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-    for (int k = 0; k < K; k++) {
-        float8 b = vload8(0, B + k * N + 16 * j), d = vload8(1, B + k * N + 16 * j);
-        float x0 = A[(4 * i) * K + k], x1 = A[(4 * i + 1) * K + k], x2 = A[(4 * i + 2) * K + k],
-              x3 = A[(4 * i + 3) * K + k];
-        a0 += x0 * b; a1 += x1 * b; a2 += x2 * b; a3 += x3 * b;
-        c0 += x0 * d; c1 += x1 * d; c2 += x2 * d; c3 += x3 * d;
-    }
-    global float* c = C + (4 * i) * N + 16 * j;
-    vstore8(a0, 0, c); vstore8(c0, 1, c); vstore8(a1, 0, c + N); vstore8(c1, 1, c + N);
-    vstore8(a2, 0, c + 2 * N); vstore8(c2, 1, c + 2 * N); vstore8(a3, 0, c + 3 * N); vstore8(c3, 1, c + 3 * N);
-}
-"""
 
 
 def winner(sizes: dict, budget_s: float, replay: bool, root: Path) -> tuple:
@@ -98,7 +83,7 @@ def blocked(sizes: dict, block: str) -> tuple:
 def contenders(sizes: dict, a: np.ndarray, b: np.ndarray, lowered, local_size: Optional[int]) -> dict:
     """Name → a synchronous call giving the result (numpy), for every contender available here."""
     device = runtime.select_device(None)
-    ctx, queue = runtime.context_and_queue(device)
+    _, queue = runtime.context_and_queue(device)
     m, n, k = sizes["M"], sizes["N"], sizes["K"]
     out: dict = {}
 
@@ -122,7 +107,7 @@ def contenders(sizes: dict, a: np.ndarray, b: np.ndarray, lowered, local_size: O
     except ImportError as e:
         print(f"CLBlast: skipped ({e}; apt-get install libclblast-dev, then pip install pyclblast)")
     if m % 4 == 0 and n % 16 == 0:
-        kernel = cl.Kernel(cl.Program(ctx, HANDWRITTEN).build(), "matmul_4x16")
+        kernel = cl.Kernel(handwritten_program(device), "matmul_4x16")
         hc = cla.zeros(queue, (m, n), np.float32)
 
         def hand():

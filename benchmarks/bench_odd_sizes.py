@@ -37,7 +37,7 @@ PRIME, POW2 = 16_777_213, 1 << 24
 PROGRAMS = ("asum", "dot", "scal")
 
 
-def _winner(pf, name: str, sizes: dict, folder: Path, budget_s: float, bandwidth, store: TuningDatabase):
+def explored_winner(pf, name: str, sizes: dict, folder: Path, budget_s: float, bandwidth, store: TuningDatabase):
     """Explore `name` at `sizes`; the winner as a compiled program, its expression, and the bandwidth measured."""
     program = pf.kernels[name]
     result = explore(pf, name, sizes, RewriteSearch(program, sizes), budget_s=budget_s, out_dir=folder,
@@ -70,8 +70,8 @@ def main() -> None:
         found = {}
         for n in (POW2, PRIME):
             sizes = {"N": n}
-            compiled, record, bandwidth, tried = _winner(pf, name, sizes, out / f"{name}-N{n}", args.budget,
-                                                         bandwidth, store)
+            compiled, record, bandwidth, tried = explored_winner(pf, name, sizes, out / f"{name}-N{n}",
+                                                                 args.budget, bandwidth, store)
             found[n] = (compiled, pf.inputs(name, sizes, seed=0), record, tried)
         times = {n: [] for n in found}
         for _ in range(args.rounds):

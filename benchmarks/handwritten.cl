@@ -4,7 +4,9 @@
 // chunked reductions (one work-item per contiguous chunk, then one work-item sums the partials);
 // gemv as a row per work-item and as a work-group per row with a local-memory tree; BlackScholes as
 // NVIDIA's OpenCL SDK writes it (a polynomial cumulative normal, a grid-stride loop over options);
-// MD as SHOC writes it (one work-item per atom, the neighbour list stored neighbour-major).
+// MD as SHOC writes it (one work-item per atom, the neighbour list stored neighbour-major). The
+// kernels after MD serve `benchmarks.bench_contenders` and `bench_matmul`: a streaming copy, the
+// Jacobi stencils, all-pairs N-body and a register-blocked matrix multiply.
 
 kernel void scal4(const float a, global const float4* x, global float4* out) {  // out may be x (in place)
     size_t i = get_global_id(0);
@@ -113,4 +115,60 @@ kernel void md_lj_force(global float4* restrict force, global const float4* rest
         }
     }
     force[i] = f;
+}
+
+// The device's streaming copy: one float4 per work-item, the yardstick of a kernel that reads and writes once.
+kernel void stream_copy4(global const float4* restrict src, global float4* restrict dst) {
+    size_t i = get_global_id(0);
+    dst[i] = src[i];
+}
+
+// 1-D 3-point Jacobi, one work-item per point, the boundary clamped.
+kernel void jacobi1d(global const float* restrict a, global float* restrict out, const int n) {
+    int i = get_global_id(0);
+    float left = a[max(i - 1, 0)], right = a[min(i + 1, n - 1)];
+    out[i] = 0.25f * left + 0.5f * a[i] + 0.25f * right;
+}
+
+// 2-D 5-point Jacobi on an m x n grid (row-major), one work-item per point, the boundary clamped.
+kernel void jacobi2d(global const float* restrict a, global float* restrict out, const int m, const int n) {
+    int j = get_global_id(0), i = get_global_id(1);
+    int up = max(i - 1, 0), down = min(i + 1, m - 1), left = max(j - 1, 0), right = min(j + 1, n - 1);
+    out[i * n + j] = 0.2f * (a[up * n + j] + a[i * n + left] + a[i * n + j] + a[i * n + right] + a[down * n + j]);
+}
+
+// All-pairs N-body, one work-item per body: the softened acceleration by every body (mass in w), then one
+// step of dt, as examples/nbody.py computes it.
+kernel void nbody_body(global const float4* restrict pos, global const float4* restrict vel,
+                       global float4* restrict new_pos, global float4* restrict new_vel, const int n,
+                       const float eps2, const float dt) {
+    int i = get_global_id(0);
+    float4 p = pos[i], a = (float4)(0.0f);
+    for (int j = 0; j < n; j++) {
+        float4 q = pos[j];
+        float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+        float inv = rsqrt(dx * dx + dy * dy + dz * dz + eps2);
+        float s = q.w * inv * inv * inv;
+        a.x += dx * s; a.y += dy * s; a.z += dz * s;
+    }
+    float4 v = vel[i];
+    new_pos[i] = (float4)(p.xyz + v.xyz * dt + 0.5f * a.xyz * dt * dt, p.w);
+    new_vel[i] = v + a * dt;
+}
+
+// Matrix multiply C = A B (A of M x K, B of K x N): 4 x 16 results per work-item in eight float8 registers.
+kernel void matmul_4x16(const global float* restrict A, const global float* restrict B, global float* C,
+                        const int K, const int N) {
+    int j = get_global_id(0), i = get_global_id(1);
+    float8 a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    for (int k = 0; k < K; k++) {
+        float8 b = vload8(0, B + k * N + 16 * j), d = vload8(1, B + k * N + 16 * j);
+        float x0 = A[(4 * i) * K + k], x1 = A[(4 * i + 1) * K + k], x2 = A[(4 * i + 2) * K + k],
+              x3 = A[(4 * i + 3) * K + k];
+        a0 += x0 * b; a1 += x1 * b; a2 += x2 * b; a3 += x3 * b;
+        c0 += x0 * d; c1 += x1 * d; c2 += x2 * d; c3 += x3 * d;
+    }
+    global float* c = C + (4 * i) * N + 16 * j;
+    vstore8(a0, 0, c); vstore8(c0, 1, c); vstore8(a1, 0, c + N); vstore8(c1, 1, c + N);
+    vstore8(a2, 0, c + 2 * N); vstore8(c2, 1, c + 2 * N); vstore8(a3, 0, c + 3 * N); vstore8(c3, 1, c + 3 * N);
 }

@@ -28,7 +28,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lift.errors import LiftDeviceError, LiftError, LiftSizeError
+from lift.errors import LiftDeviceError, LiftSizeError
 from lift.explore.evaluation import check_output
 from lift.opencl_gen import runtime
 
@@ -47,12 +47,14 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Measurement:
-    """How a contender fared: `ok` with its median times (ms), or wrong, failed or skipped with the reason."""
+    """How a contender fared: `ok` with its median times (ms) and its best kernel time, or wrong, failed or
+    skipped with the reason."""
 
     status: str
     kernel_ms: Optional[float] = None
     total_ms: Optional[float] = None
     reason: str = ""
+    best_ms: Optional[float] = None
 
     @property
     def ok(self) -> bool:
@@ -214,9 +216,10 @@ def kernel(program, name: str, *args):
 
 
 def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: Optional[dict] = None,
-                log: Callable[[str], None] = print) -> tuple:
+                log: Callable[[str], None] = print, transfers: bool = True) -> tuple:
     """Check then time every contender (see the module docstring), and time the `yardsticks` (name: a
-    function giving a run whose kernels are timed, its output unchecked). Returns
+    function giving a run whose kernels are timed, its output unchecked); `transfers=False` times the
+    kernels only (the total is then the kernel time). Returns
     `({contender name: Measurement}, {yardstick name: kernel ms})`, a yardstick's time being its best
     round's median: a streaming rate is what the device can do."""
     results, timings = {}, {}
@@ -226,7 +229,7 @@ def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: 
         if failure is not None:
             results[c.name] = failure
         else:
-            timings[c.name] = _Timing(c.prepare)
+            timings[c.name] = _Timing(c.prepare, transfers)
     gauges = {name: _Timing(prepare, transfers=False) for name, prepare in (yardsticks or {}).items()}
     for _ in range(ROUNDS):
         for timing in [*timings.values(), *gauges.values()]:
@@ -281,7 +284,8 @@ class _Timing:
 
     def measurement(self) -> Measurement:
         kernel = [ms for r in self.rounds for ms in r]
-        return Measurement(OK, statistics.median(kernel), statistics.median(self.total or kernel))
+        return Measurement(OK, statistics.median(kernel), statistics.median(self.total or kernel),
+                           best_ms=min(kernel))
 
 
 def _check(c: Contender, reference: np.ndarray) -> Optional[Measurement]:
@@ -293,8 +297,8 @@ def _check(c: Contender, reference: np.ndarray) -> Optional[Measurement]:
         output, _ = run.download()
     except (Unavailable, LiftSizeError, LiftDeviceError) as e:
         return Measurement(SKIPPED, reason=_one_line(e))
-    except (LiftError, cl.Error, RuntimeError) as e:
-        return Measurement(FAILED, reason=_one_line(e))
+    except Exception as e:  # noqa: BLE001 (a contender's library may raise anything: it is reported)
+        return Measurement(FAILED, reason=f"{type(e).__name__}: {_one_line(e)}")
     output = np.asarray(output)
     reason = check_output(output.reshape(reference.shape) if output.size == reference.size else output, reference)
     return None if reason is None else Measurement(WRONG, reason=reason)

@@ -4,7 +4,10 @@
 `pad2d = pad(1,1) ∘ map(pad(1,1))` the boundary (clamp, wrap, mirror or a constant); only the neighbourhood
 function computes. The programs are hand-lowered: one `map-global` per dimension of the grid (`map-seq`
 inside for the third dimension of `jacobi3d`); the neighbourhood function is a sequential reduction over the
-window, or a user function that reads the window as an array (`w[i]`) after a private copy of it.
+window, or a user function that reads the window as an array (`w[i]`) after a private copy of it. The
+`*_high` programs are the same stencils as a user writes them, with high-level patterns only (a weighted sum
+`reduce(+, 0) ∘ map(*) ∘ zip(window, weights)` of every neighbourhood, the weights an input): `lift.compile`
+lowers them with the default lowering, `lift explore` searches their lowerings.
 
 Each `*_program(boundary)` builds the program for one boundary; the kernels below use `clamp`.
 """
@@ -108,10 +111,38 @@ def jacobi3d_program(boundary="clamp"):
             slide3d(3, 1)(pad3d(1, 1, boundary)(a)))))
 
 
+def _dot(window, weights):
+    return Reduce(add, 0.0)(Map(mult)(Zip(window, weights)))
+
+
+def jacobi1d_high_program(boundary="clamp"):
+    """The 1-D 3-point Jacobi as a user writes it, for `lift explore`: each window's dot product with the weights
+    `k` (0.25, 0.5, 0.25 in `benchmarks.bench_contenders`), `join ∘ map(reduce(+, 0) ∘ map(*) ∘ zip(k)) ∘
+    slide(3,1) ∘ pad(1,1)`."""
+    return fun([ArrayType(Float, N), ArrayType(Float, 3)], lambda a, k: Join()(Map(lambda w: _dot(w, k))(
+        Slide(3, 1)(Pad(1, 1, boundary)(a)))))
+
+
+def jacobi2d_high_program(boundary="clamp"):
+    """The 2-D 5-point Jacobi as a user writes it, for `lift explore`: `conv2d_high` whose 3x3 weights `k` are
+    the 5-point cross (0.2 at the centre and its four neighbours, 0 at the corners)."""
+    return fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, 3), 3)], lambda a, k: Map(Join())(
+        Map(Map(lambda nb: _dot(Join()(nb), Join()(k))))(
+            slide2d(3, 1)(pad2d(1, 1, boundary)(a)))))
+
+
 def conv2d_high_program(boundary="clamp"):
-    """The 3x3 convolution as a user writes it: `map(map(dot with k)) ∘ slide2d ∘ pad2d`, for `lift explore`."""
+    """The 3x3 convolution (a 2-D Jacobi with 5-point weights) as a user writes it: `map(map(dot with k)) ∘
+    slide2d ∘ pad2d`."""
     return fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, 3), 3)], lambda a, k: Map(Map(
-        lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(k))))))(slide2d(3, 1)(pad2d(1, 1, boundary)(a))))
+        lambda nb: _dot(Join()(nb), Join()(k))))(slide2d(3, 1)(pad2d(1, 1, boundary)(a))))
+
+
+def jacobi3d_high_program(boundary="clamp"):
+    """3-D 27-point stencil (a 7-point Jacobi with its weights) as a user writes it: `map(map(map(dot with k)))
+    ∘ slide3d ∘ pad3d`."""
+    return fun([ArrayType(ArrayType(ArrayType(Float, N), M), O), ArrayType(Float, 27)], lambda a, k: Map(Map(Map(
+        lambda nb: _dot(Join()(Join()(nb)), k))))(slide3d(3, 1)(pad3d(1, 1, boundary)(a))))
 
 
 jacobi1d = jacobi1d_program()
@@ -121,3 +152,6 @@ conv2d = conv2d_program()
 jacobi3d = jacobi3d_program()
 conv2d_zero = conv2d_program(0.0)
 conv2d_high = conv2d_high_program()
+jacobi1d_high = jacobi1d_high_program()
+jacobi2d_high = jacobi2d_high_program()
+jacobi3d_high = jacobi3d_high_program()

@@ -241,6 +241,7 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
     from lift.opencl_gen import runtime
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
+    from lift.rules.default_lowering import LANES
     from lift.rules.lowering_choice import lowering_for
 
     output = path_argument(output, "-o")
@@ -255,7 +256,8 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
             raise
         dev = None
     tuned = KnownLowerings(expr, runtime.device_label(dev)) if dev is not None else None
-    lower = lowering_for(expr, lowering, name, tuned)
+    width = dev.native_vector_width_float if dev is not None else LANES
+    lower = lowering_for(expr, lowering, name, tuned, width)
     g = generate(expr if lower is None else lower(bound), name, parse_sizes(sizes))
     if check:
         if dev is not None:
@@ -268,7 +270,9 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
 @main.command()
 @click.argument("program", type=click.Path(dir_okay=False))
 @kernel_option
-@device_option
+@click.option("--device", "devices", multiple=True,
+              help="OpenCL device: a name substring (nvidia, intel, pocl, cpu, gpu) or #index; with --cluster, "
+                   "repeat it to search several devices at once (each node's matching devices).")
 @size_option
 @click.option("--budget", default="10m", show_default=True, help="Time to search: 90s, 10m, 1h.")
 @click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Stop after this many candidates.")
@@ -299,10 +303,14 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
               help="off: forbid the OpenCL compiler to fuse a*b+c into one multiply-add, as the reference never "
                    "does (#pragma OPENCL FP_CONTRACT OFF). Failures logged under another setting need "
                    "--retry-failed.")
+@click.option("--cluster", default=None, metavar="auto|ray://HOST:PORT|HOST:PORT",
+              help="Search on the devices of a Ray cluster (pip install 'lift[cluster]'): auto is the cluster this "
+                   "machine runs; each device label gets its own search and folder OUT/LABEL.")
 @reports_errors
-def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
-            work_group_sizes, retry_failed, rtol, atol, fp_contract):
-    """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device."""
+def explore(program, kernel, devices, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
+            work_group_sizes, retry_failed, rtol, atol, fp_contract, cluster):
+    """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device (or on the devices
+    of a Ray cluster)."""
     from rich.console import Console
 
     from lift.explore import explore as run_explore
@@ -319,23 +327,37 @@ def explore(program, kernel, device, sizes, budget, max_candidates, jobs, out_di
     lift.infer(expr).check_sizes(bound)
     if baseline is not None:
         pf.kernel(baseline)
-    runtime.select_device(device)
-    search = SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
-    result = run_explore(pf, name, bound, search, budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name,
-                         device=device, max_candidates=max_candidates, jobs=jobs, plot=plot, baseline=baseline,
-                         timeout_s=timeout, seed=seed, progress=sys.stderr.isatty(),
-                         work_group_sizes=work_group_sizes, retry_failed=retry_failed, rtol=rtol, atol=atol,
-                         fp_contract=fp_contract == "on")
+    if len(devices) > 1 and cluster is None:
+        raise CommandError("several --device need --cluster (a local search runs on one device)")
+
+    def search():
+        return SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
+
+    options = dict(budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name, max_candidates=max_candidates,
+                    jobs=jobs, plot=plot, baseline=baseline, timeout_s=timeout, seed=seed,
+                    work_group_sizes=work_group_sizes, retry_failed=retry_failed, rtol=rtol, atol=atol,
+                    fp_contract=fp_contract == "on")
+    if cluster is None:
+        device = devices[0] if devices else None
+        runtime.select_device(device)
+        results = [run_explore(pf, name, bound, search(), device=device, progress=sys.stderr.isatty(), **options)]
+    else:
+        from lift.explore.cluster import explore_cluster
+
+        results = explore_cluster(pf, name, bound, search, cluster=cluster, devices=devices, **options)
     console = Console(width=None if sys.stdout.isatty() else 160)
-    console.print(result.table())
-    for line in result.summary():
-        console.print(line)
-    if result.winner is not None and "partition" in result.winner.params:
-        console.print(f"partition: {result.winner.params['partition']} (chunk {result.winner.params['chunk']}, "
-                      f"{result.winner.params['kernels']} kernel groups)")
-    if result.winner is None:
-        raise CommandError(f"no candidate of {name} worked ({len(result.ranked)} failed; see the table's caption "
-                           f"and {Path(result.out_dir) / 'log.jsonl'})")
+    for result in results:
+        console.print(result.table())
+        for line in result.summary():
+            console.print(line)
+        if result.winner is not None and "partition" in result.winner.params:
+            console.print(f"partition: {result.winner.params['partition']} (chunk {result.winner.params['chunk']}, "
+                          f"{result.winner.params['kernels']} kernel groups)")
+    failed = [r for r in results if r.winner is None]
+    if failed:
+        raise CommandError(f"no candidate of {name} worked ({sum(len(r.ranked) for r in failed)} failed on "
+                           f"{', '.join(r.device for r in failed)}; see the table's caption and "
+                           f"{', '.join(str(Path(r.out_dir) / 'log.jsonl') for r in failed)})")
 
 
 @main.command()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages lift needs: an OpenCL CPU runtime (PoCL) when no OpenCL platform is present, the ICD
-# loader, and, with --test, oclgrind (the simulator the tests use to find data races and bad accesses).
+# loader, and, with --test, oclgrind (the simulator the tests use to find data races and bad accesses), with
+# --bench, CLBlast (the tuned OpenCL BLAS the benchmarks compare with, through pyclblast).
 set -euo pipefail
 
 packages=()
@@ -12,6 +13,9 @@ if ! ldconfig -p 2>/dev/null | grep -q libOpenCL.so.1; then
 fi
 if [ "${1:-}" = "--test" ] && ! command -v oclgrind >/dev/null 2>&1; then
     packages+=(oclgrind)
+fi
+if [ "${1:-}" = "--bench" ] && ! ldconfig -p 2>/dev/null | grep -q libclblast.so; then
+    packages+=(libclblast-dev)
 fi
 [ ${#packages[@]} -eq 0 ] && exit 0
 

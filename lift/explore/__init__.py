@@ -15,7 +15,10 @@ resumes), orders the candidates by an analytic cost model, and writes out the wi
   `search_strategy` (what proposes candidates: `SearchStrategy`), `builder` (code, plan, build: `Builder`),
   `prediction` (the cost model's role: `CostModel`), `callbacks` (reactions to results: `MeasureCallback`),
   `database` (the results so far: `Database`, which `log.ResultLog` implements);
-- `progress`, `report`: the live progress line, the ranking table, the winner's files, the plot.
+- `progress`, `report`: the live progress line, the ranking table, the winner's files, the plot;
+- `problem`: the program explored, its inputs and reference;
+- `cluster`: the search across the devices and hosts of a Ray cluster (`lift explore --cluster`), and
+  `local_cluster`: such a cluster on this machine (tests, benchmark).
 """
 
 from lift.explore.bandwidth import StreamingBandwidth

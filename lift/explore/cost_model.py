@@ -11,8 +11,18 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written
   to, global or local memory, times the number of times it runs (values in views are not copied;
-  what a user function gathers from an array argument depends on the data and is not counted);
-- operations: user-function applications, a `vectorize-n` one counting once per native vector;
+  what a user function gathers from an array argument depends on the data and is not counted). A value
+  is read once per iteration of the sequential loops it varies with, as a compiler hoists a load out of a
+  loop that does not change it, or shares it between the copies of an unrolled loop (register blocking:
+  a work-item's `h × w` block reads `h + w` values per step, not `2 h w`). A private array indexed by a
+  loop counter, or read as vectors of its scalars, lives in memory, not registers: each access counts as
+  an operation (a load or a store). A value the consecutive work-items of a group (along dimension 0) all
+  read, one that does not vary with their index, is read from memory once per group and from the cache
+  by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
+  work-items of a column of blocks, or the rows of A by those of a row);
+- operations: user-function applications, a `vectorize-n` one counting once per native vector; the
+  iterations of an unrolled map (`map-seq-unroll`) counting as one application `n` lanes wide (a compiler
+  packs them into vectors, SLP);
 - parallelism: work-groups and work-items from the launch, barriers from the expression;
 - local memory per work-group, against the device's.
 
@@ -40,7 +50,7 @@ from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes
-from lift.types.types import ArrayType, TupleType, Type
+from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ class KernelProfile:
     work_items: int = 1
     group_size: Optional[int] = 1  # None: the driver chooses
     local_mem_bytes: int = 0
+    shared_bytes: float = 0.0  # of `global_bytes`: reads shared by consecutive work-items
+    items_in_row: int = 1  # consecutive work-items (dimension 0) in a group
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -104,6 +116,7 @@ def profile(g: GeneratedProgram) -> list:
         glb, loc = k.launch.evaluate(g.sizes)
         prof.work_items = math.prod(glb)
         prof.group_size = None if loc is None else math.prod(loc)
+        prof.items_in_row = glb[0] if loc is None else loc[0]
         prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
         profiles.append(prof)
     return profiles
@@ -121,7 +134,8 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    memory_ns = k.global_bytes / m.bandwidth_gbps
+    shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
+    memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
     ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
     scheduled = k.work_items + k.barriers * group_size
     compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
@@ -158,13 +172,37 @@ def _ranks(values: Sequence[float]) -> list:
 
 @dataclass(frozen=True)
 class _Scope:
-    """Where the walk is: how often the current code runs in all, and the enclosing patterns' kinds."""
+    """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
+    enclosing sequential loops (`(id, n)`, outermost first), the iterations of the innermost loop if it is
+    unrolled (1 otherwise), and whether the code runs on consecutive work-items (a map on dimension 0)."""
 
     times: float = 1.0
     kinds: tuple = ()
+    loops: tuple = ()
+    unrolled: int = 1
+    items: bool = False
 
-    def inside(self, kind: str, n: float = 1.0) -> "_Scope":
-        return _Scope(self.times * n, self.kinds + (kind,))
+    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0) -> "_Scope":
+        loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
+        items = self.items or (kind in ("glb", "lcl") and dim == 0)
+        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items)
+
+    def shared(self, space) -> bool:
+        """Whether a value in `space` read here is the same for consecutive work-items."""
+        return self.items and ITEM not in getattr(space, "varies", {ITEM})
+
+    @property
+    def loop(self) -> Optional[int]:
+        """The id of the innermost sequential loop, if any."""
+        return self.loops[-1][0] if self.loops else None
+
+    def reads(self, space) -> float:
+        """How often a value in `space` is read here: once per iteration of the sequential loops it varies
+        with (every loop, where that is not known)."""
+        varies = getattr(space, "varies", None)
+        if varies is None:
+            return self.times
+        return self.times / math.prod(n for i, n in self.loops if i not in varies)
 
     @property
     def at_workgroup_level(self) -> bool:
@@ -177,6 +215,40 @@ def _space(dest, f: P.Pattern) -> object:
         raise ValueError(f"the result of {f.paper} has no destination and no cast (the generator's pass "
                          "infer-address-spaces casts every result that needs memory)")
     return dest
+
+
+ITEM = "item"
+"""In `_Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
+
+
+class _Space(str):
+    """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
+    of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
+    to the next, and `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
+    vectors of its scalars) instead of registers."""
+
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False):
+        new = super().__new__(cls, space)
+        new.varies, new.spilled = varies, spilled
+        return new
+
+
+def _element(space, loop, rolled: bool):
+    """The space of an element of an array in `space`, taken at each iteration of the loop `loop` (an id,
+    `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
+    rolled sequential loop are in memory."""
+    if isinstance(space, tuple):
+        return tuple(_element(s, loop, rolled) for s in space)
+    varies = getattr(space, "varies", frozenset())
+    spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled)
+
+
+def _spilled(space):
+    """`space`, a private one marked as in memory (a vector view of private scalars)."""
+    if isinstance(space, tuple):
+        return tuple(_spilled(s) for s in space)
+    return _Space(space, getattr(space, "varies", frozenset()), True) if space == PRIVATE else space
 
 
 def _top_level_space(e: Expr, params: Mapping) -> object:
@@ -220,12 +292,9 @@ class CostWalk(Mapper):
             return tuple(self.value(a, dest[k] if isinstance(dest, tuple) else dest, scope, env)
                          for k, a in enumerate(e.args))
         if is_layout(e):
-            spaces = [self.value(a, dest, scope, env) for a in e.args]
-            if isinstance(f, (P.Zip, P.Tuple)):
-                return tuple(spaces)
-            if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
-                return spaces[0][f.i]
-            return spaces[0]
+            inner = _spilled(dest) if isinstance(f, (P.AsVector, P.AsScalar)) and dest is not None else dest
+            spaces = [self.value(a, inner, scope, env) for a in e.args]
+            return self.map_Pattern(f, spaces, None, None, dest, scope, env)
         spaces = [self.value(a, None, scope, env) for a in e.args]
         return self.call(f, spaces, [a.t for a in e.args], e.t, dest, scope, env)
 
@@ -247,9 +316,10 @@ class CostWalk(Mapper):
     def map_UserFun(self, f: FunDecl, spaces, types, out, dest, scope, env):
         """An application: its arguments read, its result written, where they are in memory."""
         for s, t in zip(spaces, types):
-            self.traffic(s, t, scope.times)
+            self.read(s, t, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
-            self.kernel.calls[f.n if isinstance(f, P.Vectorize) else 1] += scope.times
+            width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
+            self.kernel.calls[width] += scope.times / scope.unrolled
         target = dest or PRIVATE  # with no destination, a value in a private variable
         self.traffic(target, out, scope.times)
         return target
@@ -264,6 +334,8 @@ class CostWalk(Mapper):
             return tuple(spaces)
         if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
             return spaces[0][f.i]
+        if isinstance(f, (P.AsVector, P.AsScalar)):
+            return _spilled(spaces[0])
         return spaces[0]
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
@@ -271,13 +343,21 @@ class CostWalk(Mapper):
             return self.map_Pattern(f, spaces, types, out, dest, scope, env)
         n = types[0].length.value
         target = _space(dest, f)
-        self.call(f.f, [spaces[0]], [types[0].elem], out.elem, target, scope.inside(f.thread_level, n), env)
+        unrolled = isinstance(f, P.MapSeqUnroll)
+        inner = scope.inside(f.thread_level, n, unrolled, f.dim)
+        rolled = f.thread_level == "seq" and not unrolled
+        loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
+            else None
+        element = _element(spaces[0], loop, rolled)
+        self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled), inner, env)
         return target
 
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
         n = types[0].length.value
         acc = f.init.t
-        self.call(f.f, [PRIVATE, spaces[0]], [acc, types[0].elem], acc, PRIVATE, scope.inside("reduce", n), env)
+        inner = scope.inside("reduce", n)
+        self.call(f.f, [_Space(PRIVATE, frozenset({inner.loop})), _element(spaces[0], inner.loop, False)],
+                  [acc, types[0].elem], acc, PRIVATE, inner, env)
         target = dest or PRIVATE  # with no destination, the private accumulator is the result
         self.traffic(target, acc, scope.times)
         return target
@@ -291,7 +371,10 @@ class CostWalk(Mapper):
         acc_t = f.init.t
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
         step = TupleType(out.elems[0].elem, acc_t)
-        self.call(f.f, [acc, spaces[0]], [acc_t, types[0].elem], step, (elems, acc), scope.inside("reduce", n), env)
+        inner = scope.inside("reduce", n)
+        varying = _Space(acc, frozenset({inner.loop}))
+        self.call(f.f, [varying, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
+                  inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
         return target
@@ -316,17 +399,30 @@ class CostWalk(Mapper):
         self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds), env)
         return spaces[0]
 
-    def traffic(self, space, t: Type, times: float) -> None:
-        """Count reading or writing a value of type `t` in `space`, `times` times."""
+    def read(self, space, t: Type, scope: _Scope) -> None:
+        """Count reading a value of type `t` in `space` here: as often as it changes (`_Scope.reads`), from the
+        cache where consecutive work-items share it."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times)
+                self.read(s, c, scope)
+        else:
+            self.traffic(space, t, scope.reads(space), scope.shared(space))
+
+    def traffic(self, space, t: Type, times: float, shared: bool = False) -> None:
+        """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
+        work-items share)."""
+        if isinstance(space, tuple) and isinstance(t, TupleType):
+            for s, c in zip(space, t.elems):
+                self.traffic(s, c, times, shared)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
-        elif isinstance(space, str) and space != PRIVATE and not isinstance(t, ArrayType):
+        elif isinstance(space, str) and not isinstance(t, ArrayType):
             nbytes = element_bytes(t) * times
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
-            else:
+                self.kernel.shared_bytes += nbytes if shared else 0.0
+            elif getattr(space, "spilled", False):
+                self.kernel.calls[t.width if isinstance(t, VectorType) else 1] += times
+            elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes

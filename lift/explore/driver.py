@@ -21,15 +21,12 @@ import math
 import re
 import time
 from collections import deque
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
-import numpy as np
-
 from lift.errors import LiftError
-from lift.files import replace_with
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import LOCAL_SIZE, Candidate
@@ -37,21 +34,18 @@ from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
 from lift.explore.database import Database
-from lift.explore.reference import SmallerCheck, choose_reference, reference_limit
+from lift.explore.problem import Problem
+from lift.explore.reference import SmallerCheck, reference_limit
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
 from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
 from lift.explore.worker import DEVICE, BuildPool, Worker, evaluate, measure_streaming
 from lift.explore.tuning_database import SharedLog, TuningDatabase
-from lift.ir.binding import host_dtype, host_shape, to_host
-from lift.ir.nodes import Lambda
 from lift.ir.printer import paper
 from lift.ir.program_file import ProgramFile, load_program_file
-from lift.ir.typecheck import infer
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import check_launch, local_size_overrides
-from lift.opencl_gen.memory import output_types
 
 # The work-group sizes tried for kernels whose local size the generator leaves to the driver (None: the
 # driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
@@ -79,71 +73,6 @@ def parse_budget(text: str) -> float:
     return seconds
 
 
-@dataclass(frozen=True)
-class Problem:
-    """The program explored: its high-level kernel, bound sizes, host inputs and reference output.
-
-    `reference` is what `lift.interpret` returns: one array, or a tuple of them for several outputs; None
-    when candidates are checked on `check`, the same program at smaller sizes, as `verified` says.
-    """
-
-    kernel: str
-    program: Lambda
-    sizes: Mapping[str, int]
-    inputs: tuple
-    reference: np.ndarray | tuple | None
-    check: Optional["Problem"] = None
-    verified: Optional[str] = None
-    rtol: float = RTOL
-    atol: float = 0.0
-
-    @classmethod
-    def prepare(cls, pf: ProgramFile, kernel: Optional[str], sizes: Optional[Mapping[str, int]],
-                seed: int, reference_limit_s: float = math.inf, rtol: Optional[float] = None,
-                atol: Optional[float] = None) -> "Problem":
-        """The problem of `kernel` at `sizes`; its reference at smaller sizes when it would take over
-        `reference_limit_s`; its outputs are checked with `rtol` and `atol` where given, else with the program
-        file's `TOLERANCE`, else with `RTOL` of the output's magnitude."""
-        name, program = pf.kernel(kernel)
-        tolerance = {"rtol": RTOL, "atol": 0.0, **pf.tolerance_of(name)}
-        tolerance.update({k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None})
-        bound = pf.bind(sizes)
-        tol = (float(tolerance["rtol"]), float(tolerance["atol"]))
-        choice = choose_reference(program, lambda at: pf.inputs(name, at, seed), bound, reference_limit_s)
-        if not choice.smaller:
-            return cls._at(name, program, bound, choice.inputs, choice.output, tol)
-        check = cls._at(name, program, choice.sizes, choice.inputs, choice.output, tol)
-        return replace(cls._at(name, program, bound, pf.inputs(name, bound, seed), None, tol), check=check,
-                       verified=choice.note())
-
-    @classmethod
-    def _at(cls, name: str, program: Lambda, sizes: Mapping[str, int], inputs: list, reference,
-            tolerance: tuple) -> "Problem":
-        typed = infer(program)
-        host = tuple(np.asarray(to_host(v, p.t, p.name)) for v, p in zip(inputs, typed.expr.params))
-        return cls(name, program, sizes, host, reference if isinstance(reference, tuple) or reference is None
-                   else np.asarray(reference), rtol=tolerance[0], atol=tolerance[1])
-
-    @property
-    def param_types(self) -> tuple:
-        return infer(self.program).param_types
-
-    @property
-    def useful_bytes(self) -> int:
-        """The bytes any implementation must move: the inputs read once and the output written once."""
-        outputs = sum(math.prod(host_shape(t, self.sizes)) * host_dtype(t).itemsize
-                      for t in output_types(infer(self.program).type))
-        return sum(a.nbytes for a in self.inputs) + outputs
-
-    def save(self, path: Path) -> Path:
-        """`input_i`, `reference` (or `reference_k` per output; none without a reference) and `tolerance`
-        (rtol, atol) in one `.npz` file (`worker._session` reads it)."""
-        references = {} if self.reference is None else {"reference": self.reference} \
-            if not isinstance(self.reference, tuple) else {f"reference_{k}": r for k, r in enumerate(self.reference)}
-        return replace_with(path, lambda f: np.savez(f, **references, tolerance=np.array([self.rtol, self.atol]),
-                                                     **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
-
-
 @dataclass
 class ExploreResult:
     """The outcome of `explore`: every logged evaluation of this kernel, sizes and device, ranked."""
@@ -161,6 +90,7 @@ class ExploreResult:
     files: dict = field(default_factory=dict)
     remeasured: int = 0  # the first `remeasured` of `ranked` were measured again side by side at the end
     verified: Optional[str] = None  # where candidates were checked, when not at `sizes` (`Problem.verified`)
+    requeued: int = 0  # evaluations given back to the queue when a cluster's device was lost (`lift.explore.cluster`)
 
     @property
     def winner(self) -> Optional[Record]:
@@ -187,6 +117,8 @@ class ExploreResult:
                  f"stopped: {self.stopped}"]
         if self.verified is not None:
             lines.append(self.verified)
+        if self.requeued:
+            lines.append(f"{self.requeued} evaluations went back to the queue when a device of the cluster was lost")
         if self.rank_correlation is not None:
             lines.append(f"cost model: rank correlation with the measured times {self.rank_correlation:+.2f}")
         if self.winner is not None:
@@ -199,26 +131,45 @@ class ExploreResult:
         return lines
 
 
+@dataclass(frozen=True)
+class ExploreOptions:
+    """How a search runs, beside its program, candidates, budget, folder and device (`explore` says what each
+    does); `callbacks` are `MeasureCallback`s called after each record, beside the winner's files and the
+    progress line."""
+
+    max_candidates: Optional[int] = None
+    jobs: int = 1
+    plot: bool = False
+    baseline: Optional[str] = None
+    bandwidth: Optional[StreamingBandwidth] = None
+    timeout_s: float = 60.0
+    seed: int = 0
+    timing: TimingPolicy = TimingPolicy()
+    progress: bool = True
+    work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES
+    retry_failed: bool = False
+    tuning_database: Optional[TuningDatabase] = None
+    reference_limit_s: Optional[float] = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    fp_contract: bool = True
+    callbacks: tuple = ()
+
+
 def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, int]], candidates: Iterable[Candidate],
-            *, budget_s: float, out_dir, device: Optional[str] = None, max_candidates: Optional[int] = None,
-            jobs: int = 1, plot: bool = False, baseline: Optional[str] = None,
-            bandwidth: Optional[StreamingBandwidth] = None, timeout_s: float = 60.0, seed: int = 0,
-            timing: TimingPolicy = TimingPolicy(), progress: bool = True,
-            work_group_sizes: Sequence[Optional[int]] = WORK_GROUP_SIZES, retry_failed: bool = False,
-            tuning_database: Optional[TuningDatabase] = None, reference_limit_s: Optional[float] = None,
-            rtol: Optional[float] = None, atol: Optional[float] = None, fp_contract: bool = True) -> ExploreResult:
+            *, budget_s: float, out_dir, device: Optional[str] = None, **options) -> ExploreResult:
     """Explore `candidates` for `kernel` of a program file (a path or a loaded `ProgramFile`) on `device`.
 
-    See the module docstring. `max_candidates` bounds the distinct candidates taken from the search,
-    those already logged included, so that a resumed run goes on with the same ones; `baseline` names a
-    hand-written lowered kernel of the same file, measured alongside for the table and the plot's
-    reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s` limits each
-    build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes` are the
-    work-group sizes tried for kernels the driver would size (None: the driver's choice); `retry_failed`
-    evaluates every logged failure again (`ResultLog`); `reference_limit_s` is how long the reference may
-    take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by default a
-    share of the budget, which the reference counts in); `rtol` and `atol` replace the tolerance of the
-    check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
+    See the module docstring. The `options` are `ExploreOptions`: `max_candidates` bounds the distinct
+    candidates taken from the search, those already logged included, so that a resumed run goes on with the
+    same ones; `baseline` names a hand-written lowered kernel of the same file, measured alongside for the
+    table and the plot's reference line; `bandwidth` replaces the streaming-bandwidth measurement; `timeout_s`
+    limits each build and each evaluation; `timing` says when a candidate's time is stable; `work_group_sizes`
+    are the work-group sizes tried for kernels the driver would size (None: the driver's choice);
+    `retry_failed` evaluates every logged failure again (`ResultLog`); `reference_limit_s` is how long the
+    reference may take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by
+    default a share of the budget, which the reference counts in); `rtol` and `atol` replace the tolerance of
+    the check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
     (`lift.opencl_gen.fp_contract`). The output folder receives the log, the inputs, the
     bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
@@ -226,57 +177,59 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     a search whose check is not the default one (a tolerance, contraction off) leaves the database alone.
     """
     deadline = time.monotonic() + budget_s
-    _check_settings(budget_s, jobs, max_candidates, work_group_sizes)
-    pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
-    if baseline is not None:
-        pf.kernel(baseline)
-    limit = reference_limit(budget_s) if reference_limit_s is None else reference_limit_s
-    problem = Problem.prepare(pf, kernel, sizes, seed, limit, rtol, atol)
+    settings = ExploreOptions(**options)
+    pf, problem = prepare(program_file, kernel, sizes, budget_s, settings)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with ResultLog(out_dir / "log.jsonl", retry_failed) as folder_log, \
-            Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), timing) as worker, \
-            BuildPool(jobs, device) as builds, _smaller_check(problem, out_dir, device, fp_contract) as check:
-        shared = (problem.rtol, problem.atol, fp_contract) == (RTOL, 0.0, True)
-        log = SharedLog(folder_log, tuning_database or TuningDatabase(), problem.program) if shared else folder_log
-        facts = worker.start()
-        if bandwidth is None:
-            nbytes = max(problem.useful_bytes // 2, 1 << 20)
-            bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
-                               lambda: measure_streaming(worker, nbytes))
-        model = facts.model(bandwidth)
-        strategy = as_strategy(candidates)
-        strategy.use_device(model)
-        with ExploreProgress(budget_s, bandwidth.gbps, progress) as shown:
-            settings = SearchSettings(deadline, timeout_s, jobs, max_candidates, tuple(work_group_sizes),
-                                      facts.max_work_group_size, facts.max_item_sizes)
-            callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown)]
-            builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds, AnalyticCostModel(model),
-                              fp_contract)
-            search = _Search(problem, log, worker, builder, facts.label, settings, callbacks, check)
-            if baseline is not None:
-                search.baseline(Candidate(pf.kernels[baseline], params={"baseline": baseline}))
-            stopped = search.run(strategy)
-        records = log.matching(facts.label, problem.kernel, problem.sizes)
-    found = [r for r in records if r.role == CANDIDATE]
-    if not found:
-        if stopped == BUDGET:
-            raise ExploreError(f"the budget of {budget_s:g} s ran out before any candidate was evaluated (setting up "
-                               "takes the reference interpreter, the device worker and the bandwidth measurement): "
-                               "give a larger budget")
-        raise ExploreError("the search gave no candidates to evaluate")
-    ranked = sorted((r for r in found if r.ok), key=lambda r: (r.key not in search.remeasured, r.time_ms)) + \
-        sorted((r for r in found if not r.ok), key=lambda r: r.status)
-    base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
-    result = ExploreResult(problem.kernel, dict(problem.sizes), facts.label, bandwidth, ranked, base,
-                           search.evaluated, search.skipped, stopped, out_dir, remeasured=len(search.remeasured),
-                           verified=problem.verified)
-    if result.winner is not None:
-        result.files.update({role: p for role, p in report.winner_paths(out_dir, problem.kernel).items() if p.exists()})
-        if plot:
-            result.files["plot"] = report.plot(ranked, out_dir / f"{problem.kernel}.throughput.png", bandwidth.gbps,
-                                               base)
-    return result
+    with ResultLog(out_dir / "log.jsonl", settings.retry_failed) as folder_log, \
+            Worker(DEVICE, device, problem.save(out_dir / "inputs.npz"), settings.timing) as worker, \
+            BuildPool(settings.jobs, device) as builds, \
+            _smaller_check(problem, out_dir, device, settings.fp_contract) as check, \
+            open_search(pf, problem, folder_log, worker, builds, check, candidates, deadline, budget_s, out_dir,
+                        settings) as search:
+        stopped = search.run()
+    return search.result(stopped, budget_s, settings.plot)
+
+
+def prepare(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, int]], budget_s: float,
+            options: ExploreOptions) -> tuple:
+    """The options checked, the `ProgramFile` and the `Problem` of `kernel` at `sizes` (its reference computed)."""
+    _check_settings(budget_s, options.jobs, options.max_candidates, options.work_group_sizes)
+    pf = program_file if isinstance(program_file, ProgramFile) else load_program_file(program_file)
+    if options.baseline is not None:
+        pf.kernel(options.baseline)
+    limit = reference_limit(budget_s) if options.reference_limit_s is None else options.reference_limit_s
+    return pf, Problem.prepare(pf, kernel, sizes, options.seed, limit, options.rtol, options.atol)
+
+
+@contextmanager
+def open_search(pf: ProgramFile, problem: Problem, folder_log: ResultLog, worker: Worker, builds: BuildPool,
+                check: Optional[SmallerCheck], candidates: Iterable[Candidate], deadline: float, budget_s: float,
+                out_dir: Path, options: ExploreOptions) -> Iterator["_Search"]:
+    """The search of `candidates` on the device `worker` serves, ready to run (its baseline measured), for as
+    long as the context lasts (the progress line's). `worker` and `builds` may be anything that serves their
+    requests: the cluster's device actors do (`lift.explore.cluster`)."""
+    shared = (problem.rtol, problem.atol, options.fp_contract) == (RTOL, 0.0, True)
+    log = SharedLog(folder_log, options.tuning_database or TuningDatabase(), problem.program) if shared else folder_log
+    facts = worker.start()
+    bandwidth = options.bandwidth
+    if bandwidth is None:
+        nbytes = max(problem.useful_bytes // 2, 1 << 20)
+        bandwidth = cached(out_dir / "bandwidth.json", f"{facts.label} @ {nbytes} bytes",
+                           lambda: measure_streaming(worker, nbytes))
+    strategy = as_strategy(candidates)
+    strategy.use_device(facts.model(bandwidth))
+    with ExploreProgress(budget_s, bandwidth.gbps, options.progress) as shown:
+        settings = SearchSettings(deadline, options.timeout_s, options.jobs, options.max_candidates,
+                                  tuple(options.work_group_sizes), facts.max_work_group_size, facts.max_item_sizes)
+        callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown), *options.callbacks]
+        builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds,
+                          AnalyticCostModel(facts.model(bandwidth)), options.fp_contract)
+        search = _Search(problem, log, worker, builder, facts.label, settings, callbacks, check, strategy,
+                         bandwidth, out_dir)
+        if options.baseline is not None:
+            search.baseline(Candidate(pf.kernels[options.baseline], params={"baseline": options.baseline}))
+        yield search
 
 
 def _smaller_check(problem: Problem, out_dir: Path, device: Optional[str], fp_contract: bool):
@@ -333,19 +286,20 @@ class _Search:
     candidates are checked by it and only timed by the worker."""
 
     def __init__(self, problem: Problem, log: Database, worker: Worker, builder: Builder, device: str,
-                 settings: SearchSettings, callbacks: Sequence[MeasureCallback] = (),
-                 check: Optional[SmallerCheck] = None):
+                 settings: SearchSettings, callbacks: Sequence[MeasureCallback], check: Optional[SmallerCheck],
+                 strategy: SearchStrategy, bandwidth: StreamingBandwidth, out_dir: Path):
         self.problem, self.log, self.worker, self.builder, self.check = problem, log, worker, builder, check
         self.device, self.settings, self.callbacks = device, settings, list(callbacks)
+        self.strategy, self.bandwidth, self.out_dir = strategy, bandwidth, out_dir
         self.tallies: dict = {}
         self.started = time.monotonic()
         self.seen: set = set()
         self.evaluated = self.failed = self.skipped = 0
         self.end = EXHAUSTED
-        self.strategy: Optional[SearchStrategy] = None
         self.kept: dict = {}
         self.remeasured: set = set()  # keys of the final round's candidates
         self.offered: dict = {}
+        self.baseline_name: Optional[str] = None
         logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
         self.best: Optional[Record] = min(logged, key=lambda r: r.time_ms, default=None)
 
@@ -358,19 +312,19 @@ class _Search:
 
     def baseline(self, candidate: Candidate) -> None:
         """Measure the hand-written baseline, unless the log has it."""
+        self.baseline_name = candidate.params["baseline"]
         if self._logged(candidate, BASELINE):
             return
         item = self._prepare(candidate, BASELINE)
         if item is not None:
             self._finish(item, self.builder.build(item, self.limit()))
 
-    def run(self, strategy: SearchStrategy) -> str:
+    def run(self) -> str:
         """Evaluate candidates until they run out or the budget does; say which ended the loop.
 
         While the device worker runs one candidate, the next `jobs` build (the builds queue for the workers).
         """
-        self.strategy = strategy
-        ordered = self._ordered(self._prepared(iter(strategy)))
+        ordered = self.evaluations()
         building: deque = deque()
         self._build_ahead(building, ordered)
         while building:
@@ -378,8 +332,43 @@ class _Search:
             self._build_ahead(building, ordered)
             if not self._finish(item, build):
                 return BUDGET
+        return self.finish()
+
+    def evaluations(self) -> Iterator[Prepared]:
+        """The evaluations of the strategy's new candidates, generated and in the order to run them (`_ordered`);
+        they end with the candidates, `max_candidates` or the budget."""
+        return self._ordered(self._prepared(iter(self.strategy)))
+
+    def finish(self) -> str:
+        """The final round (`final_round`) once the evaluations are done; what ended the search."""
         self.final_round()
         return BUDGET if self.remaining() <= 0 else self.end
+
+    def result(self, stopped: str, budget_s: float, plot: bool) -> ExploreResult:
+        """Every logged evaluation of this search's problem and device, ranked, with the winner's files (and the
+        plot); an `ExploreError` when there is none."""
+        problem, kernel, baseline = self.problem, self.problem.kernel, self.baseline_name
+        records = self.log.matching(self.device, kernel, problem.sizes)
+        found = [r for r in records if r.role == CANDIDATE]
+        if not found:
+            if stopped == BUDGET:
+                raise ExploreError(f"the budget of {budget_s:g} s ran out before any candidate was evaluated (setting "
+                                   "up takes the reference interpreter, the device worker and the bandwidth "
+                                   "measurement): give a larger budget")
+            raise ExploreError("the search gave no candidates to evaluate")
+        ranked = sorted((r for r in found if r.ok), key=lambda r: (r.key not in self.remeasured, r.time_ms)) + \
+            sorted((r for r in found if not r.ok), key=lambda r: r.status)
+        base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
+        result = ExploreResult(kernel, dict(problem.sizes), self.device, self.bandwidth, ranked, base, self.evaluated,
+                               self.skipped, stopped, self.out_dir, remeasured=len(self.remeasured),
+                               verified=problem.verified)
+        if result.winner is not None:
+            result.files.update({role: p for role, p in report.winner_paths(self.out_dir, kernel).items()
+                                 if p.exists()})
+            if plot:
+                result.files["plot"] = report.plot(ranked, self.out_dir / f"{kernel}.throughput.png",
+                                                   self.bandwidth.gbps, base)
+        return result
 
     def final_round(self, top: int = 5, rounds: int = 3) -> None:
         """Measure this run's fastest candidates again, interleaved, and log the medians of these rounds.
@@ -428,8 +417,15 @@ class _Search:
         if outcome.ok:
             if self.remaining() <= 0:
                 return False
-            failure = self.check.failure(item.candidate, self.limit()) if self.check is not None else None
-            outcome = failure or evaluate(self.worker, item.plan, self.limit())
+            outcome = self.checked(item) or evaluate(self.worker, item.plan, self.limit())
+        return self.conclude(item, outcome)
+
+    def checked(self, item: Prepared) -> Optional[Outcome]:
+        """Why a built candidate fails at the smaller sizes of the check, or None (and None without a check)."""
+        return self.check.failure(item.candidate, self.limit()) if self.check is not None else None
+
+    def conclude(self, item: Prepared, outcome: Outcome) -> bool:
+        """Record `outcome`; False when it is a timeout that the budget's end caused (nothing recorded)."""
         if outcome.status == TIMEOUT and self.remaining() <= 0:
             return False
         self._record(item, outcome)

@@ -44,6 +44,11 @@ class TimingPolicy:
     max_s: float = 2.0
     rel_iqr: float = 0.02
 
+    def __post_init__(self):
+        if not 2 <= self.min_runs <= self.max_runs:
+            raise ValueError(f"TimingPolicy needs 2 <= min_runs <= max_runs (quartiles of the runs' times), "
+                             f"got min_runs={self.min_runs}, max_runs={self.max_runs}")
+
 
 @dataclass(frozen=True)
 class TimingStats:

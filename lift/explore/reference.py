@@ -129,13 +129,13 @@ def _sizes_text(sizes: Mapping[str, int]) -> str:
 
 class SmallerCheck:
     """Checks candidates at the smaller sizes of a `ReferenceChoice` on a device worker of its own (started
-    on the first check, with the inputs and reference in `data`), once per program: the work-group sizes
-    a candidate is timed at are one program."""
+    on the first check, with the inputs and reference in `data`; or on `worker`, which serves them), once per
+    program: the work-group sizes a candidate is timed at are one program."""
 
     def __init__(self, kernel: str, sizes: Mapping[str, int], data: Path, device: Optional[str],
-                 fp_contract: bool = True):
+                 fp_contract: bool = True, worker: Optional[Worker] = None):
         self.kernel, self.sizes, self.fp_contract = kernel, dict(sizes), fp_contract
-        self.worker = Worker(DEVICE, device, data, CHECK_TIMING)
+        self.worker = worker or Worker(DEVICE, device, data, CHECK_TIMING)
         self.outcomes: dict = {}
 
     def failure(self, candidate: Candidate, timeout_s: float) -> Optional[Outcome]:

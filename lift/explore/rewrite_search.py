@@ -6,7 +6,10 @@ program means. The search builds one in three stages, as the issue describes:
 (a) algorithmic moves at each reduction and each outermost map: strategies built from the paper's own
     derivations (`lift.rules.paper_derivations`), applied at that place: Figure 8's chunked, fused
     sequential reduction; Figure 9(c)'s float4 lanes; Figure 9(a)'s local-memory tree; Figure 2's split
-    map, with or without vectors;
+    map, with or without vectors; and where selectors find their shapes, the macro rules of
+    `lift.rules.column_sums`: a bare reduction given its map (`reduce-map-id`), column reductions as partial
+    column sums folded row by row, stencil windows in blocks of results folding shifted rows of the grid (in
+    2-D too), transpositions in tiles;
 (b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
     and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
     identity rules until none applies (`clean_up`);
@@ -35,8 +38,10 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
-from lift.rules.location import walk
-from lift.rules.default_lowering import clean_up, high_level, hoist_invariants
+from lift.rules.location import subtree, walk
+from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, grid_windows, partial_column_sums,
+                                   private_folds, transpose_tiles, transposition, windows)
+from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -104,10 +109,70 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
 
 
 @lru_cache(maxsize=1024)
+def array_reduction_moves(length: int, in_map: bool, scalars: bool) -> tuple:
+    """The moves at a reduction of an array no map computes, `reduce(f, z)(x)` (`x / sum(x)`): those of
+    `reduction_moves`, after `reduce-map-id` gives the reduction the map they start from."""
+    return tuple((name, params, rewrite("reduce-map-id") >> strategy)
+                 for name, params, strategy in reduction_moves(length, in_map, scalars, False))
+
+
+@lru_cache(maxsize=1024)
+def column_moves(rows: int) -> tuple:
+    """The moves at a column reduction `map(reduce(f, z))(transpose(A))` of a matrix of `rows` rows: a global
+    work-item per column, or per chunk of rows folded row by row into partial column sums, scalars or vectors
+    (`lift.rules.column_sums`)."""
+    moves = [("global", {}, rewrite("map-to-global", dim=0))]
+    for chunk in _pow2s(4, rows // 2):
+        if rows % chunk == 0:
+            moves += [("partial-sums", {"chunk": chunk, "width": width or 1}, partial_column_sums(chunk, width))
+                      for width in (None, 4, 8)]
+    return tuple(moves)
+
+
+@lru_cache(maxsize=1024)
+def window_moves(length: int, in_map: bool) -> tuple:
+    """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), or blocks
+    of results, each folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), one
+    global work-item per block (inside a map, one after the other)."""
+    if in_map:
+        return (("sequential", {}, rewrite("map-to-seq")),) + _blocked(
+            length, "blocked", lambda w, width: blocked_windows(w, width, rewrite("map-to-seq")))
+    return map_moves(length, False) + _blocked(length, "blocked", blocked_windows)
+
+
+@lru_cache(maxsize=1024)
+def grid_moves(cols: int) -> tuple:
+    """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
+    then get `window_moves`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks of a row's
+    results on global work-items of dimension 0, the rows on dimension 1."""
+    return (("global", {}, rewrite("map-to-global", dim=0)),) + _blocked(cols, "blocked-2d", blocked_grid)
+
+
+def _blocked(length: int, name: str, strategy) -> tuple:
+    """`strategy(w, width)` for blocks of `w` results (8 to 256, dividing `length`), scalars or `width` lanes."""
+    return tuple((name, {"block": w, "width": width or 1}, strategy(w, width))
+                 for w in _pow2s(8, min(length // 2, 256)) if length % w == 0
+                 for width in (None, 4, 8, 16) if width is None or width <= w)
+
+
+@lru_cache(maxsize=1024)
+def transposition_moves(length: int) -> tuple:
+    """The moves at a transposition's map over `length` columns: the map's moves, or `b` rows of the result per
+    global work-item in `b × b` tiles (`lift.rules.column_sums.transpose_tiles`; the rules check that `b`
+    divides both dimensions)."""
+    return map_moves(length, False) + tuple(("tiles", {"tile": b}, transpose_tiles(b))
+                                            for b in (4, 8, 16, 32) if length % b == 0)
+
+
+@lru_cache(maxsize=1024)
 def map_moves(length: int, vectorisable: bool) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
-    the first `length` results (`pad-map`, `lift.rules.padding`)."""
+    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors) directly on
+    global work-items is also proposed padded so that `GROUP` work-items divide the global size: a prime one
+    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
+    work-item's chunk may be a loop over float4s (`vector-chunks-global`): padded, it tests one guard per
+    vector, where a padded loop over scalars tests one per element (3 times slower on PoCL)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
 
     def add(name, params, k, strategy):
@@ -115,8 +180,10 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
             params, strategy = dict(params, padded=True), rewrite("pad-map", k=k) >> argument(0, strategy)
         moves.append((name, params, strategy))
 
+    if length % GROUP:
+        add("global", {}, GROUP, rewrite("map-to-global", dim=0))
     if vectorisable:
-        add("vector-global", {"width": 4}, 4,
+        add("vector-global", {"width": 4}, 4 * GROUP,
             rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
     for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
@@ -127,6 +194,10 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
                                                                 >> mapped(rewrite("map-to-local", dim=0))))
         if vectorisable and n % 4 == 0 and n <= 16384:
             add("vector-workgroup", {"chunk": n, "width": 4}, n, vectorised_work_groups(n))
+        if vectorisable and n % 4 == 0:
+            add("vector-chunks-global", {"chunk": n, "width": 4}, n, split >> argument(0, rewrite(
+                "map-to-global", dim=0) >> mapped(rewrite("vectorize-map", n=4))
+                >> mapped_body(argument(0, rewrite("map-to-seq")))))
     return tuple(moves)
 
 
@@ -255,7 +326,7 @@ class RewriteSearch:
                 choices[-1] = (decision, options[0][0])
             focus = applied.back_to("")
             choices.append((f"{decision}/{options[pick][0]}", options[pick]))
-        focus = self.apply(focus, lower_rest >> clean_up)
+        focus = self.apply(focus, lower_rest >> clean_up >> private_folds)
         if focus is None:
             return None
         return focus.program, focus.derivation(), tuple(choices)
@@ -269,14 +340,32 @@ class RewriteSearch:
             return None
 
     def next_point(self, program: Lambda):
-        """The first high-level reduction, else the first high-level map outside every map (a map of a view is
-        a view, not one): its place, the decision's name and its moves."""
+        """The first column reduction outside every map (`map(reduce) ∘ transpose`) or high-level reduction (of
+        a map, or of an array: `reduce-map-id` gives it one), else the first high-level map outside every map
+        (a map of a view is a view, not one): its place, the decision's name and its moves."""
         maps = None
         for ctx in walk(infer(program).expr, self.engine.choices):
             node = ctx.node
             if not isinstance(node, FunCall):
                 continue
             in_pattern = inside()(ctx)
+            if not in_pattern and column_reduction(ctx) and P.is_high_level(node.f):
+                rows = self.length(node.args[0].args[0].t)
+                if rows is not None:
+                    return ctx, f"columns@{ctx.path}", column_moves(rows)
+            if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
+                cols = self.length(node.args[0].t.elem)
+                if cols is not None:
+                    return ctx, f"grid@{ctx.path}", grid_moves(cols)
+            if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
+                length = self.length(node.args[0].t)
+                if length is not None:
+                    return ctx, f"map@{ctx.path}", window_moves(length, in_pattern)
+            if isinstance(node.f, P.Reduce) and not _is_call_of(node.args[0], P.Map):
+                length = self.length(node.args[0].t)
+                if length is not None:
+                    scalars = isinstance(node.args[0].t.elem, ScalarType)
+                    return ctx, f"reduce@{ctx.path}", array_reduction_moves(length, in_pattern, scalars)
             if isinstance(node.f, P.Reduce) and _is_call_of(node.args[0], P.Map):
                 mapped_ = node.args[0]
                 length = self.length(mapped_.t)
@@ -287,7 +376,9 @@ class RewriteSearch:
             if maps is None and isinstance(node.f, P.Map) and P.is_high_level(node.f) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
-                    maps = (ctx, f"map@{ctx.path}", map_moves(length, _scalar_elements(node)))
+                    maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(ctx)
+                            else transposition_moves(length) if transposition(ctx)
+                            else map_moves(length, _scalar_elements(node)))
         return maps
 
     def length(self, t) -> Optional[int]:
@@ -295,6 +386,14 @@ class RewriteSearch:
             return t.length.eval(self.sizes)
         except (AttributeError, LiftError):
             return None
+
+
+OUTER_GLOBAL_MOVES = (("global", {"dim": 1}, rewrite("map-to-global", dim=1)),)
+"""The move at a map whose function already has global work-items on dimension 0: dimension 1."""
+
+
+def _has_global(ctx) -> bool:
+    return any(isinstance(c.node, P.MapGlb) for c in subtree(ctx))
 
 
 def _step_json(s: Rewrite) -> dict:

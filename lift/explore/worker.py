@@ -146,7 +146,7 @@ class Worker:
 
 def evaluate(worker: Worker, plan, timeout: float) -> Outcome:
     """Evaluate a run plan in the device worker; a death or a hang becomes a `crash` or `timeout` outcome."""
-    return _isolated(worker, (EVALUATE, plan), timeout)
+    return isolated(worker, (EVALUATE, plan), timeout)
 
 
 def measure_streaming(worker: Worker, *nbytes: int):
@@ -157,7 +157,8 @@ def measure_streaming(worker: Worker, *nbytes: int):
     return reply
 
 
-def _isolated(worker: Worker, message: tuple, timeout: float) -> Outcome:
+def isolated(worker: Worker, message: tuple, timeout: float) -> Outcome:
+    """The worker's reply to `message`; its death or a hang a `crash` or `timeout` outcome."""
     try:
         return worker.request(message, timeout)
     except WorkerDied as e:
@@ -183,7 +184,7 @@ class BuildPool:
     def _build(self, source: str, timeout: float) -> Outcome:
         worker = self.idle.get()
         try:
-            return _isolated(worker, (BUILD, source), timeout)
+            return isolated(worker, (BUILD, source), timeout)
         finally:
             self.idle.put(worker)
 
@@ -248,7 +249,7 @@ def _answer(kind: str, payload: list, device, session: Optional[DeviceSession]):
     if kind == EVALUATE:
         return session.evaluate(*payload)
     if kind == BUILD:
-        return _build(device, *payload)
+        return compile_source(device, *payload)
     return measure_bandwidth(device, *payload)
 
 
@@ -262,7 +263,8 @@ def _session(device, data: Path, policy: TimingPolicy) -> DeviceSession:
     return DeviceSession(device, inputs, reference, policy, tolerance)
 
 
-def _build(device, source: str) -> Outcome:
+def compile_source(device, source: str) -> Outcome:
+    """Build `source` for `device` (filling PyOpenCL's binary cache): `ok`, or `compile` with the log."""
     try:
         runtime.build(source, device)
     except LiftCodegenError as e:

@@ -109,6 +109,16 @@ class MapSeq(AbstractMap):
 
 
 @dataclass(frozen=True, eq=False)
+class MapSeqUnroll(MapSeq):
+    """`map-seq-unroll(f)`: `map-seq(f)` over an array of constant length, its loop unrolled (Lift's
+    `MapSeqUnroll`): every index is then a constant, so an OpenCL compiler keeps private arrays indexed by it
+    in registers (an array indexed by a loop counter lives in memory)."""
+
+    f: FunDecl
+    paper = "map-seq-unroll"
+
+
+@dataclass(frozen=True, eq=False)
 class MapGlb(_DimMap):
     """`map-global(f)`: each global work-item applies `f` to different elements (Table 2)."""
 

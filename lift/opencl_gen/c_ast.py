@@ -67,7 +67,8 @@ class For(Stmt):
     `kind` says what the loop runs over (`wrg`, `lcl`, `glb`, `seq`, `iterate`; `""`: nothing the passes
     look at) and `fresh` the address space of new memory its work-items fill for each other to read
     after it (a `map-local` storing into memory of its own, the buffers of an `iterate`): the facts
-    barrier placement reads (`lift.opencl_gen.barriers`)."""
+    barrier placement reads (`lift.opencl_gen.barriers`). `unroll`: preceded by `#pragma unroll` (a
+    `map-seq-unroll`), which unrolls a loop of constant length fully."""
 
     var: str
     start: str
@@ -78,6 +79,7 @@ class For(Stmt):
     kind: str = ""
     fresh: Optional[str] = None
     index: str = "int"
+    unroll: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def _render(s: Stmt, depth: int, lines: list) -> None:
         lines.append(pad + close)
     elif isinstance(s, For):
         comment = f" /* {s.comment} */" if s.comment else ""
+        if s.unroll:
+            lines.append(f"{pad}#pragma unroll")
         lines.append(f"{pad}for ({s.index} {s.var} = {s.start}; {s.var} < {s.stop}; {s.var} += {s.step}) {{{comment}")
         lines.extend(render(s.body, depth + 1))
         lines.append(pad + "}")
@@ -148,3 +152,30 @@ def walk(stmts):
         yield s
         if isinstance(s, (Block, For)):
             yield from walk(s.body)
+
+
+def assuming(condition: str, expr: str) -> str:
+    """The C expression `expr` where `condition` holds: each conditional `((condition) ? a : b)` in it is `(a)`.
+
+    A padded array's vector read and the guarded write of its result test the same lanes: under the write's
+    guard, the read is one plain vector load (`lift.opencl_gen.views.GuardedAccess`)."""
+    head = f"(({condition}) ? "
+    start = expr.find(head)
+    while start >= 0:
+        depth, colon, i = 0, None, start + len(head)
+        while i < len(expr):
+            c = expr[i]
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c == ":" and depth == 0 and colon is None:
+                colon = i
+            i += 1
+        if colon is None or i == len(expr):
+            return expr
+        expr = f"{expr[:start]}({expr[start + len(head):colon].rstrip()}){expr[i + 1:]}"
+        start = expr.find(head, start)
+    return expr

@@ -330,6 +330,9 @@ def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = N
     one with the default lowering (`lift.rules.default_lowering`, chosen per size binding); `"default"`,
     `"tuned"` (the tuning database's winner, else the one `lift explore` wrote in `lift-out/<name>/`), a
     `Derivation` or the path of a `.derivation.json` file (or of its folder) choose explicitly;
-    `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is)."""
-    return CompiledProgram(program, device, sizes, name, launch, in_place,
-                           lowering_for(program, lowering, name, tuned), context, queue, allocator)
+    `tuned` gives the tuning database's known lowerings (`lift.explore.tuned_compile`, which `lift.compile` is); the
+    default lowering vectorises where the device's native vector width for floats says so."""
+    where = runtime.target(device, context, queue)
+    return CompiledProgram(program, where.device, sizes, name, launch, in_place,
+                           lowering_for(program, lowering, name, tuned, where.device.native_vector_width_float),
+                           where.context, where.queue, allocator)

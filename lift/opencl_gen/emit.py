@@ -12,8 +12,10 @@ internal error. The fixed conventions it follows are rules of their own: the ker
 (`lift.opencl_gen.destinations`); barriers are placed after it, from the facts it states on its loops
 (`lift.opencl_gen.barriers`).
 
-Memory is allocated where a cast result with no destination is met, in the cast's space: one slice per
-concurrent work-item or work-group (`allocate`).
+Memory was allocated before, by the pass `allocate-memory` (`lift.opencl_gen.allocation`); the emitter
+looks each allocation up by the path it meets it at, and names the memory there (`provide`). Only the
+second buffers of `iterate` and of a fold step that cannot update its accumulator in place are twins of a
+memory met during emission, allocated in its space (`twin`).
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import space_of
+from lift.opencl_gen.allocation import REPLICATED, Allocation, allocation
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
-from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_count, element_type, \
-    is_storable
+from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_type, is_storable
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params
@@ -56,8 +58,9 @@ class Emitter(Mapper, FoldEmission):
 
     prefix = "call_"
 
-    def __init__(self, name: str, launches: dict, watched: tuple = (), index: str = "int"):
+    def __init__(self, name: str, launches: dict, allocations: dict, watched: tuple = (), index: str = "int"):
         self.name = name
+        self.allocations = allocations
         self.index = index  # the C type of indices and counters (`lift.opencl_gen.index_width`)
         self.launches = launches
         self.watched: list = list(watched)
@@ -151,7 +154,7 @@ class Emitter(Mapper, FoldEmission):
         if isinstance(e, Param):
             return self.deliver(self.env[e.name], out, path)
         if isinstance(e, Literal) and isinstance(e.t, ArrayType):
-            return self.fill(e, out, path)
+            return self.fill(e, out, path) if out is not None else V.ValueView(c_literal(_element_literal(e)), e.t)
         if isinstance(e, Literal):
             return self.deliver(V.ValueView(c_literal(e), e.t), out, path)
         if isinstance(e, FunCall):
@@ -190,12 +193,10 @@ class Emitter(Mapper, FoldEmission):
         self.store(out, self.read(view))
         return out
 
-    def fill(self, lit: Literal, out: Optional[V.View], path: str) -> V.View:
-        """An array literal: its value stored in every element of `out`; with no destination, a view whose
-        every element is the value (it needs no memory)."""
-        value = c_literal(Literal(lit.value, element_type(lit.t)))
-        if out is None:
-            return V.ValueView(value, lit.t)
+    def fill(self, lit: Literal, out: V.View, path: str) -> V.View:
+        """An array literal stored into `out`: its value in every element. (Where no destination is given, it
+        is a view whose every element reads the value: `emit`.)"""
+        value = c_literal(_element_literal(lit))
 
         def store(view: V.View, t: Type) -> None:
             if isinstance(t, ArrayType):
@@ -235,15 +236,7 @@ class Emitter(Mapper, FoldEmission):
             return f, out
         if not isinstance(f, P.AddressSpaceCast):
             raise no_space(path)
-        return f.f, self.complete(out, f.space, path)
-
-    def complete(self, out: Optional[V.View], space: str, path: str) -> V.View:
-        """`out` with its open tuple components (`None`) given new memory in `space`."""
-        if not isinstance(out, V.TupleView):
-            return out
-        parts = tuple(self.allocate(V.component_type(out.type, k), space, path) if p is None
-                      else self.complete(p, space, path) for k, p in enumerate(out.parts))
-        return V.TupleView(parts, out.type)
+        return f.f, self.provide(out, self.allocated(path), out.type)
 
     def kernel_call(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
         """A computation outside every map: one kernel of its own, after the kernels of its inputs.
@@ -254,9 +247,8 @@ class Emitter(Mapper, FoldEmission):
             return self.computed[e]
         args = [self.emit(a, None, f"{path}.args{i}") for i, a in enumerate(e.args)]
         out = self.planned.get(e, out)
-        if out is None:
-            out = self.allocate(e.t, "global", path)
-        out = self.complete(out, "global", path)
+        if out is None or has_holes(out):
+            out = self.provide(out, self.allocated(path), e.t)
         index = len(self.kernels)
         self.launch = self.launches.get(index) or derive_launch(e)
         program, self.out = self.out, Emission()
@@ -348,11 +340,12 @@ class Emitter(Mapper, FoldEmission):
 
     # --- maps ---------------------------------------------------------------------------------------------
 
-    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str] = None) -> None:
+    def loop(self, kind: str, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str] = None,
+             unroll: bool = False) -> None:
         """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
-        `fresh`: the space of new memory the loop fills (`C.For.fresh`).
+        `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled.
         """
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
@@ -369,7 +362,7 @@ class Emitter(Mapper, FoldEmission):
         if kind == "seq" and n == Cst(1):
             self.add(C.Block(stmts, comment=f"{label}: one iteration", **facts))
         elif kind == "seq":
-            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, index=self.index, **facts))
+            self.add(C.For(i.name, "0", c_arith(n), "1", stmts, index=self.index, unroll=unroll, **facts))
         else:
             get_id, get_size = _ID_NAMES[kind]
             size, first = self.launch_size(kind, dim), f"{get_id}({dim})"
@@ -400,40 +393,48 @@ class Emitter(Mapper, FoldEmission):
             self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
 
         self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
-                  space_of(out) if out is self.cast_target else None)
+                  space_of(out) if out is self.cast_target else None, unroll=isinstance(f, P.MapSeqUnroll))
         return out
 
     # --- memory ---------------------------------------------------------------------------------------------
 
-    def allocate(self, t: Type, space: str, path: str) -> V.View:
-        """New memory for a value of `t` in `space`, one slice per concurrent work-item or work-group.
+    def allocated(self, path: str):
+        """The allocation the pass `allocate-memory` made for the result at `path`."""
+        if path not in self.allocations:
+            raise LiftCodegenError(f"internal error: the result at {path} needs memory and the pass allocate-memory "
+                                   "gave it none")
+        return self.allocations[path]
 
-        A value with no flat layout (a tuple of arrays, or an array of them) gets one memory per component.
-        """
-        if not is_storable(t) and isinstance(element_type(t), TupleType):
-            return V.TupleView(tuple(self.allocate(V.component_type(t, k), space, path)
-                                     for k in range(len(element_type(t).elems))), t)
-        check_storable(t, f"the result at {path}")
-        replicate = {"global": ("wrg", "lcl", "glb"), "local": ("lcl",), PRIVATE: ()}[space]
-        prefix = tuple((i, n) for k, _, i, n in self.scope if k in replicate)
-        size = element_count(t)
-        for _, n in prefix:
-            size = size * n
-        elem = element_type(t)
-        name = self.fresh({"global": "tmp", "local": "lmem", PRIVATE: "pmem"}[space])
-        if space == "global":
-            mem = Memory(name, "global", elem, size, TEMPORARY)
+    def provide(self, out: Optional[V.View], found, t: Type) -> V.View:
+        """`out` (None: nothing yet) with memory where `found` (`lift.opencl_gen.allocation`) has an allocation:
+        the whole value, or the open components of a tuple."""
+        if isinstance(found, Allocation):
+            return self.new_memory(found)
+        if found is None:
+            return out
+        parts = tuple(self.provide(None if out is None else out.parts[k], sub, V.component_type(t, k))
+                      for k, sub in enumerate(found))
+        return V.TupleView(parts, t)
+
+    def new_memory(self, a: Allocation) -> V.MemView:
+        """The memory of the allocation `a`, named here, sliced by the ids of the maps that replicate it."""
+        prefix = tuple((i, n) for k, _, i, n in self.scope if k in REPLICATED[a.space])
+        name = self.fresh({"global": "tmp", "local": "lmem", PRIVATE: "pmem"}[a.space])
+        if a.space == "global":
+            mem = Memory(name, "global", a.elem, a.size, TEMPORARY)
             self.out.temporaries.append(mem)
-        elif space == "local":
-            mem = Memory(name, "local", elem, size, LOCAL)
+        elif a.space == "local":
+            mem = Memory(name, "local", a.elem, a.size, LOCAL)
             self.out.locals.append(mem)
         else:
-            if not size.is_constant:
-                raise LiftCodegenError(f"the private array at {path} has the symbolic size {size}: private "
-                                       "memory needs a constant size (use toGlobal, or bind the sizes)")
-            mem = Memory(name, PRIVATE, elem, size, PRIVATE)
-            self.add(C.Decl(c_type_name(elem), name, size=size.value))
-        return V.MemView(mem, t, prefix)
+            mem = Memory(name, PRIVATE, a.elem, a.size, PRIVATE)
+            self.add(C.Decl(c_type_name(a.elem), name, size=a.size.value))
+        return V.MemView(mem, a.type, prefix)
+
+    def twin(self, t: Type, space: str, path: str) -> V.View:
+        """New memory for a value of `t` in `space`, the space of the memory it pairs with."""
+        lengths = tuple((k, n) for k, _, _, n in self.scope)
+        return self.provide(None, allocation(t, space, lengths, path), t)
 
     def call_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
         space = f.space
@@ -445,7 +446,7 @@ class Emitter(Mapper, FoldEmission):
             raise LiftCodegenError(
                 f"{paper(f)} at {path} stores its result in {space} memory, but it is needed in "
                 f"{space_of(out)} memory: copy it there (for example toGlobal(map-local(id)))")
-        target = self.allocate(t, space, path)
+        target = self.provide(None, self.allocated(path), t)
         inner = f.f
         while isinstance(inner, P.AddressSpaceCast):
             inner = inner.f
@@ -470,7 +471,7 @@ class Emitter(Mapper, FoldEmission):
         if not prove_le(step_out, in_t.length):
             raise LiftCodegenError(f"{paper(f)} at {path}: iterate over two buffers needs a function that does "
                                    "not grow the array")
-        other = self.allocate(ArrayType(in_t.elem, step_out), mem.space, path)
+        other = self.twin(ArrayType(in_t.elem, step_out), mem.space, path)
         ptr_t = f"{mem.space} {c_type_name(mem.elem)}*"
         src, dst = self.fresh("in"), self.fresh("out")
         self.add(C.Decl(ptr_t, src, mem.name))
@@ -492,6 +493,11 @@ class Emitter(Mapper, FoldEmission):
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
         return result
+
+
+def _element_literal(lit: Literal) -> Literal:
+    """The scalar (or vector) literal every element of an array literal holds."""
+    return Literal(lit.value, element_type(lit.t))
 
 
 def check_storable(t: Type, what: str) -> None:

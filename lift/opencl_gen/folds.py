@@ -96,7 +96,7 @@ class FoldEmission:
         if all(misalignment(m.name, [s for w, s in trial.sites if w is m]) is None for m in watched):
             parent.merge(trial)
             return
-        new = self.allocate(f.init.t, space_of(acc), path)
+        new = self.twin(f.init.t, space_of(acc), path)
         self.call(f.f, [acc, x], t, out(new), path)
         self.copy(new, acc)
 

@@ -14,11 +14,12 @@ named passes (`lift.opencl_gen.pipeline`), each a function from one `Compilation
    the input the result overwrites, `lift.opencl_gen.in_place`);
 6. `plan-kernels` (`lift.opencl_gen.destinations`): the destinations the outputs reach top-level
    computations at, each computed once, in a kernel of its own;
-7. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`), with temporaries,
-   local and private memories allocated where the casts say;
-8. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
-9. `check-in-place`: a result written over an input keeps the program's meaning;
-10. `render` (`lift.opencl_gen.render`): the OpenCL C source.
+7. `allocate-memory` (`lift.opencl_gen.allocation`): the temporaries, local and private memories of the
+   results that reach no destination, where the casts say, sized for the work-items that each need one;
+8. `emit` (`lift.opencl_gen.emit`): kernels of C statements (`lift.opencl_gen.c_ast`);
+9. `place-barriers` (`lift.opencl_gen.barriers`): barriers where work-items hand memory to each other;
+10. `check-in-place`: a result written over an input keeps the program's meaning;
+11. `render` (`lift.opencl_gen.render`): the OpenCL C source.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from lift.ir.source_location import locate
 from lift.ir.typecheck import TypedProgram, infer
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import views as V
+from lift.opencl_gen.allocation import allocate_memory
 from lift.opencl_gen.barriers import place_barriers
 from lift.opencl_gen.destinations import plan_destinations
 from lift.opencl_gen.emit import Emitter, check_storable
@@ -69,6 +71,7 @@ class Compilation:
     outputs: tuple = ()
     out: Optional[V.View] = None
     planned: Optional[dict] = None
+    allocations: Optional[dict] = None
     kernels: Optional[tuple] = None
     temporaries: tuple = ()
     sites: tuple = ()
@@ -154,9 +157,13 @@ def _plan_kernels(c: Compilation) -> Compilation:
     return replace(c, planned=plan_destinations(c.body, c.out))
 
 
+def _allocate_memory(c: Compilation) -> Compilation:
+    return replace(c, allocations=allocate_memory(c.body, c.out, c.planned))
+
+
 def _emit(c: Compilation) -> Compilation:
     watched = [m for m in c.inputs if c.in_place is not None and m.name == c.in_place]
-    e = Emitter(c.name, c.launches, watched, c.index)
+    e = Emitter(c.name, c.launches, c.allocations, watched, c.index)
     e.planned = dict(c.planned)
     for p, mem in zip(c.typed.expr.params, c.inputs):
         e.env[p.name] = V.MemView(mem, p.t)
@@ -231,6 +238,7 @@ PIPELINE = Pipeline((
     Pass("choose-index-width", _choose_index_width),
     Pass("allocate-io", _allocate_io),
     Pass("plan-kernels", _plan_kernels),
+    Pass("allocate-memory", _allocate_memory),
     Pass("emit", _emit),
     Pass("place-barriers", _place_barriers),
     Pass("check-in-place", _check_in_place),

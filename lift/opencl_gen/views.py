@@ -90,6 +90,16 @@ class MemAccess(Access):
 
 
 @dataclass(frozen=True)
+class ClampedAccess(MemAccess):
+    """A memory element read through `pad` with a boundary mode (`index` brought back into range): also the
+    `direct` access at the index as it is, valid where `inside` holds, so that adjacent lanes of a vector read
+    are one vector load away from the edges (`AsVectorView`)."""
+
+    direct: Optional[MemAccess] = None
+    inside: str = ""
+
+
+@dataclass(frozen=True)
 class ValueAccess(Access):
     """A value that is not in memory: a literal, or a private expression."""
 
@@ -124,7 +134,7 @@ class GuardedAccess(Access):
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
 
     def write(self, value: str) -> C.Stmt:
-        whole = C.Block((self.inner.write(value),), guard=self.condition)
+        whole = C.Block((self.inner.write(C.assuming(self.condition, value)),), guard=self.condition)
         if not self.lanes:
             return whole
         parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
@@ -351,8 +361,15 @@ class PadView(View):
             "mirror": f"(({j}) < 0 ? -1 - ({j}) : (({j}) >= ({n}) ? 2 * ({n}) - 1 - ({j}) : ({j})))",
         }[self.boundary]
         var = Var(fresh_name("pad"), 0, self.length)
-        inner = self.inner.access((var,) + tuple(idx[1:]))
-        return _with_lets(inner, ((var, clamped),))
+        inner = _with_lets(self.inner.access((var,) + tuple(idx[1:])), ((var, clamped),))
+        direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
+        inside = f"{j} >= 0 && {j} < {n}"
+        if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
+            direct, inside = direct.direct, f"{inside} && {direct.inside}"
+        if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
+            return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
+                                 direct=direct, inside=inside)
+        return inner
 
     def get(self, k: int) -> View:
         return PadView(self.inner.get(k), self.left, self.length, self.boundary, component_type(self.type, k))
@@ -439,6 +456,11 @@ class AsVectorView(View):
             vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
                                  default=gathered.read() if first.default else "", lanes=tuple(lanes))
+        if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
+            # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
+            vector = replace(first.direct, width=self.n)
+            return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
+                                 default=gathered.read())
         return gathered
 
 

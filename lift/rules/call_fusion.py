@@ -231,10 +231,15 @@ class TransposePartialReduction(SizedRule):
     def rewrite(self, call, k):
         a, reduction, g, at, others = column_reduction(self, call)
         c, col = fresh_param("c"), fresh_param("col")
-        vectors = [Get(1 + i)(Unzip()(c)) for i in range(len(others))]
-        zipped = vectors[:at] + [col] + vectors[at:]
-        sums = Map(Lambda((col,), reduction(g(Zip(*zipped)))))(Transpose()(Get(0)(Unzip()(c))))
-        partial = Map(Lambda((c,), Join()(sums)))(Split(k)(Zip(a, *others)))
+        if others is None:
+            sums = Map(Lambda((col,), reduction(g(col))))(Transpose()(c))
+            rows = a
+        else:
+            vectors = [Get(1 + i)(Unzip()(c)) for i in range(len(others))]
+            zipped = vectors[:at] + [col] + vectors[at:]
+            sums = Map(Lambda((col,), reduction(g(Zip(*zipped)))))(Transpose()(Get(0)(Unzip()(c))))
+            rows = Zip(a, *others)
+        partial = Map(Lambda((c,), Join()(sums)))(Split(k)(rows))
         return Map(reduction)(Transpose()(partial))
 
 
@@ -252,12 +257,15 @@ def _column_reduction_with_constant(call) -> tuple:
                 "[z, .., z])(zip(A, y)))"))
 def map_reduce_interchange(call, a, reduction, g, at, others):
     acc, t, e = fresh_param("acc"), fresh_param("t"), fresh_param("e")
-    scalars = [Get(1 + i)(t) for i in range(len(others))]
-    element = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:]))
+    if others is None:
+        element, row, rows = Get(1)(e), t, a
+    else:
+        scalars = [Get(1 + i)(t) for i in range(len(others))]
+        element, row, rows = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:])), Get(0)(t), Zip(a, *others)
     step = Lambda((e,), _applied(reduction.f, Tuple(Get(0)(e), _applied(g.f, element))))
-    update = Lambda((acc, t), Map(step)(Zip(acc, Get(0)(t))))
+    update = Lambda((acc, t), Map(step)(Zip(acc, row)))
     init = Literal(reduction.init.value, ArrayType(reduction.init.t, a.t.elem.length))
-    return Transpose()(ReduceSeq(update, init)(Zip(a, *others)))
+    return Transpose()(ReduceSeq(update, init)(rows))
 
 
 def _map_and_fold_sharing_an_array(call) -> tuple:
@@ -292,7 +300,8 @@ def map_accum_fusion(call, m, r):
 
 def column_reduction(rule, call) -> tuple:
     """`(A, reduce(f, z), map(g), i, ys)` for `map(λcol. reduce(f, z)(map(g)(zip(.., col, ..))))(transpose(A))`,
-    the column at position `i` of the zip, the other arrays `ys` independent of it."""
+    the column at position `i` of the zip, the other arrays `ys` independent of it; `(A, reduce(f, z), map(g), 0,
+    None)` for `map(λcol. reduce(f, z)(map(g)(col)))(transpose(A))` (column sums, `reduce-map-id` giving the map)."""
     rule.head(call)
     t = call.args[0]
     expect(is_call(t, Transpose), rule, "the map's input is not a transposed matrix")
@@ -300,13 +309,17 @@ def column_reduction(rule, call) -> tuple:
     expect(isinstance(f, Lambda) and len(f.params) == 1, rule, "the mapped function is not a lambda of a column")
     (col,) = f.params
     r = f.body
-    expect(is_call(r, Reduce) and is_call(r.args[0], Map) and is_call(r.args[0].args[0], Zip), rule,
-           "the mapped function is not reduce(f, z) ∘ map(g) of a zip with the column")
-    zipped = r.args[0].args[0].args
-    where = [i for i, a in enumerate(zipped) if a == col]
-    others = [a for a in zipped if a != col]
-    expect(len(where) == 1 and col not in free_params(Tuple(*others)), rule,
-           "the column is not exactly one array of the zip, the others independent of it")
+    expect(is_call(r, Reduce) and is_call(r.args[0], Map)
+           and (r.args[0].args[0] == col or is_call(r.args[0].args[0], Zip)), rule,
+           "the mapped function is not reduce(f, z) ∘ map(g) of the column or of a zip with it")
+    if r.args[0].args[0] == col:
+        where, others = [0], None
+    else:
+        zipped = r.args[0].args[0].args
+        where = [i for i, a in enumerate(zipped) if a == col]
+        others = [a for a in zipped if a != col]
+        expect(len(where) == 1 and col not in free_params(Tuple(*others)), rule,
+               "the column is not exactly one array of the zip, the others independent of it")
     expect(col not in free_params(r.f) | free_params(r.args[0].f), rule, "the operator or g depends on the column")
     expect(r.args[0].t.elem == r.f.init.t, rule, "needs an operator of type (T, T) -> T")
     expect(is_associative(r.f.f), rule, f"the operator {r.f.f} is not known to be associative and commutative")

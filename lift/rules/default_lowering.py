@@ -11,19 +11,36 @@ chooses, in order:
    array, one kernel fewer;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
-   of `c` elements, chosen from the size (`reduction_chunk`); where `c` does not divide the size, the
-   input is padded with the reduction's neutral element first (`pad-reduction`, `lift.rules.padding`),
-   or, where the map does not send the padding to it, a smaller chunk that divides is taken; where the
-   size is unknown, or the operator is not known to be associative (the reduction then means
-   `reduce-seq`, `lift.ir.associativity`), one work-item reduces everything;
-3. a map outside every map runs on global work-items, a map of maps on two dimensions
-   (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element;
-4. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
+   of `c` elements, chosen from the size (`reduction_chunk`); where the mapped elements are scalars, `g`
+   and `f` have vector versions and a chunk holds at least 4 float4s, the chunks are of float4 lanes
+   (`vectorize-map`, `reduce-lanes`, Figure 9(c)), and a third, one-work-item kernel adds the 4 lanes:
+   `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
+   ∘ split-c/4 ∘ asVector-4`. Where `c` does not divide the size, the input is padded with the reduction's
+   neutral element first (`pad-reduction`, `lift.rules.padding`), or, where the map does not send the
+   padding to it, a smaller chunk that divides is taken; where the size is unknown, or the operator is not
+   known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
+   reduces everything;
+3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
+   (`vectorize-map`, `reduce-lanes`): gemv's rows are dot products of float4s;
+4. a map outside every map runs on global work-items, a map of maps on two dimensions
+   (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element; a
+   one-dimensional map of scalars whose function has a vector version maps float4s
+   (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
+   lanes each where vectorised) do not divide computes over its input padded to a multiple of that
+   (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
+5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
-Vectorisation is left out: the vectorising rules apply only to maps of scalars, and on the CPU devices
-this project measures the OpenCL compiler vectorises the map-global loops itself; `lift explore` finds the
-vectorised variants where they pay.
+A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound
+and the blocks divide them: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two
+dimensions of global work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a
+naive one reads a row and a column per result.
+
+Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
+`ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
+device's native width for floats (`lift.compile` passes it; 4 where no device is known), of 2 or more vectorises
+by 4, and of 1 (4 scalar operations either way) not at all. Everything else is chosen from the sizes alone.
 """
 
 from __future__ import annotations
@@ -41,8 +58,8 @@ from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, first_of, inside, is_call, is_fun,
-                                 mapped_body, normalize, repeat, rewrite, where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
+                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
@@ -65,6 +82,12 @@ global work-items, any other map and every reduction sequential, a reorder keepi
 first one it cannot lower so (`lower` then names it)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
+LANES = 4
+"""The vector width the default lowering vectorises by (float4: Figures 2 and 9(c))."""
+GROUP = 64
+"""The work-group size a map's global size is made a multiple of (by padding) where it is not one."""
+BLOCK = (4, 16)
+"""The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
 
 
 class LoweringError(LiftError):
@@ -110,15 +133,36 @@ def _over_many(ctx) -> bool:
     return length is not None and str(length) != "1"
 
 
-def _top_reduction(sizes: Mapping[str, int]) -> Strategy:
-    """At a reduction outside every map: Figure 8's chunks on global work-items, then a final sequential
+def _vectorises(vector_width: int) -> bool:
+    """Whether vectors pay on a device of native vector width `vector_width` (module docstring)."""
+    return vector_width >= 2
+
+
+_TO_VECTORS = rewrite("vectorize-map", n=LANES) | rewrite("vectorize-zip-map", n=LANES)
+
+_REDUCE_LANES = argument(0, _TO_VECTORS) >> rewrite("reduce-lanes")
+"""`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-4(f), vect-4(z)) ∘
+map(vect-4(g)) ∘ asVector-4`: the reduction of float4 lanes, then of the four lanes (Figure 9(c))."""
+
+
+def _chunks(chunk: int, of_map: bool) -> Strategy:
+    """At a reduction: Figure 8's chunks of `chunk` elements on global work-items, then a final sequential
     reduction (two kernels); a reduction of a map fuses the map into the chunks' reductions."""
+    to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
+    if of_map:
+        return sequential_chunks(chunk) >> to_global
+    return (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
+            >> to_global)
+
+
+def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
+    """At a reduction outside every map: `_chunks`, of float4 lanes where they pay (module docstring, step 2)."""
     def chunks(chunk: int, of_map: bool) -> Strategy:
-        to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
-        if of_map:
-            return sequential_chunks(chunk) >> to_global
-        return (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
-                >> to_global)
+        scalar = _chunks(chunk, of_map)
+        if of_map and _vectorises(vector_width) and chunk >= LANES * LANES:
+            lanes = _REDUCE_LANES >> arguments(0, 0)(_chunks(chunk // LANES, True)) >> rewrite("reduce-to-seq")
+            return lanes | scalar
+        return scalar
 
     def run(focus: Focus):
         ctx = focus.ctx
@@ -136,11 +180,42 @@ def _top_reduction(sizes: Mapping[str, int]) -> Strategy:
     return Strategy(run, "top_reduction")
 
 
+def _of_lanes(sizes: Mapping[str, int]) -> Selector:
+    """A reduction of a map over a length that `LANES` divides."""
+    def test(ctx) -> bool:
+        length = _length(ctx.node.args[0].t, sizes)
+        return length is not None and length % LANES == 0 and isinstance(ctx.node.args[0], FunCall) \
+            and isinstance(ctx.node.args[0].f, P.Map)
+
+    return Selector(test, "of_lanes")
+
+
+def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
+    """At a one-dimensional map outside every map: float4s on global work-items where they pay, the input
+    padded where `GROUP` work-items do not divide the global size (module docstring, step 4)."""
+    def on_global(lanes: int) -> Strategy:
+        return (_TO_VECTORS >> argument(0, rewrite("map-to-global", dim=0))) if lanes > 1 \
+            else rewrite("map-to-global", dim=0)
+
+    def run(focus: Focus):
+        length = _length(focus.ctx.node.args[0].t, sizes)
+        if length is None:
+            return None
+        for lanes in ((LANES, 1) if _vectorises(vector_width) else (1,)):
+            k = lanes * GROUP
+            moved = on_global(lanes) if length % k == 0 else rewrite("pad-map", k=k) >> argument(0, on_global(lanes))
+            result = moved(focus)
+            if result is not None:
+                return result
+        return None
+
+    return Strategy(run, "top_map")
+
+
 _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                 >> (mapped_body(where(is_call(P.Map) & Selector(_over_many, "over_many"))
                                 >> rewrite("map-to-global", dim=0))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
-_TOP_MAP = _MAP_OF_MAPS | rewrite("map-to-global", dim=0)
 
 hoist_invariants = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
 """Every computation that a map outside every map does without its element, let-bound before the map
@@ -151,19 +226,41 @@ _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.no
                        >> rewrite("map-fusion"))
 
 
-def default_strategy(sizes: Mapping[str, int]) -> Strategy:
-    """The default lowering as a strategy, under the size binding `sizes` (it picks the reductions' chunks)."""
-    top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes))
-    top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> _TOP_MAP)
-    return hoist_invariants >> _FUSE_MAPS >> top_reductions >> top_maps >> lower_rest >> clean_up
+def _bound(t, sizes: Mapping[str, int]) -> bool:
+    """Whether `sizes` binds every length of the type `t`."""
+    return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
 
 
-def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Derivation:
-    """The derivation of the default lowering of `program` (see the module docstring); `LoweringError` naming
-    the first pattern it leaves high-level, and where, if any."""
+def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
+    """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
+    `lower_rest` and `clean_up`, hence imported here), where `sizes` binds the program's sizes (its splits
+    must divide them: a kernel for any size is not blocked)."""
+    from lift.rules.macro_rules import register_blocked
+
+    blocked = register_blocked(*BLOCK)
+    return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
+                    "register_blocked")
+
+
+def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
+    """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
+    for a device of native vector width `vector_width` (module docstring)."""
+    top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
+    inner_lanes = (normalize(where(is_call(P.Reduce) & inside() & _of_lanes(sizes)) >> _REDUCE_LANES)
+                   if _vectorises(vector_width) else identity)
+    top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
+    top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
+    general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
+
+
+def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
+                     vector_width: int = LANES) -> Derivation:
+    """The derivation of the default lowering of `program` (see the module docstring) for a device of native
+    vector width `vector_width`; `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
-    focus = default_strategy(sizes)(Focus(program, engine))
+    focus = default_strategy(sizes, vector_width)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)
@@ -173,6 +270,6 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None)
     return focus.derivation()
 
 
-def lower(program: Lambda, sizes: Optional[Mapping[str, int]] = None) -> Lambda:
+def lower(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES) -> Lambda:
     """`program` lowered by the default lowering (`default_lowering`)."""
-    return default_lowering(program, sizes).replay(program, RewriteEngine(sizes=dict(sizes or {})))
+    return default_lowering(program, sizes, vector_width).replay(program, RewriteEngine(sizes=dict(sizes or {})))

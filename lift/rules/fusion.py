@@ -3,6 +3,8 @@
     map(f) ∘ map(g)                 → map(f ∘ g)
     reduce-seq(f, z) ∘ map-seq(g)   → reduce-seq(λ acc, x. f(acc, g(x)), z)
     map(f ∘ g)                      → map(f) ∘ map(g)                      (fission)
+    map(λx. B[g(x)])                → map(λy. B[y]) ∘ map(g)    (g a view, the only use of x: view fission)
+    map(map(g))                     → map(λx. map(g)(x))                   (eta-expansion)
 
 Fusion avoids storing the intermediate array (Section 6.1). The map-reduce fusion is only for the
 sequential reduction, the one implementation that does not need `f` to be associative; the fused
@@ -13,15 +15,20 @@ Fission is not in the paper's figures. It is fusion read right to left, and it m
 mapped function that act on whole rows out of the map: in Figure 9(b) and (c) the `asScalar` and
 `asVector-4` of each work-group's chunk become one `asScalar` and one `asVector-4` around the
 `map-workgroup`. It splits `map(λ x. f1(...(fi(fi+1(...(e)))))` after the `at`-th function, where
-`f1 ... fi` do not use `x`.
+`f1 ... fi` do not use `x`. A mapped function that reads its element only through one data-layout function
+(`join(nb)` of a 2-D stencil's neighbourhood zipped with its weights) gives that view to a map of its own
+the same way, whatever the rest of the body: the element is then the view's result, as a row of a matrix.
+Eta-expansion names the row of a map of a map (`map(map(g))`, a grid), so that strategies can reach the call
+`map(g)(x)` in its body.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import FunCall, Lambda, fresh_param, free_params
-from lift.ir.patterns import AbstractMap, MapSeq, ReduceSeq
+from lift.ir.nodes import FunCall, Lambda, count_uses, fresh_param, free_params
+from lift.ir.patterns import AbstractMap, Map, MapSeq, ReduceSeq, is_view
+from lift.ir.printer import paper
 from lift.rules.location import abstract
 from lift.rules.rule import requires, requires_arg_call, rule
 
@@ -92,4 +99,46 @@ def _spine(e) -> tuple:
     return funs, e
 
 
-RULES = (map_fusion, reduce_seq_map_seq_fusion, map_fission)
+def _viewed_element(call) -> tuple:
+    f = call.f.f
+    requires(isinstance(f, Lambda) and len(f.params) == 1, "the mapped function is not a lambda of one element")
+    (x,) = f.params
+    views = _calls_of(f.body, x)
+    requires(bool(views) and all(is_view(v.f) for v in views) and len({paper(v.f) for v in views}) == 1
+             and len(views) == count_uses(f.body, x), "the element is not read through one data-layout function only")
+    requires(f.body not in views, "the mapped function is the data-layout function itself")
+    return views[0].f, views
+
+
+def _calls_of(e, x) -> list:
+    """The calls `g(x)` in `e`."""
+    if isinstance(e, FunCall) and e.args == (x,):
+        return [e]
+    return [c for _, child in e.children() for c in _calls_of(child, x)]
+
+
+@rule("map-view-fission", figure="3(f)", heads=Map, on_functions=False, match=_viewed_element,
+      description="a map whose function reads its element through one data-layout function maps over that view",
+      equation="map(λx. B[g(x)]) → map(λy. B[y]) ∘ map(g)    (g a view, x used only in g(x))")
+def map_view_fission(call, g, views):
+    y = fresh_param("y")
+    body = _replaced(call.f.f.body, {id(v): y for v in views})
+    return replace(call.f, f=Lambda((y,), body))(Map(g)(call.args[0]))
+
+
+def _replaced(e, new: dict):
+    if id(e) in new:
+        return new[id(e)]
+    return e.map_children(lambda c: _replaced(c, new))
+
+
+@rule("map-eta-expansion", figure="3(f)", heads=Map, on_functions=False,
+      match=lambda call: requires(isinstance(call.f.f, AbstractMap), "the mapped function is not a map"),
+      description="a map of a map applies the inner map to a named row (eta-expansion)",
+      equation="map(map(g)) → map(λx. map(g)(x))")
+def map_eta_expansion(call):
+    x = fresh_param("x")
+    return replace(call.f, f=Lambda((x,), FunCall(call.f.f, (x,))))(call.args[0])
+
+
+RULES = (map_fusion, reduce_seq_map_seq_fusion, map_fission, map_view_fission, map_eta_expansion)

@@ -26,7 +26,7 @@ from lift.errors import LiftError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.nodes import Lambda, Node
 from lift.ir.typecheck import infer
-from lift.rules.default_lowering import LoweringError, lower
+from lift.rules.default_lowering import LANES, LoweringError, lower
 from lift.rules.derivation import Derivation
 from lift.rules.rule import RuleNotApplicable
 
@@ -95,16 +95,17 @@ def tuned_lowering(program: Lambda, tuned: Optional[Tuned], sizes: Mapping[str, 
     return None
 
 
-def lowering_for(program: Lambda, lowering: Lowering, kernel: str,
-                 tuned: Optional[Tuned] = None) -> Optional[Callable[[dict], Lambda]]:
+def lowering_for(program: Lambda, lowering: Lowering, kernel: str, tuned: Optional[Tuned] = None,
+                 vector_width: int = LANES) -> Optional[Callable[[dict], Lambda]]:
     """A function from a size binding to `program` lowered as `lowering` says (module docstring); None where
-    `program` compiles as it is. `tuned` gives the tuning database's derivations (module docstring)."""
+    `program` compiles as it is. `tuned` gives the tuning database's derivations (module docstring);
+    `vector_width` is the device's native vector width, which decides whether the default lowering vectorises."""
     if lowering is None:
         if is_lowered(program):
             return None
-        return lambda sizes: tuned_lowering(program, tuned, sizes) or lower(program, sizes)
+        return lambda sizes: tuned_lowering(program, tuned, sizes) or lower(program, sizes, vector_width)
     if isinstance(lowering, str) and lowering == "default":
-        return lambda sizes: lower(program, sizes)
+        return lambda sizes: lower(program, sizes, vector_width)
     if isinstance(lowering, str) and lowering == "tuned":
         folder = TUNED_ROOT / kernel
         explored = derivation_file(folder, kernel).is_file() or tuned is None or tuned.empty

@@ -13,6 +13,8 @@ derivation that uses them replays like any other.
 - `tiled_workgroups(rows, cols)`: the blocks in 2-D tiles, one work-group each (`map-workgroup[1] ∘
   map-workgroup[0]`, `map-local[1] ∘ map-local[0]` within);
 - `private_accumulators`: the accumulators in private memory (4(d));
+- `unrolled`: every sequential map of constant length unrolled (`map-seq-unroll`), so that the private
+  accumulators are indexed by constants and stay in registers;
 - `register_blocked(h, w, vector, dims)`: all of these, then the default lowering of what is left.
 """
 
@@ -26,7 +28,7 @@ from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.paper_derivations import mapped
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call,
-                                 mapped_body, normalize, outermost, rewrite, topdown, where)
+                                 is_fun, mapped_body, normalize, outermost, rewrite, topdown, where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
@@ -115,6 +117,9 @@ def tiled_workgroups(rows: int, cols: int) -> Strategy:
 private_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
 """Every work-item's array accumulator in private memory (`private-accumulator`, 4(d)), once lowered."""
 
+unrolled = normalize(where(is_fun(P.MapSeq)) >> rewrite("map-seq-unroll"))
+"""Every sequential map of constant length unrolled (`map-seq-unroll`)."""
+
 
 def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
                      tiles: Optional[tuple] = None) -> Strategy:
@@ -122,8 +127,9 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
     dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
     (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
-    private memory."""
+    private memory, the loops over them unrolled."""
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) if vector else identity
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
-    return (block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up >> private_accumulators)
+    return (block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up >> private_accumulators
+            >> unrolled)

@@ -1,13 +1,15 @@
 """Register blocking: a work-item computes a block of results, its accumulators in private memory.
 
-    reduce-seq(f, z) → map-seq(..(map-seq(id))) ∘ toPrivate(reduce-seq(f, z))    (an array accumulator, in a work-item)
+    reduce-seq(f, z) → copy ∘ toPrivate(reduce-seq(f, copy(z)))    (an array accumulator, in a work-item;
+                                                                   copy = map-seq(..(map-seq(id))))
 
 The fold's array accumulator (built by `map-reduce-interchange`, Figure 3(d): the `w` column reductions of
 a block as one fold over rows into `w` accumulators) otherwise lives where the fold's result goes, usually
 global memory, read and written at every step. Stored in the work-item's private memory (Figure 4(d)'s
-`toPrivate`, for constant lengths) the accumulators are registers, and a copy (`map-seq(id)` at each level of
-the result, as the
-`copy` rule of `lift.rules.memory` writes it) moves the block out once at the end: the same value.
+`toPrivate`, for constant lengths) the accumulators are registers: the initial value is copied in (`map-seq(id)`
+at each level, as the `copy` rule of `lift.rules.memory` writes it; Lift writes the same
+`toPrivate(map-seq(map-seq(id)))(z)`), and the block copied out once at the end: the same value. The copies
+are maps, so that `map-seq-unroll` (`lift.rules.unrolling`) may unroll them like the update.
 This is the register blocking of Steuwer, Remmelg, Dubach (CASES 2016): work per thread in one
 dimension.
 The macro rules composing it with tiling and interchange are in `lift.rules.macro_rules`.
@@ -38,13 +40,20 @@ def _in_a_work_item(call, ctx) -> None:
 
 @rule("private-accumulator", figure="4(d)", heads=ReduceSeq, on_functions=False, sized=True,
       match=_array_accumulator, allowed=_in_a_work_item,
-      description="a work-item's array accumulator lives in private memory, copied out once at the end",
-      equation="reduce-seq(f, z) → map-seq(..(map-seq(id))) ∘ toPrivate(reduce-seq(f, z))")
+      description="a work-item's array accumulator lives in private memory, copied in and out once",
+      equation="reduce-seq(f, z) → copy ∘ toPrivate(reduce-seq(f, copy(z))), copy = map-seq(..(map-seq(id)))")
 def private_accumulator(call):
-    copy, t = Id(), call.t
+    fold = call.f
+    init = ReduceSeq(fold.f, _copy(fold.init.t)(fold.init))
+    return _copy(call.t)(ToPrivate(init)(*call.args))
+
+
+def _copy(t):
+    """`map-seq(..(map-seq(id)))`, one map per dimension of `t`."""
+    copy = Id()
     while isinstance(t, ArrayType):
         copy, t = MapSeq(copy), t.elem
-    return copy(ToPrivate(call.f)(*call.args))
+    return copy
 
 
 RULES = (private_accumulator,)

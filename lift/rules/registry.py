@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from lift.rules import (call_fusion, fusion, interchange, iterate, let_floating, map_lowering, memory, padding,
                         reduce_lowering, reduction, register_blocking, reorder, simplification, split_join, tiling,
-                        transposition, vectorization)
+                        transposition, unrolling, vectorization)
 
 _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
-            vectorization, transposition, call_fusion, padding, let_floating, tiling, interchange, register_blocking)
+            vectorization, transposition, call_fusion, padding, let_floating, tiling, interchange, register_blocking,
+            unrolling)
 RULES = tuple(sorted((r for m in _MODULES for r in m.RULES), key=lambda r: r.figure))
 
 BY_NAME = {r.name: r for r in RULES}

@@ -6,19 +6,26 @@
     asScalar ∘ asVector-n → id
     transpose ∘ transpose → id
     id                  → (nothing): `id(x)` is `x`
+    reduce(f, z)        → reduce(f, z) ∘ map(id)   (of an array no map computes)
+    map(f)              → map(f) ∘ transpose ∘ transpose   (over a matrix)
 
 The paper writes `split^n ∘ join^n`: the join must have joined rows of `n`, or the split regroups the
 elements differently (`split-2 ∘ join` of rows of 4 is not the identity). A transposition undone by
 another is removed too (after `lift.rules.transposition`'s interchange). The identity itself is
-removed, since `f ∘ id = f` (rule 4(c) leaves one where a `reorder` was).
+removed, since `f ∘ id = f` (rule 4(c) leaves one where a `reorder` was). Read right to left, the same
+equation gives a bare reduction the map of the identity that the reduction derivations start from
+(`reduce ∘ map(g)`: Figure 8's fused chunks, Figure 9's lanes and trees, the column partial reductions), so
+that `x / sum(x)` or the column sums of a matrix parallelise as `asum` does; the map fuses into the
+sequential reduction it becomes.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from lift.ir.patterns import AsScalar, AsVector, Id, Join, Split, Transpose
-from lift.rules.rule import Equation, arg_call, expect, rule
+from lift.ir.nodes import FunCall
+from lift.ir.patterns import AsScalar, AsVector, Id, Join, Map, Reduce, Split, Transpose, Vectorize
+from lift.rules.rule import Equation, arg_call, expect, requires, rule
 from lift.types.types import ArrayType, VectorType
 
 
@@ -62,6 +69,35 @@ def remove_id(call):
     return call.args[0]
 
 
+def _of_an_array(call) -> tuple:
+    x = call.args[0]
+    requires(not (isinstance(x, FunCall) and isinstance(x.f, Map)), "the reduced array is already a map")
+    return ()
+
+
+@rule("reduce-map-id", figure="3(e)", match=_of_an_array,
+      description="a reduction of an array is the reduction of the array mapped by the identity (f = f ∘ id, "
+                  "the form the reduction derivations start from)",
+      equation="reduce(f, z) → reduce(f, z) ∘ map(id)", heads=Reduce)
+def reduce_map_id(call):
+    elem = call.args[0].t.elem
+    return call.f(Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call.args[0]))
+
+
+def _over_a_matrix(call) -> tuple:
+    x = call.args[0]
+    requires(isinstance(x.t, ArrayType) and isinstance(x.t.elem, ArrayType), "the map is not over a matrix")
+    requires(not (isinstance(x, FunCall) and isinstance(x.f, Transpose)), "the matrix is already transposed")
+    return ()
+
+
+@rule("map-transpose-transpose", figure="3(e)", match=_over_a_matrix, on_functions=False,
+      description="a map over a matrix is a map over the columns of its transpose (transpose ∘ transpose = id)",
+      equation="map(f) → map(f) ∘ transpose ∘ transpose", heads=Map)
+def map_transpose_transpose(call):
+    return call.f(Transpose()(Transpose()(call.args[0])))
+
+
 RULES = (
     CancellingPair(Split, Join, "split-n ∘ join → id", "splitting joined rows of n elements into n is the identity",
                    _rows_of_split_length, "the joined rows do not have the split's length", sized=True),
@@ -72,5 +108,7 @@ RULES = (
     CancellingPair(AsScalar, AsVector, "asScalar ∘ asVector-n → id",
                    "scalarising a vectorised array is the identity"),
     CancellingPair(Transpose, Transpose, "transpose ∘ transpose → id", "transposing twice is the identity"),
+    reduce_map_id,
+    map_transpose_transpose,
     remove_id,
 )

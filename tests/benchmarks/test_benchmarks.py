@@ -91,3 +91,17 @@ def test_table4_benchmark_times_each_correct_implementation(device, monkeypatch,
     row = capsys.readouterr().out.strip().splitlines()[-1].split("|")[1:-1]
     assert row[0].strip() == "axpydot" and int(row[2]) >= 3  # the DP's, fuse-all's and fuse-nothing's at least
     assert all(float(ms) > 0 for ms in row[6:9])
+
+
+def test_default_lowering_benchmark_prints_a_ratio_per_program(device, monkeypatch, capsys):
+    from benchmarks import bench_default_lowering as bdl
+
+    monkeypatch.setattr(bdl, "PROBLEMS", {"asum": ({"N": 1 << 16}, ("asum_cpu", "asum_intel")),
+                                          "matmul": ({"M": 32, "K": 32, "N": 32}, ())})
+    monkeypatch.setattr(sys, "argv", ["bench_default_lowering", "--budget", "0", "--rounds", "2", "--repeat", "1"])
+    bdl.main()
+    lines = capsys.readouterr().out.splitlines()
+    asum, matmul = lines[1].split(), lines[2].split()
+    assert asum[0] == "asum" and asum[-1] in ("asum_cpu", "asum_intel") and float(asum[4]) > 0
+    assert matmul[0] == "matmul" and "no contender" in lines[2]
+    assert lines[4].startswith("asum: default reduce-seq(add, 0.0) ∘ asScalar")

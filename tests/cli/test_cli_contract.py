@@ -5,7 +5,9 @@ exit status 1, and no traceback (README, "Errors"). Most cases fail before any O
 process with click's `CliRunner`; a few run as real subprocesses to show that no traceback reaches stderr.
 """
 
+import importlib.util
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +160,8 @@ def _cases(tmp: Path) -> list:
         ("explore-plot-with-value", ["explore", ASUM, "--plot=no"], "Option '--plot' does not take a value"),
         ("explore-unknown-device", ["explore", ASUM, "--size", "N=65536", "--device", "no-such-gpu"], "OpenCL"),
         ("explore-device-bad-index", ["explore", ASUM, "--size", "N=65536", "--device", "#99"], "OpenCL"),
+        ("explore-devices-without-cluster", ["explore", ASUM, "--size", "N=4096", "--device", "cpu", "--device", "gpu"],
+         "several --device need --cluster"),
         ("compile-unknown-device", ["compile", ASUM, "--kernel", "asum_intel", "--size", "N=32768", "--device",
                                     "no-such-gpu", "-o", tmp / "dev.cl"], "OpenCL"),
         ("derive-python-with-value", ["derive", ASUM, "--steps", tmp / "steps_ok.json", "--python=1"],
@@ -283,3 +287,19 @@ def test_explore_in_which_no_candidate_works_exits_1(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert_contract(result.returncode, result.stderr, "no candidate of wrong worked (1 failed")
     assert "failed: 1 wrong" in result.stdout
+
+
+@pytest.mark.parametrize("case", ["no-ray", "no-cluster"])
+def test_a_cluster_that_cannot_be_used_is_one_line(tmp_path, case):
+    """Without Ray (its import blocked) or with nothing at the cluster's address: one line, at once."""
+    if case == "no-cluster" and importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'lift[cluster]')")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    block = "sys.modules['ray'] = None; " if case == "no-ray" else ""
+    result = subprocess.run([sys.executable, "-c", f"import sys; {block}from lift.cli import main; main()", "explore",
+                             ASUM, "--size", "N=4096", "--cluster", f"127.0.0.1:{port}", "--out", tmp_path / "out"],
+                            capture_output=True, text=True, timeout=120)
+    fragment = "--cluster needs Ray" if case == "no-ray" else f"cannot connect to the Ray cluster at '127.0.0.1:{port}'"
+    assert_contract(result.returncode, result.stderr, fragment)

@@ -1,5 +1,6 @@
 """The explorer's parts that need no device: budgets, keys, the output check, timing, the log, the cost model."""
 
+import dataclasses
 import itertools
 import json
 import math
@@ -10,13 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lift import ArrayType, Float, Join, MapGlb, MapSeq, SizeVar, Split, UserFun, fun, python_source
+from lift import (ArrayType, Float, Get, Id, Join, Literal, MapGlb, MapSeq, MapSeqUnroll, ReduceSeq, SizeVar, Split,
+                  ToPrivate, UserFun, Zip, fun, python_source)
 from lift.explore.candidate import Candidate, program_key
 from lift.explore.cost_model import DeviceModel, KernelProfile, predict, profile, spearman
 from lift.explore.driver import ExploreError, explore, parse_budget
 from lift.explore.evaluation import TimingPolicy, check_output, measure
 from lift.explore.log import Record, ResultLog
 from lift.opencl_gen.kernels import generate
+from lift.rules.macro_rules import register_blocked
+from lift.rules.strategy import derive
 
 N = SizeVar("N")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -209,6 +213,51 @@ def test_cost_model_counts_traffic_work_and_barriers(examples):
     assert predict(nvidia, CPU) > predict(profile(generate(examples["asum"].kernels["asum_intel"], "i", {"N": n})), CPU)
 
 
+def _blocked(examples, h, w, vector=None, sizes=None):
+    program = examples["matmul"].kernels["matmul"]
+    return generate(derive(register_blocked(h, w, vector), program, sizes).replay(program), "mm", sizes)
+
+
+@pytest.mark.parametrize("h, w", [(4, 16), (8, 8), (1, 64)])
+def test_cost_model_reads_a_register_block_once_per_step(examples, h, w):
+    """A work-item's `h × w` block reads `h` elements of A and `w` of B per step of the reduction (a load
+    hoisted, or shared by the unrolled copies), and its multiplications and additions are `w` lanes wide.
+    Consecutive work-items (blocks of columns) share the rows of A."""
+    sizes = {"M": 64, "K": 32, "N": 64}
+    (k,) = profile(_blocked(examples, h, w, sizes=sizes))
+    steps = (64 // h) * (64 // w) * 32
+    assert k.global_bytes == 4 * steps * (h + w) + 4 * 64 * 64 and k.shared_bytes == 4 * steps * h
+    assert k.calls == {w: 2 * steps * h}
+
+
+def test_cost_model_counts_a_private_array_in_memory_as_operations(examples):
+    """Read as vectors of its scalars (a vectorised update of a private block) or indexed by a rolled loop,
+    a private array is memory: every access an operation; unrolled, it is registers."""
+    sizes = {"M": 64, "K": 32, "N": 64}
+    (scalars,), (vectors,) = (profile(_blocked(examples, 4, 16, v, sizes)) for v in (None, 4))
+    assert sum(vectors.calls.values()) > sum(scalars.calls.values())
+    assert predict([vectors], CPU) > predict([scalars], CPU)
+
+    add = UserFun("add", ("x", "y"), "return x + y;", (Float, Float), Float, python=lambda x, y: x + y)
+
+    def folds(m):
+        return fun([ArrayType(ArrayType(ArrayType(Float, 8), 16), 64)], lambda X: MapGlb(
+            lambda rows: MapSeq(MapSeq(Id()))(ToPrivate(ReduceSeq(
+                lambda acc, row: m(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
+                Literal(0.0, ArrayType(Float, 8))))(rows)))(X))
+
+    (rolled,), (unrolled,) = (profile(generate(folds(m), "f", {})) for m in (MapSeq, MapSeqUnroll))
+    copy_out = 64 * 8  # a rolled map-seq(id) reads the result from the private array
+    assert rolled.calls == {1: 3 * 64 * 16 * 8 + copy_out}, "an addition, a load and a store per element"
+    assert unrolled.calls == {8: 64 * 16, 1: copy_out}
+
+
+def test_cost_model_reads_what_a_group_shares_once():
+    k = KernelProfile("k", global_bytes=8e8, shared_bytes=6e8, work_items=1024, group_size=None, items_in_row=64)
+    alone = dataclasses.replace(k, items_in_row=1)
+    assert predict([k], CPU) < predict([alone], CPU) == predict([dataclasses.replace(k, shared_bytes=0)], CPU)
+
+
 def test_cost_model_rules_out_what_the_device_cannot_run():
     k = KernelProfile("k", global_bytes=1e6, work_items=256, group_size=64, local_mem_bytes=1 << 20)
     assert predict([k], CPU) == math.inf
@@ -216,3 +265,10 @@ def test_cost_model_rules_out_what_the_device_cannot_run():
     assert predict([k], GPU) == math.inf
     k.group_size = 256
     assert predict([k], GPU) < math.inf
+
+
+def test_a_timing_policy_needs_two_runs_for_its_quartiles():
+    with pytest.raises(ValueError, match="min_runs"):
+        TimingPolicy(min_runs=1)
+    with pytest.raises(ValueError, match="max_runs"):
+        TimingPolicy(min_runs=5, max_runs=3)

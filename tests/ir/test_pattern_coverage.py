@@ -15,8 +15,8 @@ import pytest
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                  MapSeq, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, SizeVar,
-                  Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType,
+                  MapSeq, MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride,
+                  SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType,
                   Vectorize, Zip, fun, infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
@@ -64,6 +64,7 @@ def _reorder_stride(x, s):
 EXAMPLES = {
     P.Map: (fun([A], lambda x: Map(neg)(x)), (x16,), -x16),
     P.MapSeq: (fun([A], lambda x: MapSeq(neg)(x)), (x16,), -x16),
+    P.MapSeqUnroll: (fun([A], lambda x: MapSeq(MapSeqUnroll(neg))(Split(4)(x))), (x16,), -x16.reshape(4, 4)),
     P.MapGlb: (fun([A2], lambda x: MapGlb(1)(MapGlb(neg))(x)), (m34,), -m34),
     P.MapWrg: (fun([A2], lambda x: MapWrg(MapLcl(double))(x)), (m34,), 2 * m34),
     P.MapLcl: (fun([A], lambda x: MapLcl(double)(x)), (x16,), 2 * x16),

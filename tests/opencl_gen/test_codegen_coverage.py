@@ -64,10 +64,12 @@ def test_the_cost_model_profiles_a_map_accum_seq():
 
 def test_the_pipeline_names_its_passes_and_the_validator_catches_a_broken_pass():
     assert PIPELINE.names == ("inline-lets", "check-lowered", "infer-address-spaces", "choose-index-width",
-                              "allocate-io", "plan-kernels", "emit", "place-barriers", "check-in-place", "render")
+                              "allocate-io", "plan-kernels", "allocate-memory", "emit", "place-barriers",
+                              "check-in-place", "render")
     program = fun([ArrayType(F, N)], lambda x: (Join() @ MapGlb(MapSeq(neg)) @ Split(4))(x))
     twice = Pass("twice", lambda c: replace(c, kernels=c.kernels + c.kernels))
-    broken = Pipeline(PIPELINE.passes[:7] + (twice,) + PIPELINE.passes[7:], PIPELINE.validate)
+    after_emit = PIPELINE.names.index("emit") + 1
+    broken = Pipeline(PIPELINE.passes[:after_emit] + (twice,) + PIPELINE.passes[after_emit:], PIPELINE.validate)
     g = generate(program, "ok", debug=True)
     assert len(g.kernels) == 1
     from lift.opencl_gen.kernels import Compilation, specialise

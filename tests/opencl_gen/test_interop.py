@@ -157,7 +157,7 @@ def test_temporaries_come_from_a_pool_kept_across_calls(user):
     pool = MemoryPool(ImmediateAllocator(queue))
     f = lift.compile(asum, context=ctx, queue=queue, allocator=pool)
     x = cla.to_device(queue, _data(1 << 16)[0])
-    assert len(f.generated({"N": 1 << 16}).kernels) == 2  # a temporary between the two kernels
+    assert len(f.generated({"N": 1 << 16}).kernels) >= 2  # temporaries between the kernels
     first = f(x).get()
     held = pool.managed_bytes
     assert held > 0 and pool.held_blocks > 0  # the temporary went back to the pool

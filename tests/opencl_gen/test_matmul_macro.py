@@ -1,5 +1,5 @@
 """Kernels of the macro rules' register-blocked matrix multiply (2-D map-global or 2-D tiles of work-groups,
-private accumulator blocks, vectorised updates) against numpy on the OpenCL device, a tiled one under
+private accumulator blocks in unrolled loops, vectorised updates) against numpy on the OpenCL device, a tiled one under
 oclgrind; and the launch of maps nested anywhere in an outer one's function."""
 
 import sys
@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lift import ArrayType, Float, Join, MapGlb, MapSeqUnroll, SizeVar, Split, UserFun, fun
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 from lift.rules.macro_rules import register_blocked
@@ -20,6 +21,8 @@ sys.path.insert(0, str(EXAMPLES))
 from matmul import matmul  # noqa: E402
 
 SIZES = {"M": 16, "K": 12, "N": 32}
+N = SizeVar("N")
+neg = UserFun("neg", ("x",), "return -x;", (Float,), Float, python=lambda x: -x)
 
 
 def _blocked(h, w, vector=None, dims=(1, 0), sizes=SIZES, tiles=None):
@@ -38,6 +41,26 @@ def test_the_launch_covers_both_dimensions_of_blocks():
 def test_the_accumulators_are_private():
     source = generate(_blocked(4, 8, 4), "matmul", SIZES).source
     assert "float pmem" in source and "vload4" in source
+
+
+def test_the_loops_over_the_accumulators_are_unrolled():
+    """Every loop over the private block (initial copy, update, copy out) is a `map-seq-unroll`, under
+    `#pragma unroll`; the loop over the reduction's rows is not."""
+    source = generate(_blocked(4, 8), "matmul", SIZES).source
+    lines = [line.strip() for line in source.splitlines()]
+    loops = [i for i, line in enumerate(lines) if line.startswith("for (")]
+    unrolled = [i for i in loops if lines[i - 1] == "#pragma unroll"]
+    assert len(loops) == 7 and len(unrolled) == 6
+    (fold,) = set(loops) - set(unrolled)
+    assert f"< {SIZES['K']};" in lines[fold]
+
+
+@needs_device
+def test_an_unrolled_map_computes_what_the_map_does():
+    program = fun([ArrayType(Float, N)], lambda x: (Join() @ MapGlb(MapSeqUnroll(neg)) @ Split(4))(x))
+    x = np.arange(32, dtype=np.float32)
+    assert "#pragma unroll" in generate(program, "neg4", {"N": 32}).source
+    np.testing.assert_array_equal(compile(program)(x), -x)
 
 
 @needs_device

@@ -11,11 +11,12 @@ from lift.explore.evaluation import LAUNCH, DeviceSession, TimingPolicy
 from lift.explore.rewrite_search import map_moves, reduction_moves
 from lift.ir import patterns as P
 from lift.ir.program_file import load_program_file
+from lift.opencl_gen.c_ast import assuming
 from lift.opencl_gen.kernels import generate
 from lift.opencl_gen.runner import make_plan
 from lift.opencl_gen.runtime import select_device
 from lift.rules import RewriteEngine
-from lift.rules.default_lowering import clean_up, lower_rest
+from lift.rules.default_lowering import clean_up, lower, lower_rest
 from lift.rules.strategy import Focus, is_call, outermost
 
 from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind
@@ -88,7 +89,8 @@ def test_padded_map_moves_run_and_agree_with_numpy(examples, n):
         assert got.shape == (n,)
         np.testing.assert_allclose(got, 2.5 * x, rtol=1e-6, err_msg=name)
         ran.add(name)
-    assert {"chunks-global", "workgroup", "vector-workgroup"} | ({"vector-global"} if n % 4 else set()) == ran
+    always = {"chunks-global", "workgroup", "vector-workgroup", "vector-chunks-global"}
+    assert always | ({"global"} if n % 64 else set()) | ({"vector-global"} if n % 256 else set()) == ran
 
 
 PADDED_SCAL = """
@@ -141,7 +143,8 @@ def test_the_default_lowering_of_asum_at_a_prime_size_is_parallel(examples):
     (x,) = _inputs(n, 1)
     np.testing.assert_allclose(compiled(x), [np.abs(x).sum(dtype=np.float64)], rtol=1e-4)
     generated = compiled.generated({"N": n})
-    assert len(generated.kernels) == 2
+    assert len(generated.kernels) == 3 and generated.kernels[0].launch.evaluate({"N": n})[0] == (4096,)
+    assert "map-global" in paper(compiled.lowered({"N": n}))
     assert "pad-to-multiple-4096(0.0)" in paper(compiled.lowered({"N": n}))
 
 
@@ -179,3 +182,21 @@ def test_explore_refuses_an_array_above_the_largest_allocation():
     session = DeviceSession(device, [np.ones(16, np.float32)], np.zeros(1, np.float32), TimingPolicy())
     outcome = session.evaluate(plan)
     assert outcome.status == LAUNCH and "CL_DEVICE_MAX_MEM_ALLOC_SIZE" in outcome.reason
+
+
+def test_under_the_guard_of_a_padded_vector_write_the_read_is_one_vector_load(examples):
+    """The write of a whole vector is guarded by the test of its lanes, which is the padded read's: there the
+    read is one plain `vload4`, no conditional (the tail's lanes are written one by one)."""
+    scal = examples["scal"].kernels["scal"]
+    source = generate(lower(scal, {"N": 1021}), "scal", {"N": 1021}).source
+    (whole,) = [line.strip() for line in source.splitlines() if line.strip().startswith("vstore4(")]
+    assert whole == "vstore4(mult_v4((float4)(a), (vload4(0, x + 4*g_0))), 0, out + 4*g_0);"
+    assert source.count("out[4*g_0 + 3] = ") == 1
+
+
+def test_assuming_a_condition_drops_the_conditionals_on_it():
+    c = "(i < n) && (i + 3 < n)"
+    assert assuming(c, f"f((({c}) ? vload4(0, x + i) : (float4)(((i < n) ? x[i] : 0.0f), 0.0f)), 2)") == \
+        "f((vload4(0, x + i)), 2)"
+    assert assuming(c, f"g((({c}) ? a[(i)] : b), (({c}) ? c[i] : d))") == "g((a[(i)]), (c[i]))"
+    assert assuming("j < n", f"((({c}) ? v : w))") == f"((({c}) ? v : w))"

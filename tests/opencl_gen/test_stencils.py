@@ -147,9 +147,41 @@ def test_jacobi3d(S, o, m, n, boundary):
 
 
 def test_the_high_level_convolution_is_the_convolution(S):
-    """`map(map(dot with k)) ∘ slide2d ∘ pad2d` as a user writes it (`lift explore` does not lower it yet)."""
+    """`map(map(dot with k)) ∘ slide2d ∘ pad2d` as a user writes it, in the interpreter."""
     a, k = _grid(37, 53), _grid(3, 3)
     _check(interpret(S["conv2d_high"], a, k)[..., 0], _stencil(a, "clamp", k))
+
+
+# --- high-level stencils, lowered by the default lowering -----------------------------------------------
+
+HIGH_LEVEL = {  # kernel: (weights, sizes that are multiples of any chunk, sizes that are not)
+    "jacobi1d_high": (JACOBI3, {"N": 1024}, {"N": 1021}),
+    "conv2d_high": (JACOBI5, {"M": 32, "N": 64}, {"M": 37, "N": 53}),
+    "jacobi3d_high": (JACOBI7, {"O": 8, "M": 8, "N": 16}, {"O": 9, "M": 10, "N": 11}),
+}
+
+
+def _grid_of(sizes):
+    return _grid(*(sizes[k] for k in ("O", "M", "N") if k in sizes))
+
+
+def _weights(kernel, weights):
+    return (weights if kernel == "conv2d_high" else weights.reshape(-1)).astype(np.float32)
+
+
+@needs_device
+@pytest.mark.parametrize("boundary", ["clamp", "mirror", 0.0])
+@pytest.mark.parametrize("multiple", [True, False])
+@pytest.mark.parametrize("kernel", HIGH_LEVEL)
+def test_high_level_stencils_compile_with_the_default_lowering(S, kernel, multiple, boundary):
+    """`lift.compile` of the stencil as a user writes it (no lowering given): numpy and the interpreter agree."""
+    weights, even, odd = HIGH_LEVEL[kernel]
+    sizes = even if multiple else odd
+    program = S[f"{kernel}_program"](boundary)
+    a, k = _grid_of(sizes), _weights(kernel, weights)
+    got = lift.compile(program)(a, k)
+    _check(got, _stencil(a, boundary, weights))
+    _check(got, interpret(program, a, k, numpy_shapes=True))
 
 
 # --- views: nested, transposed, composed ----------------------------------------------------------------
@@ -240,14 +272,20 @@ def test_cli_compiles_jacobi2d(tmp_path):
 @pytest.mark.parametrize("kernel, sizes", [
     ("jacobi1d", {"N": 37}), ("jacobi1d_sum", {"N": 37}), ("jacobi2d", {"M": 7, "N": 9}),
     ("conv2d", {"M": 7, "N": 9}), ("conv2d_zero", {"M": 6, "N": 5}), ("jacobi3d", {"O": 4, "M": 5, "N": 3}),
+    ("jacobi1d_high", {"N": 37}), ("jacobi1d_high", {"N": 64}), ("conv2d_high", {"M": 7, "N": 9}),
+    ("conv2d_high", {"M": 8, "N": 8}), ("jacobi3d_high", {"O": 4, "M": 5, "N": 3}),
+    ("jacobi3d_high", {"O": 4, "M": 4, "N": 4}),
 ])
 def test_stencils_under_oclgrind(examples, tmp_path, kernel, sizes):
     pf = examples["stencils"]
     shape = tuple(sizes[k] for k in ("O", "M", "N") if k in sizes)
     a = _grid(*shape)
-    weights = {"conv2d": _grid(3, 3), "conv2d_zero": _grid(3, 3), "jacobi3d": JACOBI7.astype(np.float32).reshape(27)}
+    weights = {"conv2d": _grid(3, 3), "conv2d_zero": _grid(3, 3), "jacobi3d": JACOBI7.astype(np.float32).reshape(27),
+               **{k: _weights(k, w) for k, (w, _, _) in HIGH_LEVEL.items()}}
     inputs = [a] + ([weights[kernel]] if kernel in weights else [])
     (got,) = run_under_oclgrind(pf.path, kernel, sizes, inputs, tmp_path, unoptimised=True)
     reference = {"jacobi1d": JACOBI3, "jacobi1d_sum": SUM3, "jacobi2d": JACOBI5, "conv2d": weights.get("conv2d"),
-                 "conv2d_zero": weights.get("conv2d_zero"), "jacobi3d": JACOBI7}[kernel]
+                 "conv2d_zero": weights.get("conv2d_zero"), "jacobi3d": JACOBI7,
+                 **{k: w for k, (w, _, _) in HIGH_LEVEL.items()}}[kernel]
+    got = got.reshape(a.shape)  # the high-level stencils end in a literal-1 axis, except jacobi1d_high (joined)
     _check(got, _stencil(a, 0.0 if kernel == "conv2d_zero" else "clamp", reference))

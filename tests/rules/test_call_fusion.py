@@ -144,10 +144,21 @@ def test_transposed_gemv_becomes_chunks_of_rows():
     check(flipped, [rand(6, 3), rand(6)], "transpose-partial-reduction", chunk=3)
     refuses(fun([A, W], lambda m, p: Map(dot(p))(m)), "transpose-partial-reduction", "not a transposed matrix",
             chunk=2)
-    refuses(fun([A], lambda m: Map(lambda col: Reduce(add, 0.0)(Map(neg)(col)))(Transpose()(m))),
+    refuses(fun([A], lambda m: Map(lambda col: Reduce(add, 0.0)(col))(Transpose()(m))),
             "transpose-partial-reduction", "not reduce", chunk=2)
     small = fun([ArrayType(ArrayType(F, 4), 6), ArrayType(F, 6)], lambda m, r: Map(dot(r))(Transpose()(m)))
     refuses(small, "transpose-partial-reduction", r"parameters \{chunk=4\} do not apply", chunk=4)
+
+
+def test_column_sums_without_a_zip_are_column_reductions_too():
+    """`map(λcol. reduce(f, z)(map(g)(col)))(transpose(A))`, which `reduce-map-id` makes of column sums, is
+    chunked by rows and folded row by row, whatever the shape."""
+    sums = fun([A], lambda m: Map(lambda col: Reduce(add, 0.0)(Map(neg)(col)))(Transpose()(m)))
+    for rows, cols, chunk in ((6, 4, 2), (6, 4, 3), (4, 7, 4), (5, 5, 1)):
+        check(sums, [rand(rows, cols)], "transpose-partial-reduction", chunk=chunk)
+        new = check(sums, [rand(rows, cols)], "map-reduce-interchange")
+        (fold,) = [c for c in _calls(new.body) if isinstance(c.f, ReduceSeq)]
+        assert fold.args[0] == new.params[0], "the fold reads the rows of the matrix itself"
 
 
 def test_column_reductions_fold_the_rows_into_a_row_of_accumulators():
@@ -162,6 +173,8 @@ def test_column_reductions_fold_the_rows_into_a_row_of_accumulators():
         Split(2)(Zip(m, r))))
     check(inside, [rand(4, 3), rand(4)], "map-reduce-interchange", at="body.f.f.body.args0")
     refuses(fun([A, W], lambda m, p: Map(dot(p))(m)), "map-reduce-interchange", "not a transposed matrix")
+    refuses(fun([A, V], lambda m, r: Map(lambda col: Reduce(add, 0.0)(Map(neg)(r)))(Transpose()(m))),
+            "map-reduce-interchange", "not reduce")
     refuses(fun([A, V], lambda m, r: Map(lambda col: Reduce(add, Get(0)(Tuple(0.0, 0.0)))(Map(mult)(Zip(col, r))))(
         Transpose()(m))), "map-reduce-interchange", "constant scalar initial value")
 

@@ -66,16 +66,46 @@ def test_reduction_chunk_leaves_chunks_at_any_size():
     assert reduction_chunk(3) is None and reduction_chunk(None) is None
 
 
-def test_asum_lowers_to_two_kernels_of_chunks(examples):
+def test_asum_lowers_to_chunks_of_float4_lanes(examples):
     program = examples["asum"].kernels["asum"]
     lowered = default_lowering(program, {"N": 1 << 20}).replay(program)
+    assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(vectorize-4(add), vectorize-4(0.0)) "
+                              "∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. vectorize-4(add)(acc_1, "
+                              "vectorize-4(absf)(x_2)), vectorize-4(0.0))) ∘ split-64 ∘ asVector-4")
+
+
+def test_without_vectors_asum_lowers_to_two_kernels_of_chunks(examples):
+    """A device of native vector width 1 (where `vect-4` costs four operations, as four scalars do)."""
+    program = examples["asum"].kernels["asum"]
+    lowered = default_lowering(program, {"N": 1 << 20}, vector_width=1).replay(program)
     assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. add(acc_1, "
                               "absf(x_2)), 0.0)) ∘ split-256")
 
 
+def test_a_map_of_scalars_maps_float4s_padded_to_whole_work_groups(examples):
+    scal = examples["scal"].kernels["scal"]
+    vectors = "asScalar ∘ map-global(λ xi. vectorize-4(mult)(a, xi)) ∘ asVector-4"
+    assert paper(lower(scal, {"N": 1 << 20})) == f"λ a, x. {vectors}(x)"
+    assert paper(lower(scal, {"N": 1000})) == f"λ a, x. take-(N) ∘ {vectors} ∘ pad-to-multiple-256(0.0)(x)"
+    assert paper(lower(scal, {"N": 1000}, vector_width=1)) == \
+        "λ a, x. take-(N) ∘ map-global(λ xi. mult(a, xi)) ∘ pad-to-multiple-64(0.0)(x)"
+    blackscholes = examples["blackscholes"].kernels["blackscholes"]
+    assert paper(lower(blackscholes, {"N": 1000})) == \
+        "take-(N) ∘ map-global(bs_computation) ∘ pad-to-multiple-64(0.0)"
+
+
 def test_matmul_lowers_to_two_dimensions():
-    lowered = default_lowering(matmul, {"M": 64, "K": 32, "N": 48}).replay(matmul)
+    lowered = default_lowering(matmul, {"M": 33, "K": 17, "N": 5}).replay(matmul)
     assert "map-global[1](λ a. map-global(" in paper(lowered) and is_lowered(lowered)
+
+
+def test_matmul_is_register_blocked_where_the_blocks_divide():
+    lowered = default_lowering(matmul, {"M": 64, "K": 32, "N": 48}).replay(matmul)
+    shown = paper(lowered)
+    assert shown.startswith("λ A, B. join ∘ map-global[1](")
+    assert shown.endswith("∘ map(split-16)(B)) ∘ split-4(A)")
+    assert paper(lower(matmul, {"M": 64})).startswith("λ A, B. map-global[1](λ a. map-global(")  # any K, N
+    assert "toPrivate(reduce-seq(" in shown and is_lowered(lowered)
 
 
 @needs_device
@@ -116,7 +146,7 @@ def testmd(examples):
 
 
 @needs_device
-@pytest.mark.parametrize("m, k, n", [(16, 8, 12), (33, 17, 5)])
+@pytest.mark.parametrize("m, k, n", [(16, 8, 12), (33, 17, 5), (12, 8, 32), (64, 32, 48)])
 def test_matmul(m, k, n):
     A, B = _f32(m, k), _f32(k, n)
     np.testing.assert_allclose(lift.compile(matmul)(A, B), A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
@@ -180,7 +210,7 @@ def test_cli_compiles_the_high_level_asum_and_its_kernel_runs(tmp_path):
     done = subprocess.run([sys.executable, "-m", "lift.cli", "compile", "examples/asum.py", "--size", "N=16384",
                            "-o", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert len(json.loads((tmp_path / "asum.json").read_text())["kernels"]) == 2
+    assert len(json.loads((tmp_path / "asum.json").read_text())["kernels"]) == 3
     x = _f32(1 << 14)
     np.savez(tmp_path / "inputs.npz", x=x)
     subprocess.run([sys.executable, str(MANIFEST_HOST), str(out), str(tmp_path / "asum.json"),
@@ -198,6 +228,8 @@ def test_cli_lowering_option_names_a_missing_winner(tmp_path):
 def test_asum_at_a_prime_size_lowers_to_two_kernels_of_padded_chunks(examples):
     program = examples["asum"].kernels["asum"]
     lowered = default_lowering(program, {"N": 16_777_213}).replay(program)
+    assert paper(lowered).endswith("vectorize-4(0.0))) ∘ split-1024 ∘ asVector-4 ∘ pad-to-multiple-4096(0.0)")
+    lowered = default_lowering(program, {"N": 16_777_213}, vector_width=1).replay(program)
     assert paper(lowered) == ("reduce-seq(add, 0.0) ∘ join ∘ map-global(reduce-seq(λ acc_1, x_2. add(acc_1, "
                               "absf(x_2)), 0.0)) ∘ split-4096 ∘ pad-to-multiple-4096(0.0)")
 

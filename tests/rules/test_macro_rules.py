@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, Split, Transpose, Zip, fun,
-                  infer, interpret, paper)
+from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split, Transpose,
+                  Zip, fun, infer, interpret, paper)
 from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
 from lift.rules import RewriteEngine
 from lift.rules.macro_rules import block_columns, block_rows, register_blocked
@@ -106,6 +106,32 @@ def test_private_accumulator(m, n, k, seed):
     new = _rewritten(program, "private-accumulator")
     assert "toPrivate(reduce-seq" in paper(new)
     np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
+
+
+def test_private_accumulator_copies_the_initial_value_in():
+    program = fun([ArrayType(ArrayType(ArrayType(Float, 3), 2), 4)], lambda X: MapGlb(
+        lambda rows: ReduceSeq(lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
+                               Literal(1.5, ArrayType(Float, 3)))(rows))(X))
+    new = _rewritten(program, "private-accumulator")
+    assert "toPrivate(reduce-seq(" in paper(new) and "map-seq(id)(1.5)" in paper(new)
+    x = _rand(np.random.default_rng(1), 4, 2, 3)
+    np.testing.assert_array_equal(interpret(new, x), x.sum(axis=1, keepdims=True) + 1.5)
+
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(0, 1 << 16))
+def test_map_seq_unroll(m, k, seed):
+    program = fun([ArrayType(ArrayType(Float, k), m)], lambda x: MapGlb(MapSeq(lambda v: mult(v, v)))(x))
+    x = _rand(np.random.default_rng(seed), m, k)
+    new = _rewritten(program, "map-seq-unroll")
+    assert "map-global(map-seq-unroll(" in paper(new)
+    np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
+    assert not [rw for rw in ENGINE.rewrites(new) if rw.rule == "map-seq-unroll"]
+
+
+def test_map_seq_unroll_needs_a_constant_length():
+    program = fun([ArrayType(ArrayType(Float, SizeVar("K")), 4)], lambda x: MapGlb(MapSeq(lambda v: mult(v, v)))(x))
+    assert not [rw for rw in ENGINE.rewrites(program) if rw.rule == "map-seq-unroll"]
 
 
 def test_private_accumulator_only_in_a_work_item():

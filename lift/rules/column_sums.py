@@ -1,0 +1,134 @@
+"""Column reductions in one pass over the rows: the partial-reduction macro rule for `map(reduce) ∘ transpose`.
+
+A column reduction `map(reduce(f, z))(transpose(A))` (numpy's `A.sum(axis=0)`, or a transposed gemv's
+`map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A))`) read column after column walks the matrix with
+the stride of a row. `partial_column_sums(chunk, width)` derives, by rules only:
+
+    map(reduce(f, z))(transpose(A))
+      → map(reduce(f, z) ∘ map(id))(transpose(A))                                      (reduce-map-id, 3(e))
+      → map(reduce(f, z))(transpose(map(λc. join(map(..)(transpose(c))))(split-chunk(A))))
+                                                                    (transpose-partial-reduction, 3(d))
+      → .. map-global(λc. join(transpose(reduce-seq(λacc, row. map(λe. f(acc_e, g(row_e)))(zip(acc, row)),
+                                                    [z, .., z])(c))))(split-chunk(A)) ..
+                                                      (map-reduce-interchange, 3(d); map-to-global, 4(a))
+
+each work-item folding `chunk` rows, read as they lie in memory, into a row of accumulators (in private
+memory, 4(d); updated `width` lanes at a time, 4(e)); the column reductions of the partial sums, one row per
+chunk, follow on global work-items. Every step re-associates the reduction as Figure 3(d) does, so the rules
+require an operator known to be associative.
+
+A transposition `map(map(f))(transpose(A))` written one element per work-item reads `A` a row apart from one
+element to the next. `transpose_tiles(b)` gives each global work-item `b` rows of the result, written tile by
+tile: split-join (3(c)) on both dimensions, map fission (3(f)) and `map-interchange` (5) put the loop over
+`b × b` tiles outside the loops within a tile, which read `b` adjacent elements of `b` rows of `A` (cache lines)
+and write `b` adjacent elements of `b` rows of the result.
+
+A stencil's map over the windows of a grid, `map(λw. reduce(f, z)(map(g)(zip(w, k))))(slide(3, 1)(x))`, is a
+map over the rows of a matrix, so it is the map over the columns of its transpose (`map-transpose-transpose`,
+3(e)): `blocked_windows(w, width)` splits those columns into blocks of `w` (split-join, 3(c); `split-transpose`),
+and folds each block's window rows, whole shifted rows of `w` grid values, into `w` accumulators
+(`map-reduce-interchange`, 3(d)), `width` lanes at a time (4(e)), one global work-item per block: each
+work-item computes `w` outputs from contiguous reads, where a work-item per output gathers its window.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from lift.ir.nodes import FunCall, Lambda
+from lift.types.types import ArrayType
+from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
+from lift.rules.macro_rules import vectorised_block
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, function, identity, is_call,
+                                 mapped_body, normalize, rewrite, try_, where)
+
+
+def _reduces_columns(ctx) -> bool:
+    return _reduces(ctx.node.f.f)
+
+
+def _reduces(f) -> bool:
+    return isinstance(f, Reduce) or (isinstance(f, Lambda) and len(f.params) == 1 and isinstance(f.body, FunCall)
+                                     and isinstance(f.body.f, Reduce))
+
+
+column_reduction = is_call(Map) & argument_is(is_call(Transpose)) & Selector(_reduces_columns, "reduces_columns")
+"""A map of a reduction over the columns of a matrix: `map(reduce(f, z) [∘ map(g)])(transpose(A))`."""
+
+private_folds = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
+"""Every work-item's array accumulator in private memory (`private-accumulator`, 4(d))."""
+
+
+def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
+    """At a `column_reduction`: chunks of `chunk` rows, each folded row by row into a row of accumulators by
+    one global work-item (its update over `width`-lane vectors where given), then the column reductions of
+    the partial sums on global work-items (see the module)."""
+    per_chunk = arguments(0, 0)
+    lanes = per_chunk(mapped_body(vectorised_block(width))) if width else identity
+    return (try_(function(function(rewrite("reduce-map-id"))))
+            >> rewrite("transpose-partial-reduction", chunk=chunk)
+            >> per_chunk(mapped_body(argument(0, rewrite("map-reduce-interchange"))))
+            >> per_chunk(rewrite("map-to-global", dim=0))
+            >> lanes
+            >> rewrite("map-to-global", dim=0))
+
+
+def _small_rows(ctx) -> bool:
+    return _windows_of(ctx.node.args[0].t)
+
+
+def _windows_of(t) -> bool:
+    length = getattr(getattr(t, "elem", None), "length", None)
+    return length is not None and length.is_constant and length.value <= MAX_WINDOW
+
+
+def _maps_windows(ctx) -> bool:
+    g = ctx.node.f.f
+    return (isinstance(g, Map) and _reduces(g.f) and isinstance(ctx.node.args[0].t.elem, ArrayType)
+            and _windows_of(ctx.node.args[0].t.elem))
+
+
+MAX_WINDOW = 64
+"""The most elements of a window (a row of the matrix a stencil maps over): a map over longer rows (gemv's map
+over the rows of its matrix) is not a stencil; folding its columns would read the matrix by columns."""
+
+windows = is_call(Map) & Selector(_reduces_columns, "reduces_rows") & Selector(_small_rows, "of_windows")
+"""A map of a reduction over small windows: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`, or the map
+over a row of 2-D neighbourhoods `map(λnb. reduce(f, z)(..join(nb)..))(row)`."""
+
+
+def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rewrite("map-to-global", dim=0)
+                    ) -> Strategy:
+    """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
+    accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
+    work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
+    (`map-view-fission`), so that the windows are the rows of a matrix."""
+    lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
+    return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
+            >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
+            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered))
+
+grid_windows = is_call(Map) & Selector(_maps_windows, "maps_windows")
+"""A map over the rows of a grid of a map over each row's windows: a 2-D stencil `map(map(λnb. ..))(slide2d(x))`."""
+
+
+def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
+    """At `grid_windows`: each row's windows in blocks of `w` (`blocked_windows`, on global work-items of dimension
+    0), the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
+            >> rewrite("map-to-global", dim=1))
+
+transposition = (is_call(Map) & argument_is(is_call(Transpose))
+                 & Selector(lambda ctx: isinstance(ctx.node.f.f, Map), "maps_rows"))
+"""A map of a map over the columns of a matrix: a transposition `map(map(f))(transpose(A))`."""
+
+
+def transpose_tiles(b: int) -> Strategy:
+    """At a `transposition`: `b` rows of the result per global work-item, computed in `b × b` tiles (see the
+    module)."""
+    rows = arguments(0)
+    tile_loop = rows(function(function(body(argument(0, rewrite("map-fission", at=1))))))
+    return (rewrite("split-join", n=b) >> rows(function(function(function(rewrite("split-join", n=b)))))
+            >> rows(function(function(rewrite("map-fission", at=1)))) >> tile_loop
+            >> rows(function(function(body(argument(0, rewrite("map-interchange"))))))
+            >> rows(rewrite("map-to-global", dim=0)))

@@ -1,0 +1,30 @@
+"""Unrolling: a sequential map of constant length as straight-line code (Lift's `MapSeqUnroll`).
+
+    map-seq(f) → map-seq-unroll(f)                                        (the length a constant)
+
+Both mean `map(f)` (Table 2): the iterations, in order, in one work-item. Unrolled, every index into the
+array is a constant, which is what lets an OpenCL compiler keep a private array in registers (indexed by a
+loop counter it lives in memory, read and written at every step): the accumulators of a register block
+(`lift.rules.register_blocking`) stay registers only when the loops over them are unrolled.
+"""
+
+from __future__ import annotations
+
+from lift.ir.patterns import MapSeq, MapSeqUnroll
+from lift.rules.rule import requires, rule
+from lift.rules.sizes import integer
+
+
+def _constant_length(call) -> None:
+    requires(type(call.f) is MapSeq, "the map-seq is already unrolled")
+    requires(integer(call.args[0].t.length) is not None, "the length is not a constant")
+
+
+@rule("map-seq-unroll", figure="CASES16", heads=MapSeq, sized=True, match=_constant_length,
+      description="a sequential map of constant length unrolled, so that its indices are constants",
+      equation="map-seq(f) → map-seq-unroll(f)")
+def map_seq_unroll(call):
+    return MapSeqUnroll(call.f.f)(*call.args)
+
+
+RULES = (map_seq_unroll,)

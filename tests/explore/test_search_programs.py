@@ -1,0 +1,75 @@
+"""The rewrite search on programs beyond the paper's, written as a new user would (`examples/normalise.py`,
+`colsum.py`, `transpose.py`, `jacobi.py`): the moves the rules give them are proposed, placed by selectors, and their candidates
+compute what the interpreter computes."""
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+import lift
+from lift import interpret
+from lift.explore.bandwidth import StreamingBandwidth
+from lift.explore.driver import explore
+from lift.explore.evaluation import TimingPolicy
+from lift.explore.rewrite_search import RewriteSearch
+from lift.opencl_gen.compiled import compile
+
+from opencl_device import needs_device
+
+# (file, kernel, sizes, a pattern of the paper-notation text that only the new moves give)
+PROGRAMS = [
+    ("normalise", "normalise", {"N": 4096},
+     r"reduce-seq\(add, 0\.0\) ∘ join ∘ (asScalar ∘ )?map-(global|workgroup)\("),  # the sum in parallel chunks
+    ("colsum", "colsum", {"M": 64, "N": 32},
+     r"transpose ∘ map-global\(join ∘ transpose ∘ reduce-seq\("),  # chunks of rows folded into partial sums
+    ("transpose", "transpose", {"M": 64, "N": 32},
+     r"map-global\(map\(join\) ∘ transpose ∘ map-seq\(map-seq\(map-seq"),  # tiles
+    ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 16},
+     r"map-global\[1\]\(join ∘ map-global\("),  # blocks of a row on dimension 0, rows on dimension 1
+    ("jacobi", "jacobi1d", {"L": 256},
+     r"map\(split-\d+\) ∘ transpose ∘ slide\(3, 1\)"),  # blocks of results from shifted rows of the grid
+]
+
+
+def _found(program, sizes, pattern, limit=400):
+    """The search's candidates up to the first whose text matches `pattern` (at most `limit`)."""
+    taken = []
+    for candidate in itertools.islice(RewriteSearch(program, sizes, seed=0), limit):
+        taken.append(candidate)
+        if re.search(pattern, lift.paper(candidate.program)):
+            return taken
+    pytest.fail(f"no candidate matches {pattern!r} among {len(taken)}")
+
+
+@pytest.mark.parametrize("stem, kernel, sizes, pattern", PROGRAMS)
+def test_the_new_moves_are_proposed(examples, stem, kernel, sizes, pattern):
+    _found(examples[stem].kernels[kernel], sizes, pattern)
+
+
+@needs_device
+@pytest.mark.parametrize("stem, kernel, sizes, pattern", PROGRAMS)
+def test_the_candidates_compute_what_the_program_means(examples, stem, kernel, sizes, pattern):
+    """The first candidates and the first of the new moves, run on the device, against the interpreter."""
+    pf = examples[stem]
+    program = pf.kernels[kernel]
+    inputs = pf.inputs(kernel, sizes, seed=2)
+    want = np.ravel(interpret(program, *inputs))
+    taken = _found(program, sizes, pattern)
+    for candidate in taken[:4] + taken[-1:]:
+        got = np.ravel(compile(candidate.program, sizes=sizes)(*inputs))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=lift.paper(candidate.program))
+
+
+@needs_device
+def test_explore_finds_working_column_sums(examples, tmp_path):
+    """A short `lift explore` of column sums: every candidate works, partial sums among them."""
+    pf = examples["colsum"]
+    sizes = {"M": 256, "N": 128}
+    result = explore(pf, "colsum", sizes, RewriteSearch(pf.kernels["colsum"], sizes, 0), budget_s=300,
+                     out_dir=tmp_path / "out", max_candidates=6, work_group_sizes=(None,), progress=False,
+                     timing=TimingPolicy(min_runs=3, max_runs=10, max_s=0.3),
+                     bandwidth=StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0.002, nbytes=0))
+    assert len(result.ranked) == 6 and all(r.ok for r in result.ranked), [r.reason for r in result.ranked]
+    assert any("partial-sums" in str(r.params) for r in result.ranked)
