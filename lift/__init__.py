@@ -20,22 +20,23 @@ from lift.ir.call_graph import CallGraph
 from lift.ir.typecheck import TypedProgram, infer
 from lift.ir.userfun import UserFun, userfun
 from lift.explore.tuned_compile import compile
+from lift.arrays import LiftArray, asarray, config, evaluate, explain, maximum, minimum, where
 from lift.types.arith import ArithExpr, Cst, SizeVar, Var
 from lift.types.types import (ArrayType, Bool, Double, Float, Int, ScalarType, TupleType, Type,
                               VectorType)
 
-globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: on IR values and in user functions
+globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: on IR values, in user functions, on arrays
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
-    "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftCodegenError",
+    "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray", "LiftCodegenError",
     "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
     "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqUnroll", "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed",
     "Reduce", "ReduceSeq", "Reorder", "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take",
     "ToGlobal", "ToLocal", "ToPrivate",
     "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
-    "Vectorize", "Zip", "eq", "fun", "infer", "interpret", "inline_routines", "ne", "paper", "python_source", "routine",
-    "userfun",
+    "Vectorize", "Zip", "asarray", "config", "eq", "evaluate", "explain", "fun", "infer", "inline_routines",
+    "interpret", "maximum", "minimum", "ne", "paper", "python_source", "routine", "userfun", "where",
 ] + sorted(LIFT_MATH)

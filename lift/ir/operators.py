@@ -15,6 +15,9 @@ floor, ceil, fmin, fmax, tanh, erf`, ...) build the built-in user function `sqrt
 `math.sqrt` on a Python number, and are OpenCL's function of that name inside a user function. They take
 floating-point values (an Int literal becomes a float).
 
+A value whose type defines `__lift_math__(name, *args)` computes the function itself (lift arrays:
+element-wise, `lift.arrays`), so that one `lift.sqrt` serves IR values, numbers and arrays.
+
 `==` stays structural equality of nodes (the rewrite search compares and hashes expressions): write
 `lift.eq(a, b)` / `lift.ne(a, b)` for the element-wise comparison.
 """
@@ -130,6 +133,9 @@ def math_function(name: str):
 
         if len(args) != arity:
             raise LiftTypeError(f"lift.{name} takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}")
+        hook = next((h for h in (getattr(type(a), "__lift_math__", None) for a in args) if h is not None), None)
+        if hook is not None:
+            return hook(name, *args)
         if not any(isinstance(a, Expr) for a in args):
             return float(getattr(np, np_name)(*args)) if np_name else getattr(math, name)(*args)
         exprs = tuple(to_expr(a) for a in args)

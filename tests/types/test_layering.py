@@ -10,7 +10,7 @@ import pytest
 import lift
 
 LIFT = Path(lift.__file__).parent
-ABOVE_IR = ("lift.opencl_gen", "lift.rules", "lift.explore", "lift.cli")
+ABOVE_IR = ("lift.opencl_gen", "lift.rules", "lift.explore", "lift.arrays", "lift.cli")
 ABOVE_TYPES = ("lift.ir",) + ABOVE_IR
 
 
@@ -39,6 +39,13 @@ def test_types_import_nothing_above_them(path):
 @pytest.mark.parametrize("path", sorted((LIFT / "ir").glob("*.py")), ids=lambda p: p.name)
 def test_the_ir_imports_neither_rules_nor_code_generator(path):
     above = sorted(m for m in _imported_modules(path) if m.startswith(ABOVE_IR))
+    assert above == [], f"{path.name} imports {above}"
+
+
+@pytest.mark.parametrize("path", sorted(p for layer in ("rules", "opencl_gen", "explore")
+                                         for p in (LIFT / layer).glob("*.py")), ids=lambda p: p.name)
+def test_the_layers_below_arrays_do_not_import_them(path):
+    above = sorted(m for m in _imported_modules(path) if m.startswith(("lift.arrays", "lift.cli")))
     assert above == [], f"{path.name} imports {above}"
 
 

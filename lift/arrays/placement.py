@@ -1,0 +1,128 @@
+"""Where to run: Brook's cost model (Buck et al., Section 6), per evaluation.
+
+The device pays the transfer of the inputs not yet on it and of the results, plus its kernels' time; the
+host pays numpy's time for the same graph, plus downloading the inputs only on the device. `predict` puts figures on both for one evaluation: the transfer at the device's
+measured host-to-device rate, the kernels by the analytic cost model of `lift explore`
+(`lift.explore.cost_model`, over the streaming bandwidth and launch cost measured on the device), and
+numpy's time from rates measured on this machine once per process (an element-wise operation, a
+reduction, a BLAS contraction). The device is chosen where its total is the smaller.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from lift.arrays.host import is_contraction
+from lift.explore import cost_model
+from lift.explore.bandwidth import cached, measure_bandwidth
+from lift.explore.evaluation import TimingPolicy
+from lift.explore.tuning_database import default_root
+from lift.opencl_gen import runtime
+
+_BANDWIDTH_BYTES = 32 << 20
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Milliseconds on each side of one evaluation (`transfer_ms` + `kernel_ms` against `host_ms`)."""
+
+    transfer_ms: float
+    kernel_ms: float
+    host_ms: float
+
+    @property
+    def device_ms(self) -> float:
+        return self.transfer_ms + self.kernel_ms
+
+    @property
+    def choice(self) -> str:
+        return "device" if self.device_ms < self.host_ms else "host"
+
+
+def predict(nodes, inputs, targets, generated, device) -> Prediction:
+    """The prediction for computing `targets` from `inputs` with the program `generated`: the device uploads
+    the inputs only on the host and downloads the results; the host downloads the inputs only on the device."""
+    rates = _device_rates(device)
+    to_device = sum(n.nbytes for n in inputs if n.on_device is None) + sum(t.nbytes for t in targets)
+    to_host = sum(n.nbytes for n in inputs if n.value is None)
+    try:
+        kernel_ms = cost_model.predict(cost_model.profile(generated), rates["model"])
+    except ValueError:
+        kernel_ms = math.inf
+    return Prediction(to_device / rates["transfer_gbps"] * 1e-6, kernel_ms,
+                      host_ms(nodes) + to_host / rates["transfer_gbps"] * 1e-6)
+
+
+def host_ms(nodes) -> float:
+    """numpy's predicted time for these nodes (`lift.arrays.host`): per element of each result, per element
+    reduced, per multiply-add of a contraction, at the rates measured on this machine."""
+    rates = _host_rates()
+    total = 0.0
+    for n in nodes:
+        if n.op == "reduce" and is_contraction(n):
+            total += n.args[0].size * 2 / rates["flops_per_ns"] * 1e-6
+        elif n.op == "reduce":
+            total += n.args[0].size * rates["reduce_ns"] * n.dtype.itemsize / 4 * 1e-6
+        elif n.op in ("map", "shift", "gather", "pad") and not _is_contraction_operand(n, nodes):
+            total += n.size * rates["map_ns"] * n.dtype.itemsize / 4 * 1e-6
+    return total
+
+
+def _is_contraction_operand(n, nodes) -> bool:
+    return any(m.args and m.args[0] is n and is_contraction(m) for m in nodes)
+
+
+@lru_cache(maxsize=None)
+def _host_rates() -> dict:
+    """numpy's speed here: ns per element of a binary operation and of a sum, multiply-adds per ns."""
+    a, b = np.ones(1 << 22, np.float32), np.ones(1 << 22, np.float32)
+    m = np.ones((384, 384), np.float32)
+    return {"map_ns": _best(lambda: np.add(a, b)) / a.size * 1e9,
+            "reduce_ns": _best(lambda: np.add.reduce(a)) / a.size * 1e9,
+            "flops_per_ns": 2 * 384 ** 3 / _best(lambda: m @ m) * 1e-9}
+
+
+def _best(f, repeat: int = 3) -> float:
+    f()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+@lru_cache(maxsize=None)
+def _device_rates(device) -> dict:
+    """The device's cost model (bandwidth and launch cost measured once, kept beside the tuning database)
+    and its host-to-device copy rate."""
+    info = device
+    label = f"{runtime.device_label(device)} @ {_BANDWIDTH_BYTES} bytes"
+    measure_now = lambda: measure_bandwidth(device, _BANDWIDTH_BYTES, TimingPolicy(max_runs=20, max_s=0.5))
+    root = default_root()
+    if root is None:
+        bandwidth = measure_now()
+    else:
+        root.mkdir(parents=True, exist_ok=True)
+        bandwidth = cached(root / "arrays-bandwidth.json", label, measure_now)
+    cl = runtime._cl()
+    kind = "gpu" if info.type & cl.device_type.GPU else "cpu"
+    model = cost_model.DeviceModel.for_device(kind, info.max_compute_units, bandwidth.gbps, bandwidth.launch_ms,
+                                              info.local_mem_size, info.max_work_group_size,
+                                              info.preferred_vector_width_float)
+    return {"model": model, "transfer_gbps": _transfer_gbps(device)}
+
+
+def _transfer_gbps(device) -> float:
+    cl = runtime._cl()
+    ctx, queue = runtime.context_and_queue(device)
+    host = np.ones(1 << 22, np.float32)
+    buffer = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, host.nbytes)
+    seconds = _best(lambda: cl.enqueue_copy(queue, buffer, host, is_blocking=True))
+    buffer.release()
+    return host.nbytes / seconds * 1e-9

@@ -1,0 +1,202 @@
+"""lift arrays against numpy on the OpenCL device and on the host: element-wise chains, reductions with
+`axis`, matrix products, stencils and shifts, gathers, the compiled-program cache, `lift.explain`, and the
+placement forced both ways."""
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+import lift
+from lift.arrays.evaluation import COUNTS
+from lift.errors import LiftError, LiftTypeError
+
+RNG = np.random.default_rng(7)
+X = RNG.random((64, 48), dtype=np.float32)
+Y = RNG.random((64, 48), dtype=np.float32)
+V = RNG.random(48, dtype=np.float32)
+
+
+def _close(got, want, tol=1e-4):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype, (got.shape, got.dtype)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.fixture(params=["device", "host"])
+def placement(request):
+    """Each test on the OpenCL device (skipped where there is none) and with numpy on the host."""
+    device = request.getfixturevalue("device") if request.param == "device" else None
+    with lift.config(placement=request.param, device=device):
+        yield request.param
+
+
+CASES = {
+    "chain": (lambda a, b, v: ((a * 2.0 + b) * (a - 1.0) / (b + 1.0)) ** 2 - abs(a - b),
+              lambda a, b, v: ((a * 2 + b) * (a - 1) / (b + 1)) ** 2 - abs(a - b)),
+    "broadcast": (lambda a, b, v: a * v + 1.0, lambda a, b, v: a * v + 1),
+    "math": (lambda a, b, v: lift.sqrt(a) + np.exp(b) - lift.maximum(a, 0.5),
+             lambda a, b, v: np.sqrt(a) + np.exp(b) - np.maximum(a, 0.5)),
+    "where": (lambda a, b, v: lift.where(a > b, a, b * 2.0), lambda a, b, v: np.where(a > b, a, b * 2)),
+    "comparison": (lambda a, b, v: a <= b, lambda a, b, v: a <= b),
+    "sum_all": (lambda a, b, v: (a * b).sum(), lambda a, b, v: (a * b).sum()),
+    "sum_axis0": (lambda a, b, v: (a - b).sum(axis=0), lambda a, b, v: (a - b).sum(axis=0)),
+    "sum_axis1": (lambda a, b, v: (a + b).sum(axis=1), lambda a, b, v: (a + b).sum(axis=1)),
+    "max_axis1": (lambda a, b, v: (a - b).max(axis=1), lambda a, b, v: (a - b).max(axis=1)),
+    "min": (lambda a, b, v: a.min(), lambda a, b, v: a.min()),
+    "mean_axis0": (lambda a, b, v: a.mean(axis=0), lambda a, b, v: a.mean(axis=0)),
+    "normalise": (lambda a, b, v: a / a.sum(), lambda a, b, v: a / a.sum()),
+    "dot": (lambda a, b, v: v @ v, lambda a, b, v: v @ v),
+    "gemv": (lambda a, b, v: a @ v, lambda a, b, v: a @ v),
+    "vecmat": (lambda a, b, v: v @ b.T, lambda a, b, v: v @ b.T),
+    "matmul": (lambda a, b, v: a @ b.T, lambda a, b, v: a @ b.T),
+    "transpose_reshape": (lambda a, b, v: a.T.reshape(16, 192) * 2.0, lambda a, b, v: a.T.reshape(16, 192) * 2),
+    "shift": (lambda a, b, v: a.shift((1, -2)) - a, lambda a, b, v: np.pad(a, ((1, 0), (0, 2)), "edge")[:64, 2:] - a),
+    "shift_constant": (lambda a, b, v: a.shift((-3, 0), 0.0), lambda a, b, v: np.pad(a, ((0, 3), (0, 0)))[3:]),
+    "rotate": (lambda a, b, v: v.rotate(5) * v, lambda a, b, v: np.roll(v, 5) * v),
+    "pad": (lambda a, b, v: a.pad(1, 2, "mirror") + 1.0, lambda a, b, v: np.pad(a, ((1, 2), (1, 2)), "symmetric") + 1),
+    "stencil": (lambda a, b, v: a.stencil(lambda w: (w[0, 1] + w[1, 0] + w[1, 1] + w[1, 2] + w[2, 1]) * 0.2, (3, 3),
+                                          "wrap"),
+                lambda a, b, v: sum(np.roll(a, s, (0, 1)) for s in ((1, 0), (0, 1), (0, 0), (0, -1), (-1, 0)))
+                * np.float32(0.2)),
+    "logical": (lambda a, b, v: lift.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0),
+                lambda a, b, v: np.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0)),
+    "count": (lambda a, b, v: (a > b).sum(axis=0), lambda a, b, v: (a > b).sum(axis=0).astype(np.int32)),
+    "power": (lambda a, b, v: a ** b, lambda a, b, v: a ** b),
+    "scalar_chain": (lambda a, b, v: a.sum() * 2.0 + a.max(), lambda a, b, v: a.sum() * 2 + a.max()),
+    "view_of_reduction": (lambda a, b, v: a.sum(axis=1).reshape(8, 8) * 2.0,
+                          lambda a, b, v: a.sum(axis=1).reshape(8, 8) * 2),
+    "transposed_product": (lambda a, b, v: (a.T @ b).T + 1.0, lambda a, b, v: (a.T @ b).T + 1),
+    "shifted_product": (lambda a, b, v: (a @ b.T).shift((1, 1), 0.0),
+                        lambda a, b, v: np.pad(a @ b.T, ((1, 0), (1, 0)))[:64, :64]),
+    "padded_expression": (lambda a, b, v: (a * 2.0).pad(1, 1, "clamp"), lambda a, b, v: np.pad(a * 2, 1, "edge")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_operations_agree_with_numpy(name, placement):
+    lifted, numpy = CASES[name]
+    got = lifted(lift.asarray(X), lift.asarray(Y), lift.asarray(V))
+    _close(got.get(), numpy(X, Y, V), tol=1e-3)
+
+
+def test_gather_clips_indices(placement):
+    rows = lift.asarray(np.arange(70, dtype=np.int32)[::-1] - 3)
+    cols = lift.asarray((np.arange(70, dtype=np.int32) * 7) % 48)
+    want = X[np.clip(np.arange(70)[::-1] - 3, 0, 63), (np.arange(70) * 7) % 48]
+    _close(lift.asarray(X)[rows, cols].get(), want)
+
+
+def test_integer_arrays_and_casts(placement):
+    n = lift.asarray(np.arange(10))                                       # int64 held as int32
+    _close((n * 3 - 1).get(), np.arange(10, dtype=np.int32) * 3 - 1)
+    _close((lift.asarray(X) * 10.0).astype(np.int32).get(), (X * 10).astype(np.int32))
+    _close((n / 4).get(), np.arange(10, dtype=np.int32) / 4)             # true division, as numpy: float64
+
+
+def test_evaluate_computes_several_arrays_in_one_program(device):
+    with lift.config(placement="device", device=device):
+        a = lift.asarray(X) * 2.0
+        total, shifted = lift.evaluate(a.sum(), a + 1.0)
+    _close(total, (X * 2).sum(), tol=1e-3)
+    _close(shifted, X * 2 + 1)
+    assert np.asarray(total).shape == ()
+
+
+def test_a_second_evaluation_of_an_equal_graph_is_not_compiled_again(device):
+    with lift.config(placement="device", device=device):
+        first = (lift.asarray(X) * 3.0 + lift.asarray(Y)).sum(axis=1)
+        before = dict(COUNTS)
+        first.get()
+        assert COUNTS["compiled"] == before["compiled"] + 1
+        other = RNG.random((64, 48), dtype=np.float32)
+        second = (lift.asarray(other) * 3.0 + lift.asarray(Y)).sum(axis=1)
+        _close(second.get(), (other * 3 + Y).sum(axis=1))
+        assert COUNTS["compiled"] == before["compiled"] + 1 and COUNTS["reused"] == before["reused"] + 1
+
+
+def test_an_array_used_twice_is_one_parameter_and_a_shared_result_is_computed_once(device):
+    from lift.arrays.graph import build, structure
+
+    a = lift.asarray(X)
+    s = a.sum(axis=1)
+    r = (a.T * s).T + s.reshape(64, 1)
+    st = structure([r])
+    assert len(st.inputs) == 1
+    assert "λ let0" in lift.paper(build([r], st))
+    with lift.config(placement="device", device=device):
+        _close(r.get(), X * X.sum(axis=1)[:, None] + X.sum(axis=1)[:, None], tol=1e-3)
+
+
+def test_forced_placement_runs_where_it_says(device):
+    for placement in ("device", "host"):
+        before = dict(COUNTS)
+        with lift.config(placement=placement, device=device):
+            _close((lift.asarray(V) * 2.0).get(), V * 2)
+        assert COUNTS[placement] == before[placement] + 1
+        assert sum(COUNTS[p] for p in ("device", "host")) == sum(before[p] for p in ("device", "host")) + 1
+
+
+def test_auto_placement_follows_the_cost_model(device):
+    with lift.config(placement="auto", device=device):
+        x = lift.asarray(V) + 1.0
+        e = lift.explain(x, file=io.StringIO())
+        assert e.placement == e.prediction.choice
+        before = dict(COUNTS)
+        _close(x.get(), V + 1)
+        assert COUNTS[e.placement] == before[e.placement] + 1
+
+
+def test_explain_prints_program_kernels_and_prediction(device):
+    with lift.config(placement="device", device=device):
+        out = io.StringIO()
+        e = lift.explain((lift.asarray(X) * 2.0).sum(), file=out, source=True)
+    text = out.getvalue()
+    assert text == e.text + "\n"
+    assert "program:  reduce(add_float32, 0.0)" in text
+    assert "(e0: Float) -> Float: return (e0 * 2.0)" in text            # the region's user function
+    count = int(re.search(r"kernels \((\d+)\):", text).group(1))
+    assert count == text.count("  lift_arrays_k") == text.count("kernel void") >= 1
+    assert "prediction on" in text and "placement: device (lift.config)" in text
+    assert e.prediction.kernel_ms > 0 and e.prediction.host_ms > 0 and e.prediction.transfer_ms > 0
+
+
+def test_numpy_interop():
+    a = lift.asarray(X)
+    assert isinstance(np.add(a, 1.0), lift.LiftArray) and isinstance(X + a, lift.LiftArray)
+    assert lift.sqrt(4.0) == 2.0                        # lift's math functions still take numbers
+    with lift.config(placement="host"):
+        _close(np.asarray(np.sqrt(a) * Y), np.sqrt(X) * Y)
+
+
+def test_bad_input_is_one_clear_error():
+    a = lift.asarray(X)
+    with pytest.raises(LiftTypeError, match="shapes"):
+        a + lift.asarray(V[:5])
+    with pytest.raises(LiftTypeError, match="matmul"):
+        a @ a
+    with pytest.raises(LiftTypeError, match="int64|float32"):
+        lift.asarray(np.ones(3, np.complex64))
+    with pytest.raises(LiftError, match="placement"):
+        lift.config.placement = "gpu"
+
+
+def test_device_arrays_stay_on_the_device(device):
+    """A user's context, queue and pyopencl arrays end to end: results stay on the device (nothing is
+    downloaded until `get`), a numpy input is uploaded once and kept, and programs run on the user's queue."""
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx)
+    x = lift.asarray(cla.to_device(queue, X))
+    y = lift.asarray(Y)
+    with lift.config(placement="device"):
+        b = lift.evaluate(x * 2.0 + y)
+        assert b.value is None and b.on_device.context == ctx and y.on_device.context == ctx
+        uploaded = y.on_device
+        total = lift.evaluate((b * y).sum())
+        assert total.value is None and y.on_device is uploaded and b.value is None
+    _close(total.get(), ((X * 2 + Y) * Y).sum(), tol=1e-3)
+    _close(b.get(), X * 2 + Y)
