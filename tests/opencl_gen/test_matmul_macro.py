@@ -91,4 +91,4 @@ def test_a_register_blocked_kernel_under_oclgrind(tmp_path):
     rng = np.random.default_rng(9)
     a, b = rng.uniform(-1, 1, (8, 4)).astype(np.float32), rng.uniform(-1, 1, (4, 16)).astype(np.float32)
     (got,) = run_under_oclgrind(program, "blocked", sizes, [a, b], tmp_path)
-    np.testing.assert_allclose(got[..., 0], a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
