@@ -99,4 +99,4 @@ def check_host_memory(program: Lambda, sizes: Mapping[str, int]) -> None:
     arrays = [(p.name, array_bytes(p.t, sizes)) for p in typed.expr.params] + \
              [("reference" if len(outputs) == 1 else f"reference {k}", array_bytes(t, sizes)) for k, t in enumerate(outputs)]
     check_fits(arrays, available_host_bytes(), "the host's available memory", copies=2,
-               held_by=" (the explorer and its device worker each hold them)")
+               purpose=" (the explorer and its device worker each hold them)")

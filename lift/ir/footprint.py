@@ -40,16 +40,16 @@ def available_host_bytes() -> Optional[int]:
 
 
 def check_fits(arrays: Sequence[tuple], limit: Optional[int], limit_name: str, copies: int = 1,
-               held_by: str = "", error: type = LiftMemoryError) -> None:
-    """Refuse `arrays` (`(name, bytes)` pairs), held `copies` times (by whom `held_by` says), beyond `limit`
-    bytes of `limit_name` (nothing when the limit is unknown) with an `error` naming them all."""
+               purpose: str = "", error: type = LiftMemoryError) -> None:
+    """Refuse `arrays` (`(name, bytes)` pairs), held `copies` times (`purpose` says why, after their total),
+    beyond `limit` bytes of `limit_name` (nothing when the limit is unknown) with an `error` naming them all."""
     total = copies * sum(n for _, n in arrays)
     if limit is None or total <= limit:
         return
     listed = ", ".join(f"{name} ({_gib(n)})" for name, n in arrays)
     times = f"{copies} x " if copies > 1 else ""
-    raise error(f"the arrays {listed} need {times}{_gib(total // copies)}{held_by}, more than "
-                          f"{limit_name} ({_gib(limit)}): use smaller sizes")
+    raise error(f"the arrays {listed} need {times}{_gib(total // copies)}{purpose}, more than "
+                          f"{limit_name} ({_gib(limit)}): choose smaller sizes")
 
 
 def _gib(nbytes: int) -> str:

@@ -43,7 +43,7 @@ def test_an_explored_problem_beyond_the_hosts_memory_is_refused_before_its_input
         Problem.prepare(examples["jacobi"], "jacobi2d", {"N": 4 << 20}, seed=0)
     assert str(e.value) == ("the arrays a (32.00 GiB), k (36 bytes), reference (32.00 GiB) need 2 x 64.00 GiB (the "
                             "explorer and its device worker each hold them), more than the host's available memory "
-                            "(1.00 GiB): use smaller sizes")
+                            "(1.00 GiB): choose smaller sizes")
 
 
 def test_a_problem_within_the_hosts_memory_is_prepared(examples, monkeypatch):
