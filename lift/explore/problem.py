@@ -96,7 +96,8 @@ def check_host_memory(program: Lambda, sizes: Mapping[str, int]) -> None:
     twice (the explorer and its device worker each hold them) in the host's available memory."""
     typed = infer(program)
     outputs = output_types(typed.type)
-    arrays = [(p.name, array_bytes(p.t, sizes)) for p in typed.expr.params] + \
-             [("reference" if len(outputs) == 1 else f"reference {k}", array_bytes(t, sizes)) for k, t in enumerate(outputs)]
+    references = [("reference" if len(outputs) == 1 else f"reference {k}", array_bytes(t, sizes))
+                  for k, t in enumerate(outputs)]
+    arrays = [(p.name, array_bytes(p.t, sizes)) for p in typed.expr.params] + references
     check_fits(arrays, available_host_bytes(), "the host's available memory", copies=2,
                purpose=" (the explorer and its device worker each hold them)")

@@ -48,8 +48,8 @@ def check_fits(arrays: Sequence[tuple], limit: Optional[int], limit_name: str, c
         return
     listed = ", ".join(f"{name} ({_gib(n)})" for name, n in arrays)
     times = f"{copies} x " if copies > 1 else ""
-    raise error(f"the arrays {listed} need {times}{_gib(total // copies)}{purpose}, more than "
-                          f"{limit_name} ({_gib(limit)}): choose smaller sizes")
+    raise error(f"the arrays {listed} need {times}{_gib(total // copies)}{purpose}, more than {limit_name} "
+                f"({_gib(limit)}): choose smaller sizes")
 
 
 def _gib(nbytes: int) -> str:

@@ -134,8 +134,9 @@ def _sizes_text(sizes: Mapping[str, int]) -> str:
 def _check_fits(name: str, params: list, sizes: Mapping[str, int]) -> None:
     """Refuse random inputs larger than the host's available memory before allocating them (which could thrash
     or be killed)."""
-    check_fits([(p.name, array_bytes(p.t, sizes)) for p in params], available_host_bytes(), "the host's available memory",
-               purpose=f" for the inputs of {name} at {_sizes_text(sizes)}", error=ProgramFileError)
+    check_fits([(p.name, array_bytes(p.t, sizes)) for p in params], available_host_bytes(),
+               "the host's available memory", purpose=f" for the inputs of {name} at {_sizes_text(sizes)}",
+               error=ProgramFileError)
 
 
 def random_value(t: Type, sizes: Mapping[str, int], rng: np.random.Generator):

@@ -109,8 +109,8 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
 
 def check_device(plan: RunPlan, device) -> None:
     """Reject a plan the device cannot run (an array beyond its largest allocation, arrays beyond its global
-    memory, a launch beyond its limits,
-    local memory beyond its own) with a `LiftDeviceError`, before anything is allocated."""
+    memory, a launch beyond its limits, local memory beyond its own) with a `LiftDeviceError`, before anything
+    is allocated."""
     arrays = [(m.name, m.nbytes) for m in plan.inputs if not m.scalar] \
         + [(m.name, m.nbytes) for m in plan.outputs if m.overwrites is None] \
         + [(name, nbytes) for name, _, nbytes in plan.temporaries]
