@@ -27,3 +27,7 @@ class LiftCodegenError(LiftError):
 
 class LiftDeviceError(LiftError):
     """No OpenCL device matches, or the device cannot run a launch configuration."""
+
+
+class LiftMemoryError(LiftError):
+    """Values too large for the host's or the device's memory at the bound sizes, refused before allocation."""

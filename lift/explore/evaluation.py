@@ -17,7 +17,7 @@ import numpy as np
 
 from lift.errors import LiftCodegenError, LiftDeviceError
 from lift.opencl_gen import runtime
-from lift.opencl_gen.launch import check_allocation
+from lift.opencl_gen.launch import check_allocation, check_global_memory
 from lift.opencl_gen.runner import Run, RunPlan, allocate, check_device, kernels_of
 
 OK = "ok"
@@ -137,9 +137,11 @@ class DeviceSession:
         self.reference = reference
         self.policy = policy
         self.rtol, self.atol = tolerance
+        arrays = [(f"input {i}", a.nbytes) for i, a in enumerate(inputs) if a.ndim]
+        check_allocation(arrays, device.max_mem_alloc_size)
+        check_global_memory(arrays, device.global_mem_size)
         self.context, self.queue = runtime.context_and_queue(device)
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-        check_allocation([(f"input {i}", a.nbytes) for i, a in enumerate(inputs) if a.ndim], device.max_mem_alloc_size)
         self.inputs = [cl.Buffer(self.context, flags, hostbuf=np.ascontiguousarray(a)) if a.ndim else a[()]
                        for a in inputs]
 

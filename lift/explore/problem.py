@@ -2,7 +2,8 @@
 
 `Problem.prepare` computes the reference output once (the interpreter on the high-level program), at a smaller
 size of it when the explored size would take too long (`lift.explore.reference`); `Problem.save` writes the
-inputs, reference and tolerance for the device workers (`lift.explore.worker`).
+inputs, reference and tolerance for the device workers (`lift.explore.worker`). Before anything is allocated,
+`check_host_memory` refuses sizes whose inputs and reference do not fit in the host's available memory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import numpy as np
 from lift.explore.evaluation import RTOL
 from lift.explore.reference import choose_reference
 from lift.files import replace_with
-from lift.ir.binding import host_dtype, host_shape, to_host
+from lift.ir.binding import to_host
+from lift.ir.footprint import array_bytes, available_host_bytes, check_fits
 from lift.ir.nodes import Lambda
 from lift.ir.program_file import ProgramFile
 from lift.ir.typecheck import infer
@@ -53,6 +55,7 @@ class Problem:
         tolerance = {"rtol": RTOL, "atol": 0.0, **pf.tolerance_of(name)}
         tolerance.update({k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None})
         bound = pf.bind(sizes)
+        check_host_memory(program, bound)
         tol = (float(tolerance["rtol"]), float(tolerance["atol"]))
         choice = choose_reference(program, lambda at: pf.inputs(name, at, seed), bound, reference_limit_s)
         if not choice.smaller:
@@ -76,8 +79,7 @@ class Problem:
     @property
     def useful_bytes(self) -> int:
         """The bytes any implementation must move: the inputs read once and the output written once."""
-        outputs = sum(math.prod(host_shape(t, self.sizes)) * host_dtype(t).itemsize
-                      for t in output_types(infer(self.program).type))
+        outputs = sum(array_bytes(t, self.sizes) for t in output_types(infer(self.program).type))
         return sum(a.nbytes for a in self.inputs) + outputs
 
     def save(self, path: Path) -> Path:
@@ -87,3 +89,15 @@ class Problem:
             if not isinstance(self.reference, tuple) else {f"reference_{k}": r for k, r in enumerate(self.reference)}
         return replace_with(path, lambda f: np.savez(f, **references, tolerance=np.array([self.rtol, self.atol]),
                                                      **{f"input_{i}": a for i, a in enumerate(self.inputs)}))
+
+
+def check_host_memory(program: Lambda, sizes: Mapping[str, int]) -> None:
+    """Refuse, before anything is allocated, a program whose inputs and reference output at `sizes` do not fit
+    twice (the explorer and its device worker each hold them) in the host's available memory."""
+    typed = infer(program)
+    outputs = output_types(typed.type)
+    references = [("reference" if len(outputs) == 1 else f"reference {k}", array_bytes(t, sizes))
+                  for k, t in enumerate(outputs)]
+    arrays = [(p.name, array_bytes(p.t, sizes)) for p in typed.expr.params] + references
+    check_fits(arrays, available_host_bytes(), "the host's available memory", copies=2,
+               purpose=" (the explorer and its device worker each hold them)")

@@ -45,7 +45,7 @@ from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invar
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
-from lift.rules.strategy import (Focus, argument, inside, mapped_body, nowhere, rewrite)
+from lift.rules.strategy import Focus, Selector, argument, inside, mapped_body, nowhere, rewrite
 from lift.types.types import ScalarType
 
 lower_rest = lower_high_level >> nowhere(high_level)
@@ -361,6 +361,8 @@ class RewriteSearch:
                 length = self.length(node.args[0].t)
                 if length is not None:
                     return ctx, f"map@{ctx.path}", window_moves(length, in_pattern)
+            if isinstance(node.f, P.Reduce) and lane_reduction(ctx):
+                continue
             if isinstance(node.f, P.Reduce) and not _is_call_of(node.args[0], P.Map):
                 length = self.length(node.args[0].t)
                 if length is not None:
@@ -387,6 +389,21 @@ class RewriteSearch:
         except (AttributeError, LiftError):
             return None
 
+
+LANES_MAX = 16
+"""A reduction over a constant length up to this is one of lanes (`reduce-lanes` leaves one of 4)."""
+
+
+def _lane_reduction(ctx) -> bool:
+    length = ctx.node.args[0].t.length
+    return (length.is_constant and length.value <= LANES_MAX) or _in_work_item(ctx)
+
+
+_in_work_item = inside((P.MapGlb, P.MapLcl, P.MapSeq, P.ReduceSeq))
+lane_reduction = Selector(_lane_reduction, "lane_reduction")
+"""A reduction of a few lanes (a constant length up to `LANES_MAX`), or one already inside a work-item (in a
+lowered map or sequential reduction): it gets no moves of its own, `lower_rest` makes it sequential (the only
+move that would suit it) rather than the search spending decisions on it."""
 
 OUTER_GLOBAL_MOVES = (("global", {"dim": 1}, rewrite("map-to-global", dim=1)),)
 """The move at a map whose function already has global work-items on dimension 0: dimension 1."""

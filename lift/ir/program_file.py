@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import numpy as np
 from lift.errors import LiftError
 from lift.files import check_name
 from lift.ir.binding import host_dtype, host_shape
+from lift.ir.footprint import array_bytes, available_host_bytes, check_fits
 from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.types.types import ArrayType, TupleType, Type, VectorType
@@ -102,7 +102,7 @@ class ProgramFile:
         rng = np.random.default_rng(seed)
         try:
             if self.input_generator is None:
-                _check_fits(name, [p.t for p in params], sizes)
+                _check_fits(name, params, sizes)
                 return [random_value(p.t, sizes, rng) for p in params]
             produced = self.input_generator(name, dict(sizes), rng)
         except LiftError:
@@ -131,16 +131,12 @@ def _sizes_text(sizes: Mapping[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
 
 
-def _check_fits(name: str, types: list, sizes: Mapping[str, int]) -> None:
-    """Refuse inputs larger than the machine's memory before allocating them (which could thrash or be killed)."""
-    nbytes = sum(host_dtype(t).itemsize * math.prod(host_shape(t, sizes)) for t in types)
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return
-    if nbytes > memory:
-        raise ProgramFileError(f"the inputs of {name} at {_sizes_text(sizes)} take {nbytes / 2**30:.1f} GiB, more "
-                               f"than this machine's {memory / 2**30:.1f} GiB of memory: choose smaller sizes")
+def _check_fits(name: str, params: list, sizes: Mapping[str, int]) -> None:
+    """Refuse random inputs larger than the host's available memory before allocating them (which could thrash
+    or be killed)."""
+    check_fits([(p.name, array_bytes(p.t, sizes)) for p in params], available_host_bytes(),
+               "the host's available memory", purpose=f" for the inputs of {name} at {_sizes_text(sizes)}",
+               error=ProgramFileError)
 
 
 def random_value(t: Type, sizes: Mapping[str, int], rng: np.random.Generator):

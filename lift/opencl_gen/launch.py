@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftDeviceError
 from lift.ir import patterns as P
+from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
 from lift.types.arith import ArithExpr, Cst, as_arith
 from lift.types.types import ArrayType
@@ -101,6 +102,12 @@ def check_allocation(arrays, max_alloc: int) -> None:
             raise LiftDeviceError(f"the array {name} needs {nbytes} bytes ({nbytes / 2**30:.2f} GiB), more than the "
                                   f"device's largest allocation, CL_DEVICE_MAX_MEM_ALLOC_SIZE = {max_alloc} bytes "
                                   f"({max_alloc / 2**30:.2f} GiB); use a smaller size")
+
+
+def check_global_memory(arrays, global_mem_size: int) -> None:
+    """Reject arrays that together outgrow the device's global memory (`CL_DEVICE_GLOBAL_MEM_SIZE`), before
+    anything is allocated: `arrays` are `(name, bytes)` pairs."""
+    check_fits(arrays, global_mem_size, "the device's global memory, CL_DEVICE_GLOBAL_MEM_SIZE", error=LiftDeviceError)
 
 
 def _unwrap(f: FunDecl) -> FunDecl:

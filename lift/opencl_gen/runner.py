@@ -24,7 +24,7 @@ from lift.ir.binding import host_dtype, host_shape
 from lift.opencl_gen import runtime
 from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
-from lift.opencl_gen.launch import Launch, check_allocation, check_launch
+from lift.opencl_gen.launch import Launch, check_allocation, check_global_memory, check_launch
 from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes, output_types, share_buffers
 
 INPUT_ARG, OUTPUT_ARG, BUFFER_ARG, SIZE_ARG = "input", "output", "buffer", "size"
@@ -108,11 +108,14 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
 
 
 def check_device(plan: RunPlan, device) -> None:
-    """Reject a plan the device cannot run (an array beyond its largest allocation, a launch beyond its limits,
-    local memory beyond its own) with a `LiftDeviceError`, before anything is allocated."""
-    check_allocation([(m.name, m.nbytes) for m in plan.inputs if not m.scalar]
-                     + [(m.name, m.nbytes) for m in plan.outputs if m.overwrites is None]
-                     + [(name, nbytes) for name, _, nbytes in plan.temporaries], device.max_mem_alloc_size)
+    """Reject a plan the device cannot run (an array beyond its largest allocation, arrays beyond its global
+    memory, a launch beyond its limits, local memory beyond its own) with a `LiftDeviceError`, before anything
+    is allocated."""
+    arrays = [(m.name, m.nbytes) for m in plan.inputs if not m.scalar] \
+        + [(m.name, m.nbytes) for m in plan.outputs if m.overwrites is None] \
+        + [(name, nbytes) for name, _, nbytes in plan.temporaries]
+    check_allocation(arrays, device.max_mem_alloc_size)
+    check_global_memory(arrays, device.global_mem_size)
     for k in plan.kernels:
         check_launch(Launch(k.global_size, k.local_size), {}, device.max_work_group_size,
                      tuple(device.max_work_item_sizes), k.name)

@@ -157,3 +157,8 @@ def test_malformed_work_group_sizes(value):
 
 def test_a_malformed_budget():
     assert_one_line_error(lift_cli("explore", EXAMPLES / "asum.py", "--budget", "soon"), "budget")
+
+
+def test_explore_refuses_sizes_beyond_the_hosts_memory(tmp_path):
+    assert_one_line_error(lift_cli("explore", EXAMPLES / "jacobi.py", "--kernel", "jacobi2d", "--size", f"N={1 << 40}",
+                                   "--out", tmp_path), "the arrays a (8388608.00 GiB", "host's available memory")

@@ -87,7 +87,7 @@ def _cases(tmp: Path) -> list:
     sizes = [("N:10", "--size takes NAME=VALUE"), ("=5", "--size takes NAME=VALUE"), ("N=", "is not an integer"),
              ("N=abc", "is not an integer"), ("N=-1", "must be positive"), ("N=0", "must be positive"),
              ("n=1024", "has no size variable 'n'; its sizes are: N"), ("M=4", "has no size variable 'M'"),
-             ("N=1099511627776", "more than this machine's")]
+             ("N=1099511627776", "more than the host's available memory")]
     for value, fragment in sizes:
         for command in ("eval", "explore"):
             cases.append((f"{command}-size-{value}", [command, ASUM, "--size", value], fragment))

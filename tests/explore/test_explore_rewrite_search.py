@@ -112,3 +112,41 @@ def test_a_search_rewards_the_choices_of_a_measured_candidate(examples):
     assert [d for d, _ in choices] == ["map@body", f"map@body/{choices[0][1]}"], "the kind of move, then its variant"
     for decision, option in choices:
         assert search.bandit.stats[(decision, option)] == (1, 1, 1.0)
+
+
+@lift.userfun
+def _plus(x: lift.Float, y: lift.Float) -> lift.Float:
+    return x + y
+
+
+N, M = lift.SizeVar("N"), lift.SizeVar("M")
+
+
+@pytest.mark.parametrize("program, decided", [
+    (lift.fun([lift.ArrayType(lift.Float, N)], lambda x: lift.Reduce(_plus, 0.0)(x)), True),
+    (lift.fun([lift.ArrayType(lift.Float, 4)], lambda x: lift.Reduce(_plus, 0.0)(x)), False),
+    (lift.fun([lift.ArrayType(lift.Float, 16)], lambda x: lift.Reduce(_plus, 0.0)(x)), False),
+    (lift.fun([lift.ArrayType(lift.Float, 32)], lambda x: lift.Reduce(_plus, 0.0)(x)), True),
+    (lift.fun([lift.ArrayType(lift.ArrayType(lift.Float, N), M)],
+              lambda a: lift.Map(lambda r: lift.Reduce(_plus, 0.0)(r))(a)), True),
+    (lift.fun([lift.ArrayType(lift.ArrayType(lift.Float, N), M)],
+              lambda a: lift.MapGlb(lambda r: lift.Reduce(_plus, 0.0)(r))(a)), False),
+])
+def test_lane_reductions_get_no_moves(program, decided):
+    """A reduction of a constant length up to 16 (lanes) or inside a work-item is left to `lower_rest`."""
+    point = RewriteSearch(program, {"N": 1024, "M": 8}).next_point(program)
+    assert (point is not None and point[1].startswith("reduce@")) == decided
+
+
+def test_asums_lanes_take_no_decision_and_every_kind_is_still_proposed(examples):
+    """After `reduce-lanes` the reduction of the 4 lanes took reduction moves of its own (a `sequential` decision
+    nested in each vectorised candidate); now a vectorised candidate decides the vectorisation, then the
+    reduction of float4s, and each kind of move, the winners' included, is still proposed."""
+    search = RewriteSearch(examples["asum"].kernels["asum"], {"N": 1 << 16}, seed=0)
+    candidates = list(search)
+    decisions = [[d for d, _ in search.choices_of[c.key] if "/" not in d] for c in candidates]
+    vectorised = [c for c in candidates if search.choices_of[c.key][0] == ("reduce@body", "vectorize")]
+    assert vectorised and all(len(decisions[candidates.index(c)]) == 2 for c in vectorised)
+    assert max(map(len, decisions)) == 2 and len(candidates) == 50
+    assert {search.choices_of[c.key][0][1] for c in candidates} == {
+        "sequential", "vectorize", "chunks-global", "chunks-workgroup", "lanes-global", "lanes-workgroup", "local-tree"}
