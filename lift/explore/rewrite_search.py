@@ -164,13 +164,18 @@ def transposition_moves(length: int) -> tuple:
                                             for b in (4, 8, 16, 32) if length % b == 0)
 
 
+VECTOR_GLOBAL_WIDTHS = (4, 8, 16)
+"""The lanes of a work-item of `vector-global`: a compute-bound user function (BlackScholes' math) runs its
+`exp`, `log` and `sqrt` on `float8` or `float16` at once, as numba's `prange` loop does on AVX lanes."""
+
+
 @lru_cache(maxsize=1024)
 def map_moves(length: int, vectorisable: bool) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
-    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors) directly on
-    global work-items is also proposed padded so that `GROUP` work-items divide the global size: a prime one
-    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
+    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors of
+    `VECTOR_GLOBAL_WIDTHS` lanes) directly on global work-items is also proposed padded so that `GROUP` work-items
+    divide the global size: a prime one (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
     work-item's chunk may be a loop over float4s (`vector-chunks-global`): padded, it tests one guard per
     vector, where a padded loop over scalars tests one per element (3 times slower on PoCL)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
@@ -182,9 +187,9 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
 
     if length % GROUP:
         add("global", {}, GROUP, rewrite("map-to-global", dim=0))
-    if vectorisable:
-        add("vector-global", {"width": 4}, 4 * GROUP,
-            rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
+    for width in VECTOR_GLOBAL_WIDTHS if vectorisable else ():
+        add("vector-global", {"width": width}, width * GROUP,
+            rewrite("vectorize-map", n=width) >> argument(0, rewrite("map-to-global", dim=0)))
     for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
         add("chunks-global", {"chunk": n}, n, split >> argument(0, rewrite("map-to-global", dim=0)
