@@ -68,10 +68,15 @@ def _fits_a_vector(call, n) -> bool:
     return n in VECTOR_WIDTHS
 
 
+def _result(call):
+    """The element type of the map's result, where the call is typed."""
+    return getattr(call.t, "elem", None)
+
+
 def _scalar_map(call, ctx) -> None:
     elem = call.args[0].t.elem
     requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
-    requires(isinstance(call.t.elem, ScalarType), f"the map gives {call.t.elem}, not scalars")
+    requires(not isinstance(_result(call), TupleType), f"the map gives {_result(call)}, not scalars")
     _vectorised(vectorize_map, VECTOR_WIDTHS[0], call.f.f)
 
 
@@ -84,7 +89,7 @@ def vectorize_map(call, n):
 
 
 def _scalar_tuple_map(call, ctx) -> None:
-    elem, result = call.args[0].t.elem, call.t.elem
+    elem, result = call.args[0].t.elem, _result(call)
     requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
     requires(isinstance(result, TupleType) and all(isinstance(t, ScalarType) for t in result.elems),
              f"the map gives {result}, not tuples of scalars")
