@@ -85,7 +85,8 @@ def test_each_map_vectorises_by_its_own_rule():
 
 def test_the_search_proposes_every_vector_width():
     for tuples in (False, True):
-        widths = {params["width"] for name, params, _ in map_moves(1 << 22, not tuples, tuples) if name == "vector-global"}
+        moves = map_moves(1 << 22, not tuples, tuples)
+        widths = {params["width"] for name, params, _ in moves if name == "vector-global"}
         assert widths == {4, 8, 16}
     assert not [m for m in map_moves(1 << 22, False) if "width" in m[1]]
 
