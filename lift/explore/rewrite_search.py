@@ -177,8 +177,9 @@ def map_moves(length: int, vectorisable: bool, tuples: bool = False) -> tuple:
     `VECTOR_GLOBAL_WIDTHS` lanes) directly on global work-items is also proposed padded so that `GROUP`
     work-items divide the global size: a prime one (scal at N = 16,777,213) leaves the driver work-groups of one
     work-item, some 40 times slower on PoCL. Each work-item's chunk may be a loop over float4s
-    (`vector-chunks-global`): padded, it tests one guard per vector, where a padded loop over scalars tests one per element (3 times slower on PoCL). A map giving
-    tuples of scalars (`tuples`) is vectorised on global work-items only (`vectorize-tuple-map`)."""
+    (`vector-chunks-global`): padded, it tests one guard per vector, where a padded loop over scalars tests one
+    per element (3 times slower on PoCL). A map giving tuples of scalars (`tuples`) is vectorised on global
+    work-items only (`vectorize-tuple-map`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
 
     def add(name, params, k, strategy):
