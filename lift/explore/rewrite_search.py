@@ -45,8 +45,8 @@ from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invar
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
-from lift.rules.strategy import Focus, Selector, argument, inside, mapped_body, nowhere, rewrite
-from lift.types.types import ScalarType
+from lift.rules.strategy import Focus, Selector, argument, everywhere, inside, is_call, mapped_body, nowhere, rewrite
+from lift.types.types import ScalarType, TupleType
 
 lower_rest = lower_high_level >> nowhere(high_level)
 """Every high-level pattern left lowered (`lift.rules.default_lowering.lower_rest`); fails where one of them
@@ -164,15 +164,22 @@ def transposition_moves(length: int) -> tuple:
                                             for b in (4, 8, 16, 32) if length % b == 0)
 
 
+VECTOR_GLOBAL_WIDTHS = (4, 8, 16)
+"""The lanes of a work-item of `vector-global`: a compute-bound user function (BlackScholes' math) runs its
+`exp`, `log` and `sqrt` on `float8` or `float16` at once, as numba's `prange` loop does on AVX lanes."""
+
+
 @lru_cache(maxsize=1024)
-def map_moves(length: int, vectorisable: bool) -> tuple:
+def map_moves(length: int, vectorisable: bool, tuples: bool = False) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
-    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors) directly on
-    global work-items is also proposed padded so that `GROUP` work-items divide the global size: a prime one
-    (scal at N = 16,777,213) leaves the driver work-groups of one work-item, some 40 times slower on PoCL. Each
-    work-item's chunk may be a loop over float4s (`vector-chunks-global`): padded, it tests one guard per
-    vector, where a padded loop over scalars tests one per element (3 times slower on PoCL)."""
+    the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors of
+    `VECTOR_GLOBAL_WIDTHS` lanes) directly on global work-items is also proposed padded so that `GROUP`
+    work-items divide the global size: a prime one (scal at N = 16,777,213) leaves the driver work-groups of one
+    work-item, some 40 times slower on PoCL. Each work-item's chunk may be a loop over float4s
+    (`vector-chunks-global`): padded, it tests one guard per vector, where a padded loop over scalars tests one
+    per element (3 times slower on PoCL). A map giving tuples of scalars (`tuples`) is vectorised on global
+    work-items only (`vectorize-tuple-map`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
 
     def add(name, params, k, strategy):
@@ -182,9 +189,11 @@ def map_moves(length: int, vectorisable: bool) -> tuple:
 
     if length % GROUP:
         add("global", {}, GROUP, rewrite("map-to-global", dim=0))
-    if vectorisable:
-        add("vector-global", {"width": 4}, 4 * GROUP,
-            rewrite("vectorize-map", n=4) >> argument(0, rewrite("map-to-global", dim=0)))
+    for width in VECTOR_GLOBAL_WIDTHS if vectorisable or tuples else ():
+        vectorise = rewrite("vectorize-tuple-map", n=width) if tuples else rewrite("vectorize-map", n=width)
+        on_global = everywhere(is_call(P.Map), rewrite("map-to-global", dim=0)) if tuples else \
+            argument(0, rewrite("map-to-global", dim=0))
+        add("vector-global", {"width": width}, width * GROUP, vectorise >> on_global)
     for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
         add("chunks-global", {"chunk": n}, n, split >> argument(0, rewrite("map-to-global", dim=0)
@@ -380,7 +389,7 @@ class RewriteSearch:
                 if length is not None:
                     maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(ctx)
                             else transposition_moves(length) if transposition(ctx)
-                            else map_moves(length, _scalar_elements(node)))
+                            else map_moves(length, _scalar_elements(node), _scalar_tuples(node)))
         return maps
 
     def length(self, t) -> Optional[int]:
@@ -423,6 +432,13 @@ def _is_call_of(e, cls) -> bool:
 
 def _scalar_elements(call: FunCall) -> bool:
     return isinstance(call.args[0].t.elem, ScalarType) and _scalar_result(call)
+
+
+def _scalar_tuples(call: FunCall) -> bool:
+    """A map of scalars giving tuples of scalars (BlackScholes' call and put)."""
+    elem = call.t.elem
+    return (isinstance(call.args[0].t.elem, ScalarType) and isinstance(elem, TupleType)
+            and all(isinstance(t, ScalarType) for t in elem.elems))
 
 
 def _scalar_result(call: FunCall) -> bool:

@@ -117,8 +117,7 @@ class _Allocator(Mapper):
                 del self.shared[c]
                 self.shared_done.discard(c)
         elif D.is_layout(e):
-            inverse = D.inverse(e, out, self.lengths is None)
-            for i, a in enumerate(e.args):
+            for i, (a, inverse) in enumerate(zip(e.args, D.argument_destinations(e, out, self.lengths is None))):
                 self.emit(a, inverse, f"{path}.args{i}")
         elif self.lengths is None and not isinstance(f, Lambda):
             self.kernel(e, out, path)

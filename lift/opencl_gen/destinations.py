@@ -46,7 +46,8 @@ def destinations(e: Expr, out: Optional[V.View], path: str, top_level: bool):
         for k, a in enumerate(e.args):
             yield from destinations(a, out.get(k), f"{path}.args{k}", top_level)
     elif is_layout(e):
-        yield from destinations(e.args[0], inverse(e, out, top_level), f"{path}.args0", top_level)
+        for k, (a, dest) in enumerate(zip(e.args, argument_destinations(e, out, top_level))):
+            yield from destinations(a, dest, f"{path}.args{k}", top_level)
     elif isinstance(f, Lambda):
         yield from destinations(f.body, out, f"{path}.f.body", top_level)
     else:
@@ -73,6 +74,15 @@ def shared(e: FunCall, out: V.View, path: str, taken) -> dict:
             continue
         chosen[c] = merged
     return chosen
+
+
+def argument_destinations(e: FunCall, out: Optional[V.View], top_level: bool) -> tuple:
+    """Where each argument of the layout call `e` goes so that `e` lands in `out` (None: nowhere in place): a
+    `zip` written into an array of tuples puts argument `k` into component `k` (a vectorised map of pairs writes
+    `zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m))`, `lift.rules.vectorization`)."""
+    if isinstance(e.f, P.Zip) and out is not None:
+        return tuple(out.get(k) for k in range(len(e.args)))
+    return (inverse(e, out, top_level),) * len(e.args)
 
 
 def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.View]:

@@ -210,10 +210,10 @@ class Emitter(Mapper, FoldEmission):
     def layout(self, e: FunCall, out: Optional[V.View], path: str) -> V.View:
         """A data-layout pattern: a view of its input; an output view is passed down through its inverse."""
         f = e.f
-        inverse = D.inverse(e, out, self.launch is None)
-        args = [self.emit(a, inverse, f"{path}.args{i}") for i, a in enumerate(e.args)]
+        inverses = D.argument_destinations(e, out, self.launch is None)
+        args = [self.emit(a, inverse, f"{path}.args{i}") for i, (a, inverse) in enumerate(zip(e.args, inverses))]
         view = V.view_of(f, args, e.t)
-        if out is not None and inverse is None:
+        if out is not None and None in inverses:
             raise LiftCodegenError(
                 f"the result of {paper(f)} at {path} cannot be written in place: "
                 "compute it with a map into memory first (for example map(id))")

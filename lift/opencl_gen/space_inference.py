@@ -125,8 +125,8 @@ class _Spaces(Mapper):
                 self.rewritten.pop(c, None)
             return _call(e, e.f, args)
         if D.is_layout(e):
-            inverse = D.inverse(e, out, False)
-            return _call(e, e.f, tuple(self.expr(a, inverse, kinds) for a in e.args))
+            return _call(e, e.f, tuple(self.expr(a, inverse, kinds)
+                                        for a, inverse in zip(e.args, D.argument_destinations(e, out, False))))
         if e in self.shared:
             if e not in self.rewritten:
                 self.rewritten[e] = self.computation(e, self.shared[e], kinds)

@@ -119,6 +119,9 @@ class GatherAccess(Access):
     def read(self) -> str:
         return f"({c_type_name(self.vtype)})({', '.join(p.read() for p in self.parts)})"
 
+    def write(self, value: str) -> C.Stmt:
+        return C.Block(tuple(p.write(f"({value}).s{k:x}") for k, p in enumerate(self.parts)))
+
 
 @dataclass(frozen=True)
 class GuardedAccess(Access):

@@ -2,6 +2,8 @@
 
     map(f)                          → asScalar ∘ map(vect-n(f)) ∘ asVector-n
     map(f) ∘ zip(a, b)              → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))
+    map(f), f: T → (T1, T2)         → zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m)),
+                                      m = map(vect-n(f)) ∘ asVector-n
     part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n
     reduce(f, z) ∘ asScalar         → reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z))
     map(asScalar)                   → asScalar
@@ -31,6 +33,11 @@ computes `f` on the zipped elements in order. A reduction of scalarised vectors 
 vectors lane-wise (`reduce(vect-n(f), vect-n(z))`, one vector) and then reduce its `n` lanes: for an
 associative and commutative `f` with neutral `z`, as `reduce` requires, the order does not matter.
 
+A function giving a tuple of scalars (BlackScholes' call and put) gives a tuple of vectors on `n` lanes:
+component `k` of lane `j` of vector `i` is component `k` of `f` of element `n*i + j`, so each component's
+vectors scalarised, zipped, are `map(f)`. `m` is one computation read twice: the code generator computes it
+once and stores the lanes of each component into the tuples of the output (`lift.opencl_gen.destinations`).
+
 `asVector-n` and `asScalar` act on the innermost dimension of any array (Table 2), so mapping them
 over the outer dimension changes nothing: the last two rules take them out of a map after fission
 (Figure 9(b)'s `join ∘ asScalar ∘ map-workgroup(...) ∘ asVector-4 ∘ split-2048`).
@@ -41,12 +48,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lift.ir.nodes import FunCall, Literal
-from lift.ir.patterns import AbstractMap, AsScalar, AsVector, PartRed, Reduce, ReorderStride, Zip, vector_literal
+from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, PartRed, Reduce, ReorderStride, Unzip, Zip,
+                              vector_literal)
 from lift.rules.reduction import requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize
-from lift.types.types import VECTOR_WIDTHS, ArrayType, ScalarType, VectorType
+from lift.types.types import VECTOR_WIDTHS, ArrayType, ScalarType, TupleType, VectorType
 
 
 def _vectorised(rule: Rule, n: int, f):
@@ -60,9 +68,15 @@ def _fits_a_vector(call, n) -> bool:
     return n in VECTOR_WIDTHS
 
 
+def _result(call):
+    """The element type of the map's result, where the call is typed."""
+    return getattr(call.t, "elem", None)
+
+
 def _scalar_map(call, ctx) -> None:
     elem = call.args[0].t.elem
     requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
+    requires(not isinstance(_result(call), TupleType), f"the map gives {_result(call)}, not scalars")
     _vectorised(vectorize_map, VECTOR_WIDTHS[0], call.f.f)
 
 
@@ -72,6 +86,26 @@ def _scalar_map(call, ctx) -> None:
 def vectorize_map(call, n):
     n = integer(n)
     return AsScalar()(replace(call.f, f=_vectorised(vectorize_map, n, call.f.f))(AsVector(n)(call.args[0])))
+
+
+def _scalar_tuple_map(call, ctx) -> None:
+    elem, result = call.args[0].t.elem, _result(call)
+    requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
+    requires(isinstance(result, TupleType) and all(isinstance(t, ScalarType) for t in result.elems),
+             f"the map gives {result}, not tuples of scalars")
+    _vectorised(vectorize_tuple_map, VECTOR_WIDTHS[0], call.f.f)
+
+
+@rule("vectorize-tuple-map", figure="4(e)", heads=AbstractMap, param="n", allowed=_scalar_tuple_map,
+      fits=_fits_a_vector,
+      description="a map of a function giving a tuple of scalars becomes a map of its n-lane version giving a "
+                  "tuple of vectors, each component scalarised",
+      equation="map(f) → zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m)), "
+               "m = map(vect-n(f)) ∘ asVector-n")
+def vectorize_tuple_map(call, n):
+    n = integer(n)
+    vectors = replace(call.f, f=_vectorised(vectorize_tuple_map, n, call.f.f))(AsVector(n)(call.args[0]))
+    return Zip(*(AsScalar()(Get(k)(Unzip()(vectors))) for k in range(len(call.t.elem.elems))))
 
 
 def _scalar_zip_map(call, ctx) -> None:
@@ -156,5 +190,5 @@ class OutOfMap(Equation):
         return g(*call.args)
 
 
-RULES = (vectorize_map, vectorize_zip_map, vectorize_reduction, reduce_lanes,
+RULES = (vectorize_map, vectorize_tuple_map, vectorize_zip_map, vectorize_reduction, reduce_lanes,
          OutOfMap(AsScalar, "map(asScalar) → asScalar"), OutOfMap(AsVector, "map(asVector-n) → asVector-n"))

@@ -5,6 +5,7 @@ functions and the identity (`vectorize-n(add)` compiles `add` at `float4`), so v
 function pushes `vect-n` inside it:
 
     vect-n(u)           = vectorize-n(u)                 (u a user function on scalars, or id)
+                                                         (giving a scalar, or a tuple of vectors for one of scalars)
     vect-n(λ x̄. e)      = λ x̄. vect-n[e]
     vect-n[g(ē)]        = vect-n(g)(vect-n[ē])
     vect-n[x]           = x                              (a parameter: now a vector, or a broadcast scalar)
@@ -21,7 +22,7 @@ from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.patterns import Get, Id, Vectorize
 from lift.ir.userfun import UserFun
-from lift.types.types import ScalarType
+from lift.types.types import ScalarType, TupleType
 
 
 class NotVectorisable(LiftTypeError):
@@ -35,7 +36,8 @@ def vectorize(n: int, f: FunDecl) -> FunDecl:
     if isinstance(f, Get):
         return f
     if isinstance(f, UserFun):
-        if not all(isinstance(t, ScalarType) for t in f.in_types + (f.out_type,)):
+        results = f.out_type.elems if isinstance(f.out_type, TupleType) else (f.out_type,)
+        if not all(isinstance(t, ScalarType) for t in f.in_types + results):
             raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars")
         return Vectorize(n, f)
     if isinstance(f, Lambda):
