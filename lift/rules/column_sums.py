@@ -108,6 +108,12 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rew
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
             >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered))
 
+folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
+                                 >> rewrite("reduce-join"))
+"""At `windows` over 2-D neighbourhoods read flat (`reduce(f, z)(map(g)(zip(join(nb), join(k))))`): each window
+folded row by row, then over the row results (`lift.rules.join_folding`), so that no index is divided by the
+width of a row."""
+
 grid_windows = is_call(Map) & Selector(_maps_windows, "maps_windows")
 """A map over the rows of a grid of a map over each row's windows: a 2-D stencil `map(map(λnb. ..))(slide2d(x))`."""
 
