@@ -37,10 +37,10 @@ from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda
 from lift.types.types import ArrayType
-from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
+from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
 from lift.rules.macro_rules import vectorised_block
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, function, identity, is_call,
-                                 mapped_body, normalize, rewrite, try_, where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, everywhere, function,
+                                 identity, is_call, mapped_body, normalize, rewrite, try_, where)
 
 
 def _reduces_columns(ctx) -> bool:
@@ -57,6 +57,13 @@ column_reduction = is_call(Map) & argument_is(is_call(Transpose)) & Selector(_re
 
 private_folds = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
 """Every work-item's array accumulator in private memory (`private-accumulator`, 4(d))."""
+
+
+def vector_copies(width: int) -> Strategy:
+    """Every work-item's array accumulators private (`private_folds`), and copied out of private memory `width`
+    lanes at a time (`vectorize-map`, 4(e), at the copy's innermost `map-seq(id)`) where the row allows."""
+    copy_out = is_call(MapSeq) & argument_is(is_call(ToPrivate))
+    return private_folds >> everywhere(copy_out, function(function(rewrite("vectorize-map", n=width))))
 
 
 def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
@@ -104,9 +111,10 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rew
     work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
     (`map-view-fission`), so that the windows are the rows of a matrix."""
     lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
+    copies = try_(vector_copies(width)) if width else identity
     return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
-            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered))
+            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered) >> copies)
 
 folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
                                  >> rewrite("reduce-join"))
