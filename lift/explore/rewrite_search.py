@@ -39,13 +39,14 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import subtree, walk
-from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_window_rows, grid_windows,
-                                   partial_column_sums, private_folds, transpose_tiles, transposition, windows)
+from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
+                                   grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
+                                   windows)
 from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
-from lift.rules.strategy import (Focus, argument, inside, mapped_body, nowhere, rewrite, try_)
+from lift.rules.strategy import (Focus, argument, inside, mapped_body, nowhere, rewrite)
 from lift.types.types import ScalarType
 
 lower_rest = lower_high_level >> nowhere(high_level)
@@ -147,9 +148,7 @@ def grid_moves(cols: int) -> tuple:
     """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
     then get `window_moves`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks of a row's
     results on global work-items of dimension 0, the rows on dimension 1."""
-    folded = try_(rewrite("map-eta-expansion")) >> mapped_body(folded_window_rows >> GLOBAL0) >> rewrite(
-        "map-to-global", dim=1)
-    return (("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded)) + _blocked(cols, "blocked-2d", blocked_grid)
+    return (("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid())) + _blocked(cols, "blocked-2d", blocked_grid)
 
 
 def _blocked(length: int, name: str, strategy) -> tuple:

@@ -132,6 +132,14 @@ def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
     return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
             >> rewrite("map-to-global", dim=1))
 
+
+def folded_grid() -> Strategy:
+    """At `grid_windows`: each window folded row by row (`folded_window_rows`), one global work-item per window,
+    the windows of a row on dimension 0, the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(folded_window_rows >> rewrite("map-to-global", dim=0))
+            >> rewrite("map-to-global", dim=1))
+
+
 transposition = (is_call(Map) & argument_is(is_call(Transpose))
                  & Selector(lambda ctx: isinstance(ctx.node.f.f, Map), "maps_rows"))
 """A map of a map over the columns of a matrix: a transposition `map(map(f))(transpose(A))`."""
