@@ -109,12 +109,14 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rew
     """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
     accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
     work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
-    (`map-view-fission`), so that the windows are the rows of a matrix."""
+    (`map-view-fission`), so that the windows are the rows of a matrix. With `width` lanes the private
+    accumulators are copied out `width` lanes at a time (`vector_copies`)."""
     lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
     copies = try_(vector_copies(width)) if width else identity
     return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
             >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered) >> copies)
+
 
 folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
                                  >> rewrite("reduce-join"))
