@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall, Lambda, fresh_param
 from lift.ir.patterns import Get, Join, Map, Reduce, Zip
-from lift.rules.reduction import _monoid
+from lift.rules.reduction import requires_associative
 from lift.rules.rule import requires, rule
 
 
@@ -50,12 +50,14 @@ def map_join(call):
 
 def _joined_rows(call) -> None:
     requires(_joined(call.args[0]), "the reduced array is not a join")
+    requires(call.f.init.t == call.args[0].t.elem,
+             f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
     length = call.args[0].args[0].t.elem.length
     requires(not (length.is_constant and length.value <= 1), f"the joined rows have {length} element")
 
 
 @rule("reduce-join", figure="3(d)", heads=Reduce, on_functions=False, reassociates=True, match=_joined_rows,
-      allowed=_monoid,
+      allowed=lambda call, ctx: requires_associative(call.f.f),
       description="a reduction of a joined array is the reduction of the reductions of its rows",
       equation="reduce(f, z)(join(x)) → reduce(f, z)(join(map(reduce(f, z))(x)))")
 def reduce_join(call):
