@@ -39,8 +39,9 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import subtree, walk
-from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, grid_windows, partial_column_sums,
-                                   private_folds, transpose_tiles, transposition, windows)
+from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
+                                   grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
+                                   windows)
 from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -51,6 +52,8 @@ from lift.types.types import ScalarType, TupleType
 lower_rest = lower_high_level >> nowhere(high_level)
 """Every high-level pattern left lowered (`lift.rules.default_lowering.lower_rest`); fails where one of them
 cannot be lowered so."""
+
+GLOBAL0 = rewrite("map-to-global", dim=0)
 
 
 def _pow2s(lo: int, hi: int) -> list:
@@ -131,21 +134,25 @@ def column_moves(rows: int) -> tuple:
 
 @lru_cache(maxsize=1024)
 def window_moves(length: int, in_map: bool) -> tuple:
-    """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), or blocks
-    of results, each folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), one
-    global work-item per block (inside a map, one after the other)."""
+    """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), each flat
+    2-D window folded row by row (`lift.rules.column_sums.folded_window_rows`), or blocks of results, each
+    folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), one global work-item per
+    block (inside a map, one after the other)."""
+    rows = (("folded-rows", {}, folded_window_rows >> (rewrite("map-to-seq") if in_map else GLOBAL0)),)
     if in_map:
-        return (("sequential", {}, rewrite("map-to-seq")),) + _blocked(
+        return (("sequential", {}, rewrite("map-to-seq")),) + rows + _blocked(
             length, "blocked", lambda w, width: blocked_windows(w, width, rewrite("map-to-seq")))
-    return map_moves(length, False) + _blocked(length, "blocked", blocked_windows)
+    return map_moves(length, False) + rows + _blocked(length, "blocked", blocked_windows)
 
 
 @lru_cache(maxsize=1024)
 def grid_moves(cols: int) -> tuple:
     """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
-    then get `window_moves`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks of a row's
-    results on global work-items of dimension 0, the rows on dimension 1."""
-    return (("global", {}, rewrite("map-to-global", dim=0)),) + _blocked(cols, "blocked-2d", blocked_grid)
+    then get `window_moves`), a work-item per output on two dimensions, each window folded row by row
+    (`lift.rules.column_sums.folded_grid`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks
+    of a row's results on global work-items of dimension 0, the rows on dimension 1."""
+    return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
+            + _blocked(cols, "blocked-2d", blocked_grid))
 
 
 def _blocked(length: int, name: str, strategy) -> tuple:

@@ -420,7 +420,12 @@ class MapView(View):
     def access(self, idx: tuple) -> Access:
         if not idx:
             raise LiftCodegenError(f"{self.type} needs an index")
-        return apply_view(self.g, [self.inner.index(idx[0])], self.type.elem).access(tuple(idx[1:]))
+        return self.index(idx[0]).access(tuple(idx[1:]))
+
+    def index(self, i) -> View:
+        """The view `g` gives of the input's `[i]`, so that a tuple it makes (`map(λt. zip(get-0 t, ..))`) has
+        components."""
+        return apply_view(self.g, [self.inner.index(as_arith(i))], self.type.elem)
 
 
 def apply_view(g: FunDecl, args: list, t: Type) -> View:

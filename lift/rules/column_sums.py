@@ -37,10 +37,10 @@ from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda
 from lift.types.types import ArrayType
-from lift.ir.patterns import Map, Reduce, ReduceSeq, Slide, Transpose
+from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
 from lift.rules.macro_rules import vectorised_block
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, function, identity, is_call,
-                                 mapped_body, normalize, rewrite, try_, where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, everywhere, function,
+                                 identity, is_call, mapped_body, normalize, rewrite, try_, where)
 
 
 def _reduces_columns(ctx) -> bool:
@@ -57,6 +57,13 @@ column_reduction = is_call(Map) & argument_is(is_call(Transpose)) & Selector(_re
 
 private_folds = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
 """Every work-item's array accumulator in private memory (`private-accumulator`, 4(d))."""
+
+
+def vector_copies(width: int) -> Strategy:
+    """Every work-item's array accumulators private (`private_folds`), and copied out of private memory `width`
+    lanes at a time (`vectorize-map`, 4(e), at the copy's innermost `map-seq(id)`) where the row allows."""
+    copy_out = is_call(MapSeq) & argument_is(is_call(ToPrivate))
+    return private_folds >> everywhere(copy_out, function(function(rewrite("vectorize-map", n=width))))
 
 
 def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
@@ -102,11 +109,20 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rew
     """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
     accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
     work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
-    (`map-view-fission`), so that the windows are the rows of a matrix."""
+    (`map-view-fission`), so that the windows are the rows of a matrix. With `width` lanes the private
+    accumulators are copied out `width` lanes at a time (`vector_copies`)."""
     lanes = argument(0, mapped_body(vectorised_block(width))) if width else identity
+    copies = try_(vector_copies(width)) if width else identity
     return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
-            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered))
+            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered) >> copies)
+
+
+folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
+                                 >> rewrite("reduce-join"))
+"""At `windows` over 2-D neighbourhoods read flat (`reduce(f, z)(map(g)(zip(join(nb), join(k))))`): each window
+folded row by row, then over the row results (`lift.rules.join_folding`), so that no index is divided by the
+width of a row."""
 
 grid_windows = is_call(Map) & Selector(_maps_windows, "maps_windows")
 """A map over the rows of a grid of a map over each row's windows: a 2-D stencil `map(map(λnb. ..))(slide2d(x))`."""
@@ -117,6 +133,14 @@ def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
     0), the rows on dimension 1."""
     return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
             >> rewrite("map-to-global", dim=1))
+
+
+def folded_grid() -> Strategy:
+    """At `grid_windows`: each window folded row by row (`folded_window_rows`), one global work-item per window,
+    the windows of a row on dimension 0, the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(folded_window_rows >> rewrite("map-to-global", dim=0))
+            >> rewrite("map-to-global", dim=1))
+
 
 transposition = (is_call(Map) & argument_is(is_call(Transpose))
                  & Selector(lambda ctx: isinstance(ctx.node.f.f, Map), "maps_rows"))

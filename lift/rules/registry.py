@@ -3,13 +3,13 @@ the kernel-fusion paper's Section 3.2, "KF 3.2", then let floating, "let")."""
 
 from __future__ import annotations
 
-from lift.rules import (call_fusion, fusion, interchange, iterate, let_floating, map_lowering, memory, padding,
-                        reduce_lowering, reduction, register_blocking, reorder, simplification, split_join, tiling,
-                        transposition, unrolling, vectorization)
+from lift.rules import (call_fusion, fusion, interchange, iterate, join_folding, let_floating, map_lowering, memory,
+                        padding, reduce_lowering, reduction, register_blocking, reorder, simplification, split_join,
+                        tiling, transposition, unrolling, vectorization)
 
 _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
             vectorization, transposition, call_fusion, padding, let_floating, tiling, interchange, register_blocking,
-            unrolling)
+            unrolling, join_folding)
 RULES = tuple(sorted((r for m in _MODULES for r in m.RULES), key=lambda r: r.figure))
 
 BY_NAME = {r.name: r for r in RULES}

@@ -28,6 +28,8 @@ PROGRAMS = [
      r"map-global\(map\(join\) ∘ transpose ∘ map-seq\(map-seq\(map-seq"),  # tiles
     ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 16},
      r"map-global\[1\]\(join ∘ map-global\("),  # blocks of a row on dimension 0, rows on dimension 1
+    ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 16},
+     r"map-global\(λ nb\. reduce-seq\(.*\) ∘ join ∘ map-seq\(reduce-seq\("),  # windows folded row by row
     ("jacobi", "jacobi1d", {"L": 256},
      r"map\(split-\d+\) ∘ transpose ∘ slide\(3, 1\)"),  # blocks of results from shifted rows of the grid
 ]

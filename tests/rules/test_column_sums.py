@@ -12,8 +12,8 @@ from lift import (ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, SizeVar, 
                   infer, interpret, paper)
 from lift.ir.nodes import Lambda
 from lift.rules import RewriteEngine
-from lift.rules.column_sums import (blocked_windows, column_reduction, partial_column_sums, transpose_tiles, transposition,
-                                   windows)
+from lift.rules.column_sums import (blocked_windows, column_reduction, folded_grid, grid_windows, partial_column_sums,
+                                   transpose_tiles, transposition, windows)
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, outermost
 
@@ -123,6 +123,24 @@ def test_blocked_windows_of_a_stencil(blocks, block, width, seed):
         lambda win: Reduce(add, 0.0)(Map(mult)(Zip(win, w))))(Slide(3, 1)(Pad(1, 1, "clamp")(x)))))
     new = _lowered(program, outermost(windows, blocked_windows(block, width)), {})
     assert "map-global(λ" in paper(new) and f"map(split-{block}) ∘ transpose ∘ slide(3, 1)" in paper(new)
+    copy_out = f"map-seq(asScalar ∘ map-seq(vectorize-{width}(id)) ∘ asVector-{width}) ∘ toPrivate(reduce-seq("
+    assert (copy_out in paper(new)) == (width is not None), "the private block is copied out in vectors"
+    np.testing.assert_allclose(interpret(new, a, k), interpret(program, a, k), rtol=1e-5)
+
+
+@SETTINGS
+@given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 1 << 16))
+def test_folded_window_rows_of_a_2d_stencil(m, n, seed):
+    """A 2-D stencil whose window is read flat (`join(nb)`) folds each window row by row, lowered: what the
+    interpreter computes of the program."""
+    rng = np.random.default_rng(seed)
+    a, k = _rand(rng, m, n), _rand(rng, 3, 3)
+    program = fun([ArrayType(ArrayType(Float, n), m), ArrayType(ArrayType(Float, 3), 3)], lambda x, w: Map(Map(
+        lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(w))))))(Map(Transpose())(Slide(3, 1)(Map(
+            Slide(3, 1))(Pad(1, 1, "clamp")(Map(Pad(1, 1, "clamp"))(x)))))))
+    new = _lowered(program, outermost(grid_windows, folded_grid()), {})
+    assert "map-global[1](map-global(λ nb. reduce-seq(" in paper(new) and "join ∘ map-seq(reduce-seq(" in paper(new)
+    assert "join(nb)" not in paper(new)
     np.testing.assert_allclose(interpret(new, a, k), interpret(program, a, k), rtol=1e-5)
 
 
