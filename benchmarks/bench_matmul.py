@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -44,6 +43,7 @@ from lift.rules.macro_rules import register_blocked
 from lift.rules.strategy import derive
 
 from benchmarks.applications import handwritten_program
+from benchmarks.measure import checked_and_timed
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "matmul.py"
 
@@ -117,25 +117,6 @@ def contenders(sizes: dict, a: np.ndarray, b: np.ndarray, lowered, local_size: O
     return out
 
 
-def measure(calls: dict, want: np.ndarray, rounds: int) -> dict:
-    """Each contender checked against `want`, then timed once per round, rounds interleaved: name → times (ms)."""
-    times: dict = {}
-    for name, (run, result) in calls.items():
-        run()
-        got = result()
-        err = float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
-        if err > 1e-3:
-            print(f"{name}: WRONG (relative error {err:.2g}), not timed")
-            continue
-        times[name] = []
-    for _ in range(rounds):
-        for name in times:
-            t = time.perf_counter()
-            calls[name][0]()
-            times[name].append((time.perf_counter() - t) * 1e3)
-    return times
-
-
 def report(sizes: dict, times: dict, stored: dict, note: str, rho: Optional[float]) -> None:
     flops = 2.0 * sizes["M"] * sizes["N"] * sizes["K"]
     print(f"\nmatmul M={sizes['M']} N={sizes['N']} K={sizes['K']}: lift's winner {stored['params']} ({note})")
@@ -171,7 +152,7 @@ def main() -> None:
         b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
         lowered, local_size, stored, note, rho = blocked(sizes, args.block) if args.block else \
             winner(sizes, args.budget, args.replay, args.out)
-        times = measure(contenders(sizes, a, b, lowered, local_size), a.astype(np.float64) @ b, args.rounds)
+        times = checked_and_timed(contenders(sizes, a, b, lowered, local_size), a.astype(np.float64) @ b, args.rounds)
         report(sizes, times, stored, note, rho)
 
 

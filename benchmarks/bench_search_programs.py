@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,8 @@ from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import CompiledProgram
 from lift.opencl_gen.launch import local_size_overrides
 from lift.rules import Derivation
+
+from benchmarks.measure import checked_and_timed
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -62,24 +63,6 @@ def explored(kernel: str, budget_s: float, root: Path) -> tuple:
     return pf, lowered, stored["params"].get("local_size"), stored, result
 
 
-def timed(calls: dict, want, rounds: int) -> dict:
-    """Each call checked against `want`, then timed once per round, interleaved: name → times (ms)."""
-    times = {}
-    for name, (run, result) in calls.items():
-        run()
-        err = float(np.max(np.abs(np.ravel(result()) - np.ravel(want))) / max(1.0, float(np.max(np.abs(want)))))
-        if err > 1e-3:
-            print(f"  {name}: WRONG (relative error {err:.2g}), not timed")
-            continue
-        times[name] = []
-    for _ in range(rounds):
-        for name in times:
-            t = time.perf_counter()
-            calls[name][0]()
-            times[name].append((time.perf_counter() - t) * 1e3)
-    return times
-
-
 def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
     stem, sizes, reference = PROGRAMS[kernel]
     pf, lowered, local_size, stored, result = explored(kernel, budget_s, root)
@@ -92,7 +75,7 @@ def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
     calls = {"lift": (lambda: prepared.launch(), lambda: np.asarray(prepared.download()[0])),
              "numpy": (lambda: reference(*inputs), lambda: reference(*inputs))}
     want = reference(*[x.astype(np.float64) for x in inputs])
-    times = timed(calls, want, rounds)
+    times = checked_and_timed(calls, want, rounds, indent="  ")
     nbytes = sum(x.nbytes for x in inputs) + want.size * 4
     print(f"\n{kernel} {sizes}: {len(result.ranked)} candidates ({result.stopped}); winner {stored['params']}")
     print(f"  {stored['expression'][:160]}")

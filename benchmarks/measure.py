@@ -288,6 +288,26 @@ class _Timing:
                            best_ms=min(kernel))
 
 
+
+def checked_and_timed(calls: Mapping, want, rounds: int, indent: str = "") -> dict:
+    """Each call `name: (run, result)` run once and checked against `want` (relative error at most 1e-3, shapes
+    aside), then timed once per round, rounds interleaved: name → times (ms). A wrong one is reported, not timed."""
+    times = {}
+    for name, (run, result) in calls.items():
+        run()
+        err = float(np.max(np.abs(np.ravel(result()) - np.ravel(want))) / max(1.0, float(np.max(np.abs(want)))))
+        if err > 1e-3:
+            print(f"{indent}{name}: WRONG (relative error {err:.2g}), not timed")
+            continue
+        times[name] = []
+    for _ in range(rounds):
+        for name in times:
+            t = time.perf_counter()
+            calls[name][0]()
+            times[name].append((time.perf_counter() - t) * 1e3)
+    return times
+
+
 def _check(c: Contender, reference: np.ndarray) -> Optional[Measurement]:
     """None when the contender's first run gives the reference's output, else a `Measurement` saying why not."""
     try:
