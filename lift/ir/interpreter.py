@@ -42,6 +42,7 @@ from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun_numpy import BatchedArray
 from lift.types.arith import NotDivisible, UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
@@ -285,13 +286,17 @@ class Interpreter(Mapper):
         return np.broadcast_to(np.asarray(value, host_dtype(t)), self.batch + lanes)
 
     def unbatched_array(self, v, e: Optional[Expr], f: UserFun):
-        """Array arguments of user functions are passed whole, as written outside every map."""
+        """Array arguments of user functions are passed whole, as written outside every map; one that differs
+        between the elements of the batch (a row of a matrix inside the map over its rows) is passed as a
+        `BatchedArray` to a user function written in Python."""
         if isinstance(e, Param) and self.env[e.name][1] == ():
             return self.env[e.name][0]
         if isinstance(e, FunCall) and self.invariant(e):
             return self.unbatched(e)
         if self.d == 0:
             return v
+        if getattr(f.python, "takes_batched_arrays", False):
+            return BatchedArray(v, self.d)
         raise LiftEvalError(
             f"user function {f.name}: an array argument computed inside a map is not supported by the "
             "interpreter; pass an input array")

@@ -53,6 +53,7 @@ from lift.ir.associativity import is_associative
 from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
+from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
@@ -76,10 +77,12 @@ _LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
               | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
               | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
               | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
-lower_rest = repeat(at_first(high_level, _LOWER_ONE), limit=200)
+lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
+              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
-first one it cannot lower so (`lower` then names it)."""
+first one it cannot lower so (`lower` then names it). Then the array arguments of user functions that are
+rows or windows are copied to private memory (`private-argument`)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
 LANES = 4

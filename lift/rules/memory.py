@@ -3,6 +3,7 @@
     map-local(f) → toLocal(map-local(f)) | toGlobal(map-local(f))
     map-seq(f)   → toPrivate(map-seq(f))                      (inside a work-item)
     f            → map(id) ∘ f                                (a copy)
+    u(.., a, ..) → u(.., toPrivate(map-seq(id))(a), ..)      (a user function's array argument, in a work-item)
 
 The address-space patterns only say where the result of their function goes (Section 3.2); the value
 is unchanged. A `map-local` runs inside a `map-workgroup`, which owns local memory, so its result may
@@ -16,19 +17,25 @@ work-group's result from local back to global memory in Figure 9(a). It applies 
 maps of a kernel, where there are memories to move between, to calls whose result is an array of
 scalars, vectors (copied as `vectorize-n(id)`, as Figure 9(b) writes it) or tuples, and not to the
 result of a copy.
+
+A user function given an array (`dist(p: Float[3], q: Float[3])`, a stencil's `f(w: Float[27])`) reads it
+through a pointer, so the array must lie in memory as it is typed: an input does, but a row of a matrix
+inside the map over its rows, or a window of `slide` and `pad` (a view: index arithmetic over another
+array), does not. `private-argument` copies such an argument, a parameter or a view, of constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory first.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from lift.ir.nodes import FunCall, FunDecl
+from lift.ir.nodes import FunCall, FunDecl, Param
 from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, MapLcl, MapSeq, ToGlobal, ToLocal,
-                              ToPrivate, Vectorize)
+                              ToPrivate, Vectorize, is_view)
+from lift.ir.userfun import UserFun
 from lift.rules.hierarchy import PARALLEL_MAPS
 from lift.rules.rule import Equation, expect, requires, rule
 from lift.rules.sizes import integer
-from lift.types.types import ArrayType, VectorType
+from lift.types.types import ArrayType, ScalarType, VectorType
 
 
 class StoreIn(Equation):
@@ -86,8 +93,56 @@ def _is_copy(f: FunDecl) -> bool:
     return isinstance(f, Id) or (isinstance(f, Vectorize) and isinstance(f.f, Id))
 
 
+PRIVATE_ARGUMENT_LIMIT = 256
+"""The most scalars `private-argument` copies into a work-item's private memory (registers, where they fit)."""
+
+
+def _private_size(t) -> Optional[int]:
+    """The number of scalars of `t`, an array (of arrays) of scalars of constant lengths; else None."""
+    size = 1
+    while isinstance(t, ArrayType):
+        n = integer(t.length)
+        if n is None:
+            return None
+        size, t = size * n, t.elem
+    return size if isinstance(t, ScalarType) else None
+
+
+def _copied_arguments(call) -> tuple:
+    """The indices of the array arguments of the user function `call` to copy to private memory."""
+    def copied(a, t) -> bool:
+        size = _private_size(t) if isinstance(t, ArrayType) else None
+        return size is not None and size <= PRIVATE_ARGUMENT_LIMIT and (
+            isinstance(a, Param) or (isinstance(a, FunCall) and is_view(a.f)))
+
+    ks = tuple(k for k, (a, t) in enumerate(zip(call.args, call.f.in_types)) if copied(a, t))
+    requires(ks, "no array argument is a parameter or a view of constant length")
+    return (ks,)
+
+
+def _called_by_a_work_item(call, ctx) -> None:
+    requires(any(isinstance(p, (MapLcl, MapGlb)) for p in ctx.enclosing()), "not inside a work-item")
+
+
+@rule("private-argument", figure="4(d)", heads=UserFun, on_functions=False, sized=True, match=_copied_arguments,
+      allowed=_called_by_a_work_item,
+      description="a user function's array argument that is a row or a window (not an input) is copied to "
+                  "private memory, which the function then reads",
+      equation="u(.., a, ..) → u(.., toPrivate(map-seq(..(map-seq(id))))(a), ..)    (a of constant length)")
+def private_argument(call, ks):
+    return FunCall(call.f, tuple(ToPrivate(identity_copy(a.t))(a) if k in ks else a for k, a in enumerate(call.args)))
+
+
+def identity_copy(t):
+    """`map-seq(..(map-seq(id)))`, one map per dimension of `t`."""
+    copy = Id()
+    while isinstance(t, ArrayType):
+        copy, t = MapSeq(copy), t.elem
+    return copy
+
+
 RULES = (StoreIn(ToLocal, MapLcl, "store the result of a map-local in the work-group's local memory"),
          StoreIn(ToGlobal, MapLcl, "store the result of a map-local in global memory"),
          StoreIn(ToPrivate, MapSeq, "store the result of a work-item's map-seq in its private memory", _in_a_work_item,
                  sized=True),
-         copy)
+         copy, private_argument)

@@ -18,7 +18,7 @@ reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map
 
 A map computes its padded elements too, and drops their results:
 
-    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its type)
+    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
 the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
@@ -32,7 +32,7 @@ from lift.errors import LiftError
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
 from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
 from lift.rules.rule import requires, rule
-from lift.types.types import ScalarType
+from lift.types.types import ArrayType, ScalarType
 
 def _multiples(call, ctx) -> list:
     """The powers of two up to the length's next one (up to the engine's largest factor where the length is
@@ -43,8 +43,13 @@ def _multiples(call, ctx) -> list:
 
 
 def _zero(t) -> Literal:
-    requires(isinstance(t, ScalarType), f"pads arrays of scalars, not of {t}")
-    return Literal(0, t)
+    """The zero of the scalars of `t`: a scalar, or an array (of arrays) of them, every element of a padded row
+    being the constant (a map over the windows of a stencil pads them so)."""
+    scalar = t
+    while isinstance(scalar, ArrayType):
+        scalar = scalar.elem
+    requires(isinstance(scalar, ScalarType), f"pads arrays of scalars or of arrays of them, not of {t}")
+    return Literal(0, scalar)
 
 
 def _arrays(e):
