@@ -54,9 +54,11 @@ from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
+from lift.rules.let_floating import invariant_computation
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.memory import private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
@@ -220,9 +222,23 @@ _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                                 >> rewrite("map-to-global", dim=0))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 
-hoist_invariants = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+def _hoists_a_private_value(ctx) -> bool:
+    """A map whose function computes, without its element, a value of constant size (a reduction's): bound
+    before the map inside a work-item, it lives in private memory."""
+    f = ctx.node.f.f
+    e = invariant_computation(f) if isinstance(f, Lambda) else None
+    return e is not None and private_size(e.t) is not None
+
+
+hoist_invariants = (normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+                    >> normalize(where(is_call(P.Map) & inside() & Selector(_hoists_a_private_value, "private_value"))
+                                 >> rewrite("hoist-invariant"))
+                    >> normalize(where(inside()) >> rewrite("let-out-of-argument")))
 """Every computation that a map outside every map does without its element, let-bound before the map
-(`lift.rules.let_floating`): computed once, in kernels of its own."""
+(`lift.rules.let_floating`): computed once, in kernels of its own; then, inside maps, every such value of
+constant size (a row's maximum or sum in a map over rows: `map(λrow. map(λv. v / sum(row))(row))`), computed
+once per element of the enclosing map instead of once per element of the inner one, the lets moved out of
+the calls taking them (`let-out-of-argument`), so that maps they separated fuse."""
 
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))

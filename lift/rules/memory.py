@@ -97,7 +97,7 @@ PRIVATE_ARGUMENT_LIMIT = 256
 """The most scalars `private-argument` copies into a work-item's private memory (registers, where they fit)."""
 
 
-def _private_size(t) -> Optional[int]:
+def private_size(t) -> Optional[int]:
     """The number of scalars of `t`, an array (of arrays) of scalars of constant lengths; else None."""
     size = 1
     while isinstance(t, ArrayType):
@@ -111,7 +111,7 @@ def _private_size(t) -> Optional[int]:
 def _copied_arguments(call) -> tuple:
     """The indices of the array arguments of the user function `call` to copy to private memory."""
     def copied(a, t) -> bool:
-        size = _private_size(t) if isinstance(t, ArrayType) else None
+        size = private_size(t) if isinstance(t, ArrayType) else None
         return size is not None and size <= PRIVATE_ARGUMENT_LIMIT and (
             isinstance(a, Param) or (isinstance(a, FunCall) and is_view(a.f)))
 
