@@ -58,7 +58,7 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
-from lift.rules.memory import private_size
+from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
@@ -79,12 +79,20 @@ _LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
               | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
               | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
               | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
+_PRIVATE_COPY = Selector(lambda ctx: isinstance(ctx.node, P.MapSeq) and not isinstance(ctx.node, P.MapSeqUnroll)
+                         and is_copy(ctx.node) and isinstance(ctx.parent.node, (P.ToPrivate, P.MapSeqUnroll)),
+                         "private_copy")
+"""The loops of a copy into private memory (`toPrivate(map-seq(..(id)))`) not yet unrolled."""
+
 lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
-              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument")))
+              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument"))
+              >> normalize(where(_PRIVATE_COPY) >> rewrite("map-seq-unroll")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
 first one it cannot lower so (`lower` then names it). Then the array arguments of user functions that are
-rows or windows are copied to private memory (`private-argument`)."""
+rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
+copy's indices are constants, so the array is registers and only the elements the function reads are
+loaded)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
 LANES = 4

@@ -68,13 +68,13 @@ def _in_a_work_item(rule, call, ctx) -> None:
 def _copyable(call) -> None:
     requires(isinstance(call.t, ArrayType) and not isinstance(call.t.elem, ArrayType),
              "copies typed arrays of scalars, vectors or tuples")
-    requires(not _is_copy(call.f), "the value is already a copy")
+    requires(not is_copy(call.f), "the value is already a copy")
 
 
 def _in_a_kernel_not_copied(call, ctx) -> None:
     requires(any(isinstance(p, PARALLEL_MAPS) for p in ctx.enclosing()), "not inside a kernel's parallel map")
     consumer = ctx.parent.node
-    requires(not (isinstance(consumer, FunCall) and _is_copy(consumer.f)), "the value is already copied")
+    requires(not (isinstance(consumer, FunCall) and is_copy(consumer.f)), "the value is already copied")
 
 
 @rule("copy", figure="9(a)", description="copy a result with a map of the identity (to move it to another memory)",
@@ -85,11 +85,11 @@ def copy(call):
     return Map(Vectorize(elem.width, Id()) if isinstance(elem, VectorType) else Id())(call)
 
 
-def _is_copy(f: FunDecl) -> bool:
+def is_copy(f: FunDecl) -> bool:
     while isinstance(f, AddressSpaceCast):
         f = f.f
     if isinstance(f, AbstractMap):
-        return _is_copy(f.f)
+        return is_copy(f.f)
     return isinstance(f, Id) or (isinstance(f, Vectorize) and isinstance(f.f, Id))
 
 
