@@ -23,7 +23,8 @@ chooses, in order:
 3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
    (`vectorize-map`, `reduce-lanes`): gemv's rows are dot products of float4s;
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
-   (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element; a
+   (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
+   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
    one-dimensional map of scalars whose function has a vector version maps float4s
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
@@ -225,9 +226,20 @@ def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
     return Strategy(run, "top_map")
 
 
+def _under_views(s: Strategy) -> Strategy:
+    """`s` at the focus, or at the first argument of a view called there (`join`, `transpose`, ...), recursively:
+    the map in `join ∘ map(f) ∘ transpose`."""
+    def run(focus):
+        return (s | (where(Selector(lambda ctx: isinstance(ctx.node, FunCall) and P.is_view(ctx.node.f), "view"))
+                     >> argument(0, under)))(focus)
+
+    under = Strategy(run, lambda: f"under_views({s})")
+    return under
+
+
 _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
-                >> (mapped_body(where(is_call(P.Map) & Selector(_over_many, "over_many"))
-                                >> rewrite("map-to-global", dim=0))
+                >> (mapped_body(_under_views(where(is_call(P.Map) & Selector(_over_many, "over_many"))
+                                             >> rewrite("map-to-global", dim=0)))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 
 def _hoists_a_private_value(ctx) -> bool:

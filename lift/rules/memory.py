@@ -21,16 +21,17 @@ result of a copy.
 A user function given an array (`dist(p: Float[3], q: Float[3])`, a stencil's `f(w: Float[27])`) reads it
 through a pointer, so the array must lie in memory as it is typed: an input does, but a row of a matrix
 inside the map over its rows, or a window of `slide` and `pad` (a view: index arithmetic over another
-array), does not. `private-argument` copies such an argument, a parameter or a view, of constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory first.
+array), does not. `private-argument` copies such an argument, a parameter of a pattern's function or a view, of
+constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory first.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from lift.ir.nodes import FunCall, FunDecl, Param
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
 from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, MapLcl, MapSeq, ToGlobal, ToLocal,
-                              ToPrivate, Vectorize, is_view)
+                              Pattern, ToPrivate, Vectorize, is_view)
 from lift.ir.userfun import UserFun
 from lift.rules.hierarchy import PARALLEL_MAPS
 from lift.rules.rule import Equation, expect, requires, rule
@@ -108,29 +109,40 @@ def private_size(t) -> Optional[int]:
     return size if isinstance(t, ScalarType) else None
 
 
-def _copied_arguments(call) -> tuple:
-    """The indices of the array arguments of the user function `call` to copy to private memory."""
+def _bound_by_a_pattern(param: Param, ctx) -> bool:
+    """Whether `param` is a parameter of a function a pattern applies (`λrow` in a map over rows), not of a
+    let or of the program, whose values are whole memories."""
+    while ctx is not None:
+        node = ctx.node
+        if isinstance(node, Lambda) and param in node.params:
+            return ctx.parent is not None and isinstance(ctx.parent.node, Pattern) and ctx.step in ctx.parent.node.funs
+        ctx = ctx.parent
+    return False
+
+
+def _copied_arguments(call, ctx) -> list:
+    """One choice `k` per array argument of the user function `call` to copy to private memory: a parameter
+    of a pattern's function or a view, of constant length, in a work-item."""
+    requires(any(isinstance(p, (MapLcl, MapGlb)) for p in ctx.enclosing()), "not inside a work-item")
+
     def copied(a, t) -> bool:
         size = private_size(t) if isinstance(t, ArrayType) else None
         return size is not None and size <= PRIVATE_ARGUMENT_LIMIT and (
-            isinstance(a, Param) or (isinstance(a, FunCall) and is_view(a.f)))
+            (isinstance(a, Param) and _bound_by_a_pattern(a, ctx)) or (isinstance(a, FunCall) and is_view(a.f)))
 
-    ks = tuple(k for k, (a, t) in enumerate(zip(call.args, call.f.in_types)) if copied(a, t))
-    requires(ks, "no array argument is a parameter or a view of constant length")
-    return (ks,)
-
-
-def _called_by_a_work_item(call, ctx) -> None:
-    requires(any(isinstance(p, (MapLcl, MapGlb)) for p in ctx.enclosing()), "not inside a work-item")
+    ks = [{"k": k} for k, (a, t) in enumerate(zip(call.args, call.f.in_types)) if copied(a, t)]
+    requires(ks, "no array argument is a row, an element or a view of constant length")
+    return ks
 
 
-@rule("private-argument", figure="4(d)", heads=UserFun, on_functions=False, sized=True, match=_copied_arguments,
-      allowed=_called_by_a_work_item,
+@rule("private-argument", figure="4(d)", heads=UserFun, on_functions=False, sized=True, choices=_copied_arguments,
       description="a user function's array argument that is a row or a window (not an input) is copied to "
                   "private memory, which the function then reads",
       equation="u(.., a, ..) → u(.., toPrivate(map-seq(..(map-seq(id))))(a), ..)    (a of constant length)")
-def private_argument(call, ks):
-    return FunCall(call.f, tuple(ToPrivate(identity_copy(a.t))(a) if k in ks else a for k, a in enumerate(call.args)))
+def private_argument(call, k):
+    requires(isinstance(k, int) and 0 <= k < len(call.args), f"no argument {k!r}")
+    a = call.args[k]
+    return FunCall(call.f, call.args[:k] + (ToPrivate(identity_copy(a.t))(a),) + call.args[k + 1:])
 
 
 def identity_copy(t):
