@@ -121,3 +121,17 @@ def test_a_map_is_not_padded_where_the_chunk_divides(examples):
     pad = outermost(is_call(P.Map), rewrite("pad-map", k=256))
     assert pad(Focus(scal, RewriteEngine(sizes={"N": 4096}))) is None
     assert pad(Focus(scal, RewriteEngine(sizes={"N": 4097}))) is not None
+
+
+def test_a_map_over_windows_is_padded_at_a_prime_size(examples):
+    """A 1-D stencil's map over windows (arrays) at a prime length: the windows are padded with windows of zeros
+    up to whole work-groups (a prime global size leaves the driver work-groups of one work-item); the padded
+    results are dropped."""
+    jacobi = examples["stencils"].kernels["jacobi1d_high"]
+    n = 1021
+    lowered = default_lowering(jacobi, {"N": n}).replay(jacobi, RewriteEngine(sizes={"N": n}))
+    assert "take-(N) ∘ map-global(" in paper(lowered) and "pad-to-multiple-64(0.0) ∘ slide(3, 1)" in paper(lowered)
+    (a,) = _inputs(n)
+    k = np.array([0.25, 0.5, 0.25], np.float32)
+    p = np.pad(a.astype(np.float64), 1, mode="edge")
+    np.testing.assert_allclose(interpret(lowered, a, k), 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:], rtol=1e-5)
