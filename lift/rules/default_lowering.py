@@ -55,10 +55,10 @@ from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
-from lift.rules.let_floating import invariant_computation
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES

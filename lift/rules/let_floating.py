@@ -1,6 +1,6 @@
 """Let floating: a value a map's function computes without reading its element is computed once, before the map.
 
-    map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)        (e reads no parameter bound in λv. B)   (hoist-invariant)
+    f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)          (let-out-of-argument)
     f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)               (let-out-of-argument)
 
 This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
@@ -82,8 +82,7 @@ def _let_argument(call: FunCall) -> tuple:
       equation="f((λs. B)(e)) → (λs. f(B))(e)    (s not free in f)")
 def let_out_of_argument(call: FunCall, k: int) -> Expr:
     let = call.args[k]
-    return FunCall(let.f.__class__(let.f.params, FunCall(call.f, call.args[:k] + (let.f.body,) + call.args[k + 1:])),
-                   let.args)
+    return FunCall(Lambda(let.f.params, FunCall(call.f, call.args[:k] + (let.f.body,) + call.args[k + 1:])), let.args)
 
 
 RULES = (hoist_invariant, let_out_of_argument)

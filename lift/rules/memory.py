@@ -21,8 +21,9 @@ result of a copy.
 A user function given an array (`dist(p: Float[3], q: Float[3])`, a stencil's `f(w: Float[27])`) reads it
 through a pointer, so the array must lie in memory as it is typed: an input does, but a row of a matrix
 inside the map over its rows, or a window of `slide` and `pad` (a view: index arithmetic over another
-array), does not. `private-argument` copies such an argument, a parameter of a pattern's function or a view, of
-constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory first.
+array), does not. `private-argument` copies such an argument, a parameter of a pattern's function or a
+view, of constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory
+first.
 """
 
 from __future__ import annotations
