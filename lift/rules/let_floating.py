@@ -1,7 +1,7 @@
 """Let floating: a value a map's function computes without reading its element is computed once, before the map.
 
+    map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)        (e reads no parameter bound in λv. B)   (hoist-invariant)
     f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)          (let-out-of-argument)
-    f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)               (let-out-of-argument)
 
 This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
 reduction, a map: a call of a pattern that is not a view), which the map would otherwise repeat once per
