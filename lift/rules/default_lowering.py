@@ -17,7 +17,8 @@ chooses, in order:
    `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
    ∘ split-c/4 ∘ asVector-4`. Where `c` does not divide the size, the input is padded with the reduction's
    neutral element first (`pad-reduction`, `lift.rules.padding`), or, where the map does not send the
-   padding to it, a smaller chunk that divides is taken; where the size is unknown, or the operator is not
+   padding to it, with copies of its last element for `max` and `min` (`pad-reduction-repeat`), or a smaller
+   chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
 3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
@@ -187,11 +188,17 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
         if length % chunk == 0:
             return chunks(chunk, of_map)(focus)
-        padded = (rewrite("pad-reduction", k=chunk) >> chunks(chunk, of_map))(focus)
+        padded = (pad_reduction(chunk) >> chunks(chunk, of_map))(focus)
         dividing = _dividing_chunk(length, chunk)
         return padded if padded is not None or dividing is None else chunks(dividing, of_map)(focus)
 
     return Strategy(run, "top_reduction")
+
+
+def pad_reduction(k: int) -> Strategy:
+    """The reduction at the focus padded to a multiple of `k`: with elements its map sends to the neutral
+    element, else (max, min) with copies of its last element (`lift.rules.padding`)."""
+    return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
 
 
 def _of_lanes(sizes: Mapping[str, int]) -> Selector:
