@@ -18,7 +18,7 @@ from lift.rules.rule import RuleNotApplicable
 from lift.rules.strategy import Focus, outermost, is_call, rewrite
 from lift.ir import patterns as P
 from lift.ir.typecheck import infer
-from tests.opencl_device import needs_device
+from opencl_device import needs_device
 
 N = SizeVar("N")
 SIZES = (1000, 1021, 4097, 65537)

@@ -9,7 +9,7 @@ import pytest
 import lift
 from lift import ArrayType, Float, Join, Map, Pad, SizeVar, Slide, Transpose, fun, paper, userfun
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
-from tests.opencl_device import needs_device
+from opencl_device import needs_device
 
 N, M, O = SizeVar("N"), SizeVar("M"), SizeVar("O")
 ENGINE = RewriteEngine()
@@ -37,7 +37,10 @@ stencil3d = fun([ArrayType(ArrayType(ArrayType(Float, N), M), O)], lambda a: Map
 def _stencil3d_numpy(a):
     p = np.pad(a.astype(np.float64), 1, mode="edge")
     o, m, n = a.shape
-    c = lambda i, j, k: p[i:i + o, j:j + m, k:k + n]  # noqa: E731
+
+    def c(i, j, k):
+        return p[i:i + o, j:j + m, k:k + n]
+
     return 0.4 * c(1, 1, 1) + 0.1 * (c(0, 1, 1) + c(2, 1, 1) + c(1, 0, 1) + c(1, 2, 1) + c(1, 1, 0) + c(1, 1, 2))
 
 
