@@ -42,7 +42,7 @@ from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
                                    windows)
-from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants
+from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants, pad_reduction
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -77,7 +77,7 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
 
     def add(name, params, k, strategy):
         if length % k:  # chunks of k need the input padded to a multiple of k (`lift.rules.padding`)
-            params, strategy = dict(params, padded=True), rewrite("pad-reduction", k=k) >> strategy
+            params, strategy = dict(params, padded=True), pad_reduction(k) >> strategy
         moves.append((name, params, strategy))
 
     if scalars:

@@ -42,6 +42,7 @@ from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun_numpy import BatchedArray
 from lift.types.arith import NotDivisible, UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
@@ -161,8 +162,10 @@ class Interpreter(Mapper):
         if isinstance(e, Literal):
             return self.literal(e)
         if isinstance(e, FunCall):
-            if self.batch and self.invariant(e):
-                return self.lift_to_batch(self.unbatched(e), ())
+            if self.batch:
+                outer = self.outer_batch(e)
+                if outer is not None and outer != self.batch:
+                    return self.lift_to_batch(self.at_batch(e, outer), outer)
             top = self.depth == 0 and not self.batch
             if top and e in self.shared:
                 return self.shared[e]
@@ -194,11 +197,24 @@ class Interpreter(Mapper):
 
     def invariant(self, e: Expr) -> bool:
         """Whether `e` reads only values bound outside every enclosing map (a sum of an input inside a map)."""
-        return all(self.env.get(p.name, (None, None))[1] == () for p in free_params(e))
+        return self.outer_batch(e) == ()
+
+    def outer_batch(self, e: Expr) -> Optional[tuple]:
+        """The batch axes of the innermost enclosing map whose element `e` reads (None if it reads a value bound
+        elsewhere): `e` is computed once per element of that map, not of the maps inside it (a row's sum inside
+        the map over the row's elements)."""
+        batches = [self.env.get(p.name, (None, None))[1] for p in free_params(e)]
+        if any(b is None for b in batches):
+            return None
+        return max(batches, key=len, default=())
 
     def unbatched(self, e: Expr):
         """The value of the invariant `e`, computed once, outside the enclosing maps' batch axes."""
-        saved, self.batch = self.batch, ()
+        return self.at_batch(e, ())
+
+    def at_batch(self, e: Expr, batch: tuple):
+        """The value of `e` under the batch axes `batch` of some enclosing maps, computed once per their element."""
+        saved, self.batch = self.batch, batch
         try:
             return self.expr(e)
         finally:
@@ -285,13 +301,17 @@ class Interpreter(Mapper):
         return np.broadcast_to(np.asarray(value, host_dtype(t)), self.batch + lanes)
 
     def unbatched_array(self, v, e: Optional[Expr], f: UserFun):
-        """Array arguments of user functions are passed whole, as written outside every map."""
+        """Array arguments of user functions are passed whole, as written outside every map; one that differs
+        between the elements of the batch (a row of a matrix inside the map over its rows) is passed as a
+        `BatchedArray` to a user function written in Python."""
         if isinstance(e, Param) and self.env[e.name][1] == ():
             return self.env[e.name][0]
         if isinstance(e, FunCall) and self.invariant(e):
             return self.unbatched(e)
         if self.d == 0:
             return v
+        if getattr(f.python, "takes_batched_arrays", False):
+            return BatchedArray(v, self.d)
         raise LiftEvalError(
             f"user function {f.name}: an array argument computed inside a map is not supported by the "
             "interpreter; pass an input array")
@@ -496,6 +516,8 @@ class Interpreter(Mapper):
         def pad(a):
             widths = [(0, 0)] * a.ndim
             widths[d] = (0, -a.shape[d] % k)
+            if isinstance(f.value, str):
+                return np.pad(a, widths, mode="edge")
             return np.pad(a, widths, mode="constant", constant_values=f.value.value)
 
         return _leaves(pad, args[0])

@@ -388,24 +388,29 @@ class Pad(Pattern):
 @dataclass(frozen=True, eq=False)
 class PadToMultiple(Pattern):
     """`pad-to-multiple-n(value)`: `T[m] -> T[n * ceil(m/n)]`, the array followed by `(n - m mod n) mod n` copies of
-    the constant `value` (Brook's virtualised sizes: a length made a multiple of a chunk).
+    the constant `value`, or with `value` `"clamp"` of its last element (Brook's virtualised sizes: a length made
+    a multiple of a chunk).
 
-    A view like `pad` with a constant boundary: reading element `i` reads the input's `[i]` where `i < m`, else
-    `value`. `split-n` of it needs no divisibility of `m`, which is what lets chunked reductions and split maps
-    apply at every size (`lift.rules.padding`).
+    A view like `pad`: reading element `i` reads the input's `[i]` where `i < m`, else `value` (or `[m - 1]`).
+    `split-n` of it needs no divisibility of `m`, which is what lets chunked reductions and split maps apply at
+    every size (`lift.rules.padding`).
     """
 
     n: ArithExpr
-    value: Expr
+    value: Union[str, Expr]
     paper = "pad-to-multiple"
     size_field = "n"
     is_view = True
 
     def __post_init__(self):
         object.__setattr__(self, "n", _as_size(self.n, "PadToMultiple"))
+        if isinstance(self.value, str):
+            if self.value != "clamp":
+                raise LiftTypeError(f"PadToMultiple: the padding must be a constant or 'clamp', got {self.value!r}")
+            return
         object.__setattr__(self, "value", to_expr(self.value))
         if not isinstance(self.value, Literal):
-            raise LiftTypeError(f"PadToMultiple: the padding must be a constant, got {self.value!r}")
+            raise LiftTypeError(f"PadToMultiple: the padding must be a constant or 'clamp', got {self.value!r}")
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,6 +8,7 @@ composition. `python_source(e)` writes the DSL (`Join() @ MapWrg(...) @ Split(10
 
 from __future__ import annotations
 
+import math
 import re
 
 from lift.ir import patterns as P
@@ -121,10 +122,10 @@ class PythonSource(Mapper):
     def map_Literal(self, lit: Literal) -> str:
         t = lit.t
         if isinstance(t, VectorType):
-            return f"VectorType({t.elem}, {t.width})({lit.value!r})"
+            return f"VectorType({t.elem}, {t.width})({_py_value(lit.value)})"
         if t in (ScalarType("float"), ScalarType("int"), ScalarType("bool")):
-            return repr(lit.value)
-        return f"{t}({lit.value!r})"
+            return _py_value(lit.value)
+        return f"{t}({_py_value(lit.value)})"
 
     def map_FunCall(self, call: FunCall) -> str:
         args = ", ".join(self(a) for a in call.args)
@@ -166,6 +167,15 @@ _PYTHON_SOURCE = PythonSource()
 def python_source(node: Node) -> str:
     """DSL source for `node`; `eval` it with `lift`'s names and the user functions in scope."""
     return _PYTHON_SOURCE(node)
+
+
+def _py_value(v) -> str:
+    """A literal's value as Python source: `float('-inf')` where `repr` gives `-inf`, which is no Python name."""
+    if isinstance(v, tuple):
+        return f"({', '.join(_py_value(x) for x in v)}{',' if len(v) == 1 else ''})"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float('{v}')"
+    return repr(v)
 
 
 def _py_size(n) -> str:

@@ -350,7 +350,7 @@ class TypeInference(Mapper):
         scalar = a.elem
         while isinstance(scalar, ArrayType):
             scalar = scalar.elem
-        if f.value.t != scalar:
+        if not isinstance(f.value, str) and f.value.t != scalar:
             self.fail(f, path, f"a padding value of the element type {scalar}", f.value.t)
         return f, ArrayType(a.elem, padded_length(a.length, f.n))
 

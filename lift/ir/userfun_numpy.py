@@ -53,8 +53,26 @@ _NP_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divi
 _NP_BUILTINS = {"abs": np.abs, "min": np.fmin, "max": np.fmax}
 
 
+class BatchedArray:
+    """An array argument that differs between the elements of a batch (a row of a matrix inside the map over
+    its rows): its first `d` axes are the batch axes, the array's own axes follow. `a[i]` reads, for each
+    element of the batch, its own array at its own index."""
+
+    def __init__(self, value, d: int):
+        self.value, self.d = value, d
+
+    @property
+    def batch(self) -> tuple:
+        return np.shape(self.value)[:self.d]
+
+    def at(self, indices: tuple):
+        grids = np.indices(self.batch, sparse=True)
+        return self.value[tuple(grids) + tuple(np.asarray(i) for i in indices)]
+
+
 def numpy_function(fun, body: tuple) -> Callable:
-    """A Python function that runs `body` once on whole arrays."""
+    """A Python function that runs `body` once on whole arrays. An array argument is passed whole, or as a
+    `BatchedArray` of one array per element of the batch."""
 
     def impl(*args):
         if len(args) != len(fun.in_types):
@@ -67,10 +85,13 @@ def numpy_function(fun, body: tuple) -> Callable:
 
     impl.__name__ = impl.__qualname__ = fun.name
     impl.__doc__ = f"numpy implementation of the user function {fun.name}:\n\n{fun.source}"
+    impl.takes_batched_arrays = True
     return impl
 
 
 def _np_input(name: str, value, t: Type):
+    if isinstance(value, BatchedArray):
+        return _leaves_batched(_np_input(name, value.value, t), value.d)
     if isinstance(t, ArrayType):
         return _np_input(name, value, t.elem)
     if isinstance(t, TupleType):
@@ -82,10 +103,23 @@ def _np_input(name: str, value, t: Type):
     return value
 
 
+def _leaves_batched(value, d: int):
+    """`BatchedArray`s of the component arrays of an array of tuples (a tuple of arrays), or of the array."""
+    if isinstance(value, tuple):
+        return tuple(_leaves_batched(v, d) for v in value)
+    return BatchedArray(value, d)
+
+
+def _first(value):
+    return _first(value[0]) if isinstance(value, tuple) else value
+
+
 def _batch_shape(value, t: Type) -> tuple:
-    """The shape of the elements an argument holds: arrays are passed whole, vectors have a lane axis."""
+    """The shape of the elements an argument holds: arrays are passed whole (or one per element of the batch:
+    `BatchedArray`), vectors have a lane axis."""
     if isinstance(t, ArrayType):
-        return ()
+        first = _first(value)
+        return first.batch if isinstance(first, BatchedArray) else ()
     if isinstance(t, TupleType):
         return np.broadcast_shapes(*(_batch_shape(v, e) for v, e in zip(value, t.elems)))
     return value.shape[:-1] if isinstance(t, VectorType) else value.shape
@@ -186,12 +220,16 @@ def _np_eval(e, env: dict):
             while isinstance(array, Index):  # a[i][j] is one element of a multi-dimensional array: a[i, j]
                 array, indices = array.array, [array.index] + indices
             values, i = _np_eval(array, env), tuple(_np_eval(x, env) for x in indices)
-            return tuple(v[i] for v in values) if isinstance(t, TupleType) else values[i]
+            return tuple(_at(v, i) for v in values) if isinstance(t, TupleType) else _at(values, i)
         case MakeTuple(elems, _):
             return tuple(_np_eval(x, env) for x in elems)
         case Length(array, _):
-            value = env[array]
-            while isinstance(value, tuple):  # an array of tuples is a tuple of arrays
-                value = value[0]
+            value = _first(env[array])  # an array of tuples is a tuple of arrays
+            if isinstance(value, BatchedArray):
+                return np.int32(np.shape(value.value)[value.d])
             return np.int32(np.shape(value)[0])
     raise AssertionError(f"no numpy meaning for {e}")
+
+
+def _at(values, indices: tuple):
+    return values.at(indices) if isinstance(values, BatchedArray) else values[indices]

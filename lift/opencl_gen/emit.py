@@ -296,27 +296,24 @@ class Emitter(Mapper, FoldEmission):
         return V.ValueView(name, t)
 
     def call_UserFun(self, f: UserFun, args: list, t: Type, out, path: str, width: int = 0) -> V.View:
-        values, spaces = [], set()
+        values, spaces = [], []
         for a, want in zip(args, f.in_types):
             if isinstance(want, ArrayType):
                 mem = a.memory
                 if mem is None:
                     raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be in "
                                            "memory: an input, or a copy (toPrivate(map-seq(id)) of a window)")
-                spaces.add(mem.space)
+                spaces.append(mem.space)
                 if self.launch is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.out.memories[mem.name] = mem
                 self.site(mem, False, None)
-                values.append(mem.name)
+                values.append(f"&{mem.name}" if mem.scalar_variable else mem.name)
             else:
                 text = self.read(a)
                 if width and isinstance(a.type, ScalarType):
                     text = f"({c_type_name(VectorType(a.type, width))})({text})"
                 values.append(text)
-        if len(spaces) > 1:
-            raise LiftCodegenError(f"user function {f.name} at {path}: its array arguments are in different "
-                                   f"address spaces ({', '.join(sorted(spaces))})")
-        name = self.userfuns.declare(f, width, spaces.pop() if spaces else "global")
+        name = self.userfuns.declare(f, width, tuple(spaces))
         values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 

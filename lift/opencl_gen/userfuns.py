@@ -32,12 +32,14 @@ class UserFunctions:
                 self.require_type(e)
             self.structs[t] = c_struct_definition(t)
 
-    def declare(self, f: UserFun, width: int = 0, space: str = "global") -> str:
-        """The C name of `f` (its `width`-lane version when width > 0), defined once; `space` is the address
-        space of its array parameters (`f_private` reads a window copied to private memory)."""
+    def declare(self, f: UserFun, width: int = 0, spaces: tuple = ()) -> str:
+        """The C name of `f` (its `width`-lane version when width > 0), defined once; `spaces` are the address
+        spaces of its array parameters, in order (`f_private` reads a window copied to private memory,
+        `f_private_global` a private array and a global one)."""
         name = f"{f.name}_v{width}" if width else f.name
-        if space != "global":
-            name = f"{name}_{space}"
+        if set(spaces) - {"global"}:
+            name = "_".join((name,) + (spaces[:1] if len(set(spaces)) == 1 else spaces))
+        space = iter(spaces)
         existing = self.functions.get(name)
         if existing is not None:
             if existing[0] != f:
@@ -47,7 +49,8 @@ class UserFunctions:
         out_type = vectorized_type(f.out_type, width) if width else f.out_type
         for t in in_types + (out_type,):
             self.require_type(t)
-        params = ", ".join([_param(n, t, space) for n, t in zip(f.param_names, in_types)]
+        params = ", ".join([_param(n, t, next(space) if isinstance(t, ArrayType) else "") for n, t in
+                            zip(f.param_names, in_types)]
                            + [f"int {name}" for _, name in length_params(f.origin)])
         body = userfun_c_body(f, in_types, out_type) if width else userfun_c_body(f)
         body = "\n".join("    " + line if line.strip() else line for line in body.strip().splitlines())

@@ -579,7 +579,7 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
     if isinstance(f, P.Take):
         return TakeView(a, t)
     if isinstance(f, P.PadToMultiple):
-        return PadView(a, 0, a.type.length, c_literal(f.value), t)
+        return PadView(a, 0, a.type.length, f.value if isinstance(f.value, str) else c_literal(f.value), t)
     if isinstance(f, P.Id):
         return a
     if isinstance(f, P.Map) and P.is_view(f):

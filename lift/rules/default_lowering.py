@@ -17,13 +17,15 @@ chooses, in order:
    `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
    ∘ split-c/4 ∘ asVector-4`. Where `c` does not divide the size, the input is padded with the reduction's
    neutral element first (`pad-reduction`, `lift.rules.padding`), or, where the map does not send the
-   padding to it, a smaller chunk that divides is taken; where the size is unknown, or the operator is not
+   padding to it, with copies of its last element for `max` and `min` (`pad-reduction-repeat`), or a smaller
+   chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
 3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
    (`vectorize-map`, `reduce-lanes`): gemv's rows are dot products of float4s;
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
-   (`map-global[1](map-global[0](f))`) where its function is directly a map over more than one element; a
+   (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
+   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
    one-dimensional map of scalars whose function has a vector version maps float4s
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
@@ -53,9 +55,12 @@ from lift.ir.associativity import is_associative
 from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
+from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.let_floating import invariant_computation
+from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
@@ -76,10 +81,20 @@ _LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
               | (where(is_fun(P.Reduce)) >> rewrite("reduce-to-seq"))
               | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
               | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
-lower_rest = repeat(at_first(high_level, _LOWER_ONE), limit=200)
+_PRIVATE_COPY = Selector(lambda ctx: isinstance(ctx.node, P.MapSeq) and not isinstance(ctx.node, P.MapSeqUnroll)
+                         and is_copy(ctx.node) and isinstance(ctx.parent.node, (P.ToPrivate, P.MapSeqUnroll)),
+                         "private_copy")
+"""The loops of a copy into private memory (`toPrivate(map-seq(..(id)))`) not yet unrolled."""
+
+lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
+              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument"))
+              >> normalize(where(_PRIVATE_COPY) >> rewrite("map-seq-unroll")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
-first one it cannot lower so (`lower` then names it)."""
+first one it cannot lower so (`lower` then names it). Then the array arguments of user functions that are
+rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
+copy's indices are constants, so the array is registers and only the elements the function reads are
+loaded)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
 LANES = 4
@@ -173,11 +188,17 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
         if length % chunk == 0:
             return chunks(chunk, of_map)(focus)
-        padded = (rewrite("pad-reduction", k=chunk) >> chunks(chunk, of_map))(focus)
+        padded = (pad_reduction(chunk) >> chunks(chunk, of_map))(focus)
         dividing = _dividing_chunk(length, chunk)
         return padded if padded is not None or dividing is None else chunks(dividing, of_map)(focus)
 
     return Strategy(run, "top_reduction")
+
+
+def pad_reduction(k: int) -> Strategy:
+    """The reduction at the focus padded to a multiple of `k`: with elements its map sends to the neutral
+    element, else (max, min) with copies of its last element (`lift.rules.padding`)."""
+    return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
 
 
 def _of_lanes(sizes: Mapping[str, int]) -> Selector:
@@ -212,14 +233,39 @@ def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
     return Strategy(run, "top_map")
 
 
+def _under_views(s: Strategy) -> Strategy:
+    """`s` at the focus, or at the first argument of a view called there (`join`, `transpose`, ...), recursively:
+    the map in `join ∘ map(f) ∘ transpose`."""
+    def run(focus):
+        return (s | (where(Selector(lambda ctx: isinstance(ctx.node, FunCall) and P.is_view(ctx.node.f), "view"))
+                     >> argument(0, under)))(focus)
+
+    under = Strategy(run, lambda: f"under_views({s})")
+    return under
+
+
 _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
-                >> (mapped_body(where(is_call(P.Map) & Selector(_over_many, "over_many"))
-                                >> rewrite("map-to-global", dim=0))
+                >> (mapped_body(_under_views(where(is_call(P.Map) & Selector(_over_many, "over_many"))
+                                             >> rewrite("map-to-global", dim=0)))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 
-hoist_invariants = normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+def _hoists_a_private_value(ctx) -> bool:
+    """A map whose function computes, without its element, a value of constant size (a reduction's): bound
+    before the map inside a work-item, it lives in private memory."""
+    f = ctx.node.f.f
+    e = invariant_computation(f) if isinstance(f, Lambda) else None
+    return e is not None and private_size(e.t) is not None
+
+
+hoist_invariants = (normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+                    >> normalize(where(is_call(P.Map) & inside() & Selector(_hoists_a_private_value, "private_value"))
+                                 >> rewrite("hoist-invariant"))
+                    >> normalize(where(inside()) >> rewrite("let-out-of-argument")))
 """Every computation that a map outside every map does without its element, let-bound before the map
-(`lift.rules.let_floating`): computed once, in kernels of its own."""
+(`lift.rules.let_floating`): computed once, in kernels of its own; then, inside maps, every such value of
+constant size (a row's maximum or sum in a map over rows: `map(λrow. map(λv. v / sum(row))(row))`), computed
+once per element of the enclosing map instead of once per element of the inner one, the lets moved out of
+the calls taking them (`let-out-of-argument`), so that maps they separated fuse."""
 
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))

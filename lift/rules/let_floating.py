@@ -1,6 +1,7 @@
 """Let floating: a value a map's function computes without reading its element is computed once, before the map.
 
     map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)        (e reads no parameter bound in λv. B)   (hoist-invariant)
+    f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)          (let-out-of-argument)
 
 This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
 reduction, a map: a call of a pattern that is not a view), which the map would otherwise repeat once per
@@ -8,6 +9,8 @@ element. `x / sum(x)` written `map(λv. div(v, reduce(+, 0)(x)))(x)`, or with th
 once: outside every map, the let's argument is a top-level computation, computed in kernels of its own into
 global memory (`lift.opencl_gen.destinations`), which the map then reads. The computation floated is the
 first invariant one found from the top of the body, left to right; applying the rule again floats the next.
+A let floated out of a map in an argument (`map(g)(map(λv. h(v, m))(xs))`, `m` a row's maximum) moves out of
+the call that takes it, so that the two maps are composed again, and fuse.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params, is_computation
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, fresh_param, free_params, is_computation
 from lift.ir.patterns import AbstractMap
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType
@@ -63,4 +66,23 @@ def _replaced(body: Expr, e: Expr, s) -> Expr:
     return body.map_children(lambda c: _replaced(c, e, s))
 
 
-RULES = (hoist_invariant,)
+def _let_argument(call: FunCall) -> tuple:
+    lets = [k for k, a in enumerate(call.args) if isinstance(a, FunCall) and isinstance(a.f, Lambda)
+            and len(a.f.params) == len(a.args) == 1]
+    requires(lets, "no argument is a let")
+    k = lets[0]
+    s = call.args[k].f.params[0]
+    requires(all(s not in free_params(a) for j, a in enumerate(call.args) if j != k) and s not in free_params(call.f),
+             f"{s.name} is bound elsewhere in the call")
+    return (k,)
+
+
+@rule("let-out-of-argument", figure="let", heads=FunDecl, on_functions=False, match=_let_argument,
+      description="a let in an argument binds its value around the whole call instead",
+      equation="f((λs. B)(e)) → (λs. f(B))(e)    (s not free in f)")
+def let_out_of_argument(call: FunCall, k: int) -> Expr:
+    let = call.args[k]
+    return FunCall(Lambda(let.f.params, FunCall(call.f, call.args[:k] + (let.f.body,) + call.args[k + 1:])), let.args)
+
+
+RULES = (hoist_invariant, let_out_of_argument)

@@ -14,11 +14,15 @@ Both hold because `z` is the neutral element of `f`, the contract of `reduce` th
 the padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`): the padded elements are
 read as `v`, the zero of their type, and `g(v) = z` is checked by evaluating `g` with the reference
 interpreter (so `asum`'s `abs(0) = 0` and `dot`'s `0 * 0 = 0` qualify). The map stays next to the
-reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map-seq-fusion`).
+reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map-seq-fusion`). Where no
+`v` is known, as for `max(abs(x - y))` from `-inf`, a reduction by an idempotent operator (`max`, `min`:
+`f(a, a) = a`) reads its input padded with copies of its last element instead, which change nothing:
+
+    reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(clamp)          (pad-reduction-repeat)
 
 A map computes its padded elements too, and drops their results:
 
-    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its type)
+    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
 the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
@@ -31,8 +35,12 @@ import numpy as np
 from lift.errors import LiftError
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
 from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
+from lift.ir.ufuncs import ufunc_of
 from lift.rules.rule import requires, rule
-from lift.types.types import ScalarType
+from lift.types.types import ArrayType, ScalarType
+
+IDEMPOTENT = (np.fmax, np.fmin, np.maximum, np.minimum)
+"""The reductions `f(a, a) = a`, which a repeated element leaves unchanged."""
 
 def _multiples(call, ctx) -> list:
     """The powers of two up to the length's next one (up to the engine's largest factor where the length is
@@ -43,8 +51,13 @@ def _multiples(call, ctx) -> list:
 
 
 def _zero(t) -> Literal:
-    requires(isinstance(t, ScalarType), f"pads arrays of scalars, not of {t}")
-    return Literal(0, t)
+    """The zero of the scalars of `t`: a scalar, or an array (of arrays) of them, every element of a padded row
+    being the constant (a map over the windows of a stencil pads them so)."""
+    scalar = t
+    while isinstance(scalar, ArrayType):
+        scalar = scalar.elem
+    requires(isinstance(scalar, ScalarType), f"pads arrays of scalars or of arrays of them, not of {t}")
+    return Literal(0, scalar)
 
 
 def _arrays(e):
@@ -105,6 +118,31 @@ def pad_reduction(call, k):
     return call.f(rebuild(_padded(arrays, values, k)))
 
 
+def _repeated_padding(call: FunCall):
+    """`(arrays, rebuild)` for `pad-reduction-repeat`: the arrays the reduction reads (through its map and zip)."""
+    requires(ufunc_of(call.f.f) in IDEMPOTENT, f"the operator is not known to be idempotent (max, min): "
+             f"a repeated element would count twice")
+    arg = call.args[0]
+    if isinstance(arg, FunCall) and isinstance(arg.f, Map):
+        arrays, _, rebuild = _arrays(arg.args[0])
+        return arrays, lambda xs: arg.f(rebuild(xs))
+    return (arg,), lambda xs: xs[0]
+
+
+def _repeated_multiples(call, ctx) -> list:
+    _repeated_padding(call)
+    return _multiples(call, ctx)
+
+
+@rule("pad-reduction-repeat", figure="any-size", heads=Reduce, sized=True, choices=_repeated_multiples,
+      description="a reduction by max or min reduces its input padded with copies of its last element up to a "
+                  "multiple of k",
+      equation="reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(clamp)    (f(a, a) = a)")
+def pad_reduction_repeat(call, k):
+    arrays, rebuild = _repeated_padding(call)
+    return call.f(rebuild(_padded(arrays, ("clamp",) * len(arrays), k)))
+
+
 @rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_map_multiples,
       description="a map computes over its input padded up to a multiple of k and keeps the first n results",
       equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)")
@@ -113,4 +151,4 @@ def pad_map(call, k):
     return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
-RULES = (pad_reduction, pad_map)
+RULES = (pad_reduction, pad_reduction_repeat, pad_map)

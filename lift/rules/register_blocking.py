@@ -17,7 +17,8 @@ The macro rules composing it with tiling and interchange are in `lift.rules.macr
 
 from __future__ import annotations
 
-from lift.ir.patterns import Id, MapGlb, MapLcl, MapSeq, ReduceSeq, ToPrivate
+from lift.ir.patterns import MapGlb, MapLcl, ReduceSeq, ToPrivate
+from lift.rules.memory import identity_copy
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 from lift.types.types import ArrayType, ScalarType
@@ -44,16 +45,8 @@ def _in_a_work_item(call, ctx) -> None:
       equation="reduce-seq(f, z) → copy ∘ toPrivate(reduce-seq(f, copy(z))), copy = map-seq(..(map-seq(id)))")
 def private_accumulator(call):
     fold = call.f
-    init = ReduceSeq(fold.f, _copy(fold.init.t)(fold.init))
-    return _copy(call.t)(ToPrivate(init)(*call.args))
-
-
-def _copy(t):
-    """`map-seq(..(map-seq(id)))`, one map per dimension of `t`."""
-    copy = Id()
-    while isinstance(t, ArrayType):
-        copy, t = MapSeq(copy), t.elem
-    return copy
+    init = ReduceSeq(fold.f, identity_copy(fold.init.t)(fold.init))
+    return identity_copy(call.t)(ToPrivate(init)(*call.args))
 
 
 RULES = (private_accumulator,)

@@ -13,6 +13,7 @@ import pytest
 import lift
 from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper, userfun
 from lift.rules.default_lowering import LoweringError, default_lowering, lower, reduction_chunk
+from lift.rules.engine import RewriteEngine
 from lift.rules.lowering_choice import is_lowered
 
 from opencl_device import MANIFEST_HOST, needs_device
@@ -246,3 +247,17 @@ def test_a_high_level_stencil_keeps_its_maps_of_views(examples):
     assert "map(pad(1, 1, clamp))" in lift.paper(lowered) and "map(slide(3, 1))" in lift.paper(lowered)
     np.testing.assert_allclose(lift.compile(program)(a, k), interpret(program, a, k, numpy_shapes=True), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_a_2d_stencil_whose_rows_are_joined_runs_on_two_dimensions(examples):
+    """`map(join ∘ map(f) ∘ transpose)` (a 2-D stencil's rows of windows, joined): the map under the views is the
+    second dimension of global work-items, not a sequential loop in a work-item per row."""
+    jacobi2d = examples["stencils"].kernels["jacobi2d_high"]
+    sizes = {"M": 9, "N": 11}
+    lowered = default_lowering(jacobi2d, sizes).replay(jacobi2d, RewriteEngine(sizes=sizes))
+    assert paper(lowered).startswith("λ a, k. map-global[1](join ∘ map-global(λ nb. ")
+    a = RNG.uniform(-1, 1, (9, 11)).astype(np.float32)
+    k = (np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]) / 5).astype(np.float32)
+    p = np.pad(a.astype(np.float64), 1, mode="edge")
+    want = sum(k[i, j] * p[i:i + 9, j:j + 11] for i in range(3) for j in range(3))
+    np.testing.assert_allclose(interpret(lowered, a, k), want, rtol=1e-5, atol=1e-6)

@@ -2,10 +2,14 @@
 its neutral element up to a multiple of a chunk, so that every chunked derivation applies at sizes no chunk
 divides; checked in the reference interpreter against numpy, at concrete and symbolic sizes."""
 
+import math
+
 import numpy as np
 import pytest
 
-from lift import ArrayType, Float, Map, Reduce, SizeVar, Zip, fun, interpret, paper, userfun
+import lift
+
+from lift import ArrayType, Float, Get, Map, Reduce, SizeVar, Zip, fun, interpret, paper, userfun
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import clean_up, default_lowering, lower_rest
 from lift.rules.paper_derivations import groups, local_tree_groups, sequential_chunks, vector_lane_chunks
@@ -14,6 +18,7 @@ from lift.rules.rule import RuleNotApplicable
 from lift.rules.strategy import Focus, outermost, is_call, rewrite
 from lift.ir import patterns as P
 from lift.ir.typecheck import infer
+from opencl_device import needs_device
 
 N = SizeVar("N")
 SIZES = (1000, 1021, 4097, 65537)
@@ -121,3 +126,60 @@ def test_a_map_is_not_padded_where_the_chunk_divides(examples):
     pad = outermost(is_call(P.Map), rewrite("pad-map", k=256))
     assert pad(Focus(scal, RewriteEngine(sizes={"N": 4096}))) is None
     assert pad(Focus(scal, RewriteEngine(sizes={"N": 4097}))) is not None
+
+
+def test_a_map_over_windows_is_padded_at_a_prime_size(examples):
+    """A 1-D stencil's map over windows (arrays) at a prime length: the windows are padded with windows of zeros
+    up to whole work-groups (a prime global size leaves the driver work-groups of one work-item); the padded
+    results are dropped."""
+    jacobi = examples["stencils"].kernels["jacobi1d_high"]
+    n = 1021
+    lowered = default_lowering(jacobi, {"N": n}).replay(jacobi, RewriteEngine(sizes={"N": n}))
+    assert "take-(N) ∘ map-global(" in paper(lowered) and "pad-to-multiple-64(0.0) ∘ slide(3, 1)" in paper(lowered)
+    (a,) = _inputs(n)
+    k = np.array([0.25, 0.5, 0.25], np.float32)
+    p = np.pad(a.astype(np.float64), 1, mode="edge")
+    np.testing.assert_allclose(interpret(lowered, a, k), 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:], rtol=1e-5)
+
+
+@userfun
+def maxf(x: Float, y: Float) -> Float:
+    return max(x, y)
+
+
+@userfun
+def absdiff(x: Float, y: Float) -> Float:
+    return abs(x - y)
+
+
+MAX_ABS_DIFF = fun([ArrayType(Float, N), ArrayType(Float, N)], lambda x, y: Reduce(maxf, -math.inf)(
+    Map(lambda p: absdiff(Get(p, 0), Get(p, 1)))(Zip(x, y))))
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("k", (64, 1024))
+def test_a_max_from_minus_infinity_is_padded_with_its_last_elements(n, k):
+    """`max(|x - y|)` from `-inf`: no padding value is sent to `-inf`, but `max` is idempotent, so the inputs are
+    padded with copies of their last element (`pad-reduction-repeat`) and the chunks apply at any size."""
+    padded = _derive(MAX_ABS_DIFF, rewrite("pad-reduction-repeat", k=k) >> sequential_chunks(k)
+                     >> groups(rewrite("map-to-global", dim=0)), {"N": n})
+    assert f"zip(pad-to-multiple-{k}(clamp)(x), pad-to-multiple-{k}(clamp)(y))" in paper(padded)
+    x, y = _inputs(n, 2)
+    np.testing.assert_array_equal(interpret(padded, x, y), [np.abs(x - y).max()])
+
+
+def test_only_an_idempotent_reduction_is_padded_with_repeated_elements():
+    call = infer(fun([ArrayType(Float, N)], lambda x: Reduce(add, 0.0)(Map(plus_one)(x)))).expr.body
+    with pytest.raises(RuleNotApplicable, match="not known to be idempotent"):
+        rule_named("pad-reduction-repeat").apply(call, {"k": 16})
+
+
+@needs_device
+def test_the_default_lowering_chunks_a_max_at_a_prime_size():
+    """Before `pad-reduction-repeat`, `max(|x - y|)` from `-inf` at a prime size was one work-item folding the
+    whole array."""
+    n = 65537
+    lowered = default_lowering(MAX_ABS_DIFF, {"N": n}).replay(MAX_ABS_DIFF)
+    assert "map-global(reduce-seq(" in paper(lowered) and "asVector-4 ∘ pad-to-multiple-32(clamp)(x)" in paper(lowered)
+    x, y = _inputs(n, 2)
+    assert lift.compile(MAX_ABS_DIFF, lowering="default")(x, y) == np.abs(x - y).max()
