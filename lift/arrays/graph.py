@@ -50,24 +50,27 @@ class Structure:
 def structure(targets) -> Structure:
     """The structural key of the graph below `targets` (see the module docstring)."""
     number, rows, inputs = {}, [], []
-
-    def visit(n: LiftArray) -> int:
-        if n in number:
-            return number[n]
-        if n.op == "input":
-            inputs.append(n)
-            row = ("input", n.shape, n.dtype.str)
-        else:
-            args = tuple(("n", visit(a)) if isinstance(a, LiftArray) else ("c", type(a).__name__, repr(a))
-                         for a in n.args)
-            row = (n.op, n.attrs, n.shape, n.dtype.str, args)
-        number[n] = len(rows)
-        rows.append(row)
-        return number[n]
-
-    out = tuple(visit(t) for t in targets)
+    out = tuple(_visit(t, number, rows, inputs) for t in targets)
     key = hashlib.sha256(repr((rows, out)).encode()).hexdigest()[:24]
     return Structure(key, tuple(inputs), tuple(number))
+
+
+def _visit(n: LiftArray, number: dict, rows: list, inputs: list) -> int:
+    """`n`'s number in `structure`, its operands numbered first (a module function, not a closure: a
+    recursive closure is a reference cycle, which would keep the graph and its device buffers alive
+    until the garbage collector runs)."""
+    if n in number:
+        return number[n]
+    if n.op == "input":
+        inputs.append(n)
+        row = ("input", n.shape, n.dtype.str)
+    else:
+        args = tuple(("n", _visit(a, number, rows, inputs)) if isinstance(a, LiftArray)
+                     else ("c", type(a).__name__, repr(a)) for a in n.args)
+        row = (n.op, n.attrs, n.shape, n.dtype.str, args)
+    number[n] = len(rows)
+    rows.append(row)
+    return number[n]
 
 
 def array_type(shape: tuple, dtype) -> ArrayType:
@@ -375,16 +378,16 @@ class _Builder:
 
     def program(self, params: dict, targets):
         self.memo.update(params)
-        lets = sorted(self.shared, key=lambda n: n.serial)
+        return self._bind(sorted(self.shared, key=lambda n: n.serial), 0, targets)
 
-        def bind(i: int):
-            if i == len(lets):
-                outputs = [self._output(t) for t in targets]
-                return outputs[0] if len(outputs) == 1 else Tuple(*outputs)
-            value = self._compute(lets[i])
-            self.memo[lets[i]] = v = Param(f"let{i}")
-            return Lambda((v,), bind(i + 1))(value)
-        return bind(0)
+    def _bind(self, lets: list, i: int, targets):
+        """The program from the `i`-th let-bound array on: `(λ let_i. rest)(value_i)`, the results last."""
+        if i == len(lets):
+            outputs = [self._output(t) for t in targets]
+            return outputs[0] if len(outputs) == 1 else Tuple(*outputs)
+        value = self._compute(lets[i])
+        self.memo[lets[i]] = v = Param(f"let{i}")
+        return Lambda((v,), self._bind(lets, i + 1, targets))(value)
 
     def _output(self, n: LiftArray):
         """A result in memory of its own: an input, a view or a let-bound value is copied by a region."""

@@ -200,3 +200,33 @@ def test_device_arrays_stay_on_the_device(device):
         assert total.value is None and y.on_device is uploaded and b.value is None
     _close(total.get(), ((X * 2 + Y) * Y).sum(), tol=1e-3)
     _close(b.get(), X * 2 + Y)
+
+
+def test_a_dropped_result_returns_its_buffer_at_once(device):
+    """Evaluation leaves no reference cycle: a result dropped is freed without the garbage collector, so its
+    buffer goes back to the program's pool and the next evaluation reuses it (a fresh buffer per evaluation
+    costs first-touch page faults on a CPU device)."""
+    import gc
+    import weakref
+
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+
+    queue = cl.CommandQueue(cl.Context([device]))
+    x = lift.asarray(cla.to_device(queue, X))
+    gc.disable()
+    try:
+        with lift.config(placement="device"):
+            r = lift.evaluate(2.5 * x + 1.0)
+            buffers = [r.on_device.data.int_ptr]
+            dropped = weakref.ref(r)
+            del r
+            assert dropped() is None
+            for _ in range(3):
+                r = lift.evaluate(2.5 * x + 1.0)
+                buffers.append(r.on_device.data.int_ptr)
+                _close(r.get(), 2.5 * X + 1)
+                del r
+    finally:
+        gc.enable()
+    assert len(set(buffers)) == 1
