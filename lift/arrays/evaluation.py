@@ -49,7 +49,7 @@ class Plan:
         return self.compiled.program
 
 
-def _target(targets, st: Structure) -> runtime.Target:
+def device_target(targets, st: Structure) -> runtime.Target:
     """Where the program runs: the queue of a device array it reads, else the arrays' or `lift.config`'s
     device (lift's own queue on it)."""
     queue = next((n.on_device.queue for n in st.inputs if n.on_device is not None), None)
@@ -70,6 +70,14 @@ def compiled_program(targets, st: Structure, target: runtime.Target):
     return _PROGRAMS[key]
 
 
+def forget(st: Structure) -> None:
+    """Drop the compiled programs of this structure (on every device): the next evaluation compiles it again,
+    with what the tuning database holds then (`lift.arrays.tuning`)."""
+    for key in [k for k in _PROGRAMS if k[0] == st.key]:
+        del _PROGRAMS[key]
+    _SPLIT.discard(st.key)
+
+
 def plan(*arrays, predict_always: bool = False) -> Plan:
     """The plan for evaluating `arrays` (those not evaluated yet); `predict_always` also predicts where
     the placement is forced."""
@@ -79,7 +87,7 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
     if placement == "host" and not predict_always:
         return Plan(targets, st, None, None, None, "host")
     try:
-        target = _target(targets, st)
+        target = device_target(targets, st)
     except LiftError:
         if placement == "device":
             raise
