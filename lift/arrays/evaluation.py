@@ -23,12 +23,13 @@ from lift.arrays.array import LiftArray
 from lift.arrays.config import config
 from lift.arrays.graph import Structure, build, stored, structure
 from lift.arrays.host import evaluate_on_host
-from lift.arrays.placement import Prediction, predict
+from lift.arrays.placement import Prediction, model, predict
 from lift.errors import LiftCodegenError, LiftError
 from lift.explore.tuned_compile import compile as lift_compile
 from lift.opencl_gen import runtime
 
 _PROGRAMS: dict = {}
+_MODELS: dict = {}  # the placement's model of each compiled program (`lift.arrays.placement.model`)
 _SPLIT: set = set()  # structures the code generator could not take: split at the arrays views read
 COUNTS = {"compiled": 0, "reused": 0, "device": 0, "host": 0}
 
@@ -59,9 +60,14 @@ def device_target(targets, st: Structure) -> runtime.Target:
     return runtime.target(queue=spec) if type(spec).__name__ == "CommandQueue" else runtime.target(spec)
 
 
+def cache_key(st: Structure, target: runtime.Target) -> tuple:
+    """The key of the program of this structure on `target`'s device and context."""
+    return st.key, runtime.device_label(target.device), target.context.int_ptr
+
+
 def compiled_program(targets, st: Structure, target: runtime.Target):
     """The compiled program of this structure on `target`'s context, compiled on first use."""
-    key = (st.key, runtime.device_label(target.device), target.context.int_ptr)
+    key = cache_key(st, target)
     if key in _PROGRAMS:
         COUNTS["reused"] += 1
     else:
@@ -75,6 +81,7 @@ def forget(st: Structure) -> None:
     with what the tuning database holds then (`lift.arrays.tuning`)."""
     for key in [k for k in _PROGRAMS if k[0] == st.key]:
         del _PROGRAMS[key]
+        _MODELS.pop(key, None)
     _SPLIT.discard(st.key)
 
 
@@ -108,8 +115,10 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
         return plan(*arrays, predict_always=predict_always)
     prediction = None
     if placement == "auto" or predict_always:
-        computed = [n for n in st.nodes if n.op != "input"]
-        prediction = predict(computed, st.inputs, targets, compiled.generated(), device)
+        key = cache_key(st, target)
+        if key not in _MODELS:
+            _MODELS[key] = model(st, compiled.generated(), device)
+        prediction = predict(st, targets, _MODELS[key], device)
     return Plan(targets, st, device, compiled, prediction,
                 prediction.choice if placement == "auto" else placement)
 

@@ -230,3 +230,20 @@ def test_a_dropped_result_returns_its_buffer_at_once(device):
     finally:
         gc.enable()
     assert len(set(buffers)) == 1
+
+
+def test_the_cost_model_runs_once_per_structure(device, monkeypatch):
+    """The auto placement's model (the kernels' and numpy's predicted times) depends on the structure alone: a
+    second evaluation of an equal graph reuses it; only the transfers are figured again."""
+    from lift.arrays import evaluation
+    from lift.arrays.placement import model
+
+    calls = []
+    monkeypatch.setattr(evaluation, "model", lambda *args: calls.append(args) or model(*args))
+
+    with lift.config(placement="auto", device=device):
+        shape = (33, 17)                                         # a shape of this test's own
+        first, second = (RNG.random(shape, dtype=np.float32) for _ in range(2))
+        _close((lift.asarray(first) * 3.0 - 1.0).get(), first * 3 - 1)
+        _close((lift.asarray(second) * 3.0 - 1.0).get(), second * 3 - 1)
+    assert len(calls) == 1
