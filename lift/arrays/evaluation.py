@@ -4,8 +4,9 @@ the placement says.
 `plan` finds the graph below the arrays asked for, its structural key (`lift.arrays.graph.structure`), the
 cached compiled program for that key on the arrays' device (`lift.compile`: the tuning database's winner
 where present, else the default lowering) and the placement (`lift.config`, else Brook's cost model:
-`lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value (on the device after a
-device program: a later program reads it there, `get()` downloads it).
+`lift.arrays.placement`, whose model of the program is kept with it). `evaluate` runs the plan and makes
+each array asked for a leaf holding its value (on the device after a device program: a later program
+reads it there, `get()` downloads it). `forget` drops a structure's programs (after `lift.arrays.tune`).
 Where the code generator cannot take the program (a view of a computed array that the default lowering
 fuses into its producer), the arrays that views read are evaluated first and the rest is planned again
 (Accelerator's shader breaks). `run_on_device` is the one function that moves data between numpy and the

@@ -1,11 +1,13 @@
 """Where to run: Brook's cost model (Buck et al., Section 6), per evaluation.
 
 The device pays the transfer of the inputs not yet on it and of the results, plus its kernels' time; the
-host pays numpy's time for the same graph, plus downloading the inputs only on the device. `predict` puts figures on both for one evaluation: the transfer at the device's
-measured host-to-device rate, the kernels by the analytic cost model of `lift explore`
-(`lift.explore.cost_model`, over the streaming bandwidth and launch cost measured on the device), and
-numpy's time from rates measured on this machine once per process (an element-wise operation, a
-reduction, a BLAS contraction). The device is chosen where its total is the smaller.
+host pays numpy's time for the same graph, plus downloading the inputs only on the device. `predict` puts
+figures on both for one evaluation: the transfer at the device's measured host-to-device rate, the
+kernels by the analytic cost model of `lift explore` (`lift.explore.cost_model`, over the streaming
+bandwidth and launch cost measured on the device), and numpy's time from rates measured on this machine
+once per process (an element-wise operation, a reduction, a BLAS contraction). The device is chosen where
+its total is the smaller. The kernels' and numpy's times depend on the program alone (`model`, computed
+once per compiled program); the transfers on where the arrays are now.
 """
 
 from __future__ import annotations

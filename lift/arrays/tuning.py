@@ -7,7 +7,8 @@ their values as inputs, each candidate checked against the interpreter) within `
 measured goes to the tuning database (`lift.explore.tuning_database`, under the program's structural
 hash), and the program compiled for the structure is dropped, so that the next evaluation of an equal
 graph, over these arrays or others of the same shapes, compiles again with the winner. Nothing is
-evaluated (but the arrays that views read, as evaluation would first: `lift.arrays.evaluation`).
+evaluated (but the arrays that views read, as evaluation would first: `lift.arrays.evaluation`). The
+search's workers are spawned processes: a script calls `tune` under `if __name__ == "__main__":`.
 """
 
 from __future__ import annotations
@@ -52,4 +53,3 @@ def tune(*arrays, budget="60s", max_candidates: Optional[int] = None, out_dir=No
                          progress=progress)
     forget(p.structure)
     return result
-

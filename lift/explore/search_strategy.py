@@ -14,6 +14,8 @@ from typing import Iterable, Iterator, Mapping, Optional, Protocol, runtime_chec
 
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel
+from lift.explore.rewrite_search import RewriteSearch
+from lift.explore.sequence_search import SequenceSearch, is_program_of_calls
 from lift.ir.nodes import Lambda
 
 
@@ -63,7 +65,4 @@ def as_strategy(candidates: Iterable[Candidate]) -> SearchStrategy:
 def search_for(program: Lambda, sizes: Mapping[str, int], seed: int = 0) -> SearchStrategy:
     """The search of `program`'s lowerings at `sizes`: its kernel partitions where it is a program of calls
     (`SequenceSearch`), else its rewrites (`RewriteSearch`, seeded by `seed`)."""
-    from lift.explore.rewrite_search import RewriteSearch
-    from lift.explore.sequence_search import SequenceSearch, is_program_of_calls
-
     return SequenceSearch(program, sizes) if is_program_of_calls(program) else RewriteSearch(program, sizes, seed)
