@@ -312,7 +312,8 @@ class _Region:
             e = _nest(j, Pad(-leaf.lo[j], leaf.hi[j], boundary))(e)
         for j in reversed(range(leaf.node.ndim)):
             e = _nest(j, Slide(sizes[j], 1))(e)
-        return Map(Transpose())(e) if leaf.node.ndim == 2 else e
+        d = leaf.node.ndim                                   # [n0][s0][n1][s1]... -> [n0][n1]...[s0][s1]...
+        return transpose_expr(e, tuple(range(0, 2 * d, 2)) + tuple(range(1, 2 * d, 2)))
 
     def _apply(self, f, leaves, states):
         args = []
@@ -320,7 +321,10 @@ class _Region:
             if leaf.kind == "window":
                 copy = _userfun(f"def id_{leaf.node.dtype.name}(x: {_type_source(lift_type(leaf.node.dtype))}) -> "
                                 f"{_type_source(lift_type(leaf.node.dtype))}:\n    return x\n")
-                s = ToPrivate(MapSeq(MapSeq(copy)) if leaf.node.ndim == 2 else MapSeq(copy))(s)
+                private = copy
+                for _ in range(leaf.node.ndim):
+                    private = MapSeq(private)
+                s = ToPrivate(private)(s)
             args.append(s)
         return f(*args)
 

@@ -6,7 +6,8 @@ numpy on empty arrays, so that Python numbers are weak: `x * 2.0` of a float32 `
 of products, as the paper's dot, gemv and matrix multiply are. Accelerator's transformation operators are
 `shift` (`r[i] = x[i - s]`, out-of-range reads given by the boundary: clamp, wrap, mirror or a constant),
 `rotate` (a shift that wraps) and `pad`; `stencil(f, window)` applies `f` to the neighbourhood of every
-element (its arguments are shifts, which the program reads from one window: `lift.arrays.graph`).
+element (its arguments are shifts, which the program reads from one window: `lift.arrays.graph`). Shifts
+and stencils take arrays of 1 to 3 dimensions.
 `x[i, j]` with integer index arrays gathers (indices clipped to the bounds, numpy's `mode="clip"`).
 """
 
@@ -203,8 +204,8 @@ def _per_axis(values, ndim: int, name: str) -> tuple:
 def shift(x: LiftArray, offsets, boundary="clamp") -> LiftArray:
     """Accelerator's Shift: `r[i] = x[i - offsets]` per axis; reads outside `x` follow `boundary`."""
     offsets = _per_axis(offsets, x.ndim, "shift")
-    if x.ndim > 2 or 1 in x.shape:
-        raise LiftTypeError(f"shift: arrays of one or two dimensions, none of length 1 (reshape it away), got "
+    if not 1 <= x.ndim <= 3 or 1 in x.shape:
+        raise LiftTypeError(f"shift: arrays of one to three dimensions, none of length 1 (reshape it away), got "
                             f"shape {x.shape}")
     if not any(offsets):
         return x

@@ -88,6 +88,26 @@ def test_gather_clips_indices(placement):
     _close(lift.asarray(X)[rows, cols].get(), want)
 
 
+def _np_shift(x, offsets, mode, **constant):
+    """numpy's `r[i] = x[i - s]` per axis, reads outside given by np.pad's `mode`."""
+    p = np.pad(x, [(max(s, 0), max(-s, 0)) for s in offsets], mode=mode, **constant)
+    return p[tuple(slice(max(-s, 0), max(-s, 0) + n) for s, n in zip(offsets, x.shape))]
+
+
+def test_three_dimensional_shifts_and_stencils(placement):
+    """A 3-D array's shifts read one window of it, as 1-D and 2-D ones do: a 3x3x3 box and a 7-point Laplacian."""
+    cube = RNG.random((6, 7, 9), dtype=np.float32)
+    x = lift.asarray(cube)
+    box = x.stencil(lambda w: sum(w[i, j, k] for i in range(3) for j in range(3) for k in range(3)) * (1 / 27), 3)
+    want = sum(_np_shift(cube, (1 - i, 1 - j, 1 - k), "edge") for i in range(3) for j in range(3) for k in range(3))
+    _close(box.get(), want / np.float32(27))
+    faces = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    laplacian = sum(x.shift(s, "wrap") for s in faces) - 6.0 * x
+    _close(laplacian.get(), sum(_np_shift(cube, s, "wrap") for s in faces) - 6 * cube)
+    _close((x.shift((2, 0, -3), 0.5) * x).get(),
+           _np_shift(cube, (2, 0, -3), "constant", constant_values=0.5) * cube)
+
+
 def test_integer_arrays_and_casts(placement):
     n = lift.asarray(np.arange(10))                                       # int64 held as int32
     _close((n * 3 - 1).get(), np.arange(10, dtype=np.int32) * 3 - 1)
