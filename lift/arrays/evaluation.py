@@ -101,7 +101,7 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
             raise
         return Plan(targets, st, None, None, None, "host")
     device = target.device
-    breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift") for a in n.args
+    breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "section", "shift") for a in n.args
               if not stored(a)]
     if st.key not in _SPLIT:
         compiled = compiled_program(targets, st, target)

@@ -11,8 +11,9 @@ leaves (the program's parameters; a leaf used twice is one parameter). `build` w
   gemv and matrix multiply are regions reduced);
 - the shifts of one array in a region read one window of it (`slide ∘ pad`, the stencil views), copied to
   private memory and indexed by the user function; a gather closes over the whole array;
-- transposes, reshapes and pads are views (`transpose`, `split`/`join`, `pad`); a 0-d array is a 1-element
-  array (a reduction's result); a computed array used twice is let-bound, so it is computed once.
+- transposes, reshapes, pads and slices are views (`transpose`, `split`/`join`, `pad`, `take ∘ drop`); a 0-d
+  array is a 1-element array (a reduction's result); a computed array used twice is let-bound, so it is
+  computed once.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from lift.arrays.operators import COMPARISONS, MATH
 from lift.errors import LiftError
 from lift.ir.nodes import Lambda, Literal, Param
 from lift.ir.typecheck import infer
-from lift.ir.patterns import Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, ToPrivate, Transpose, Tuple, Zip
+from lift.ir.patterns import (Drop, Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, Take, ToPrivate, Transpose,
+                               Tuple, Zip)
 from lift.ir.userfun import userfun
 from lift.types.types import ArrayType
 
-_VIEWS = ("transpose", "reshape", "pad")
+_VIEWS = ("transpose", "reshape", "pad", "section")
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or",
           **dict(zip(COMPARISONS, ("<", "<=", ">", ">=", "==", "!=")))}
 _REDUCE = {"add": "x + y", "max": "max(x, y)", "min": "min(x, y)"}
@@ -420,6 +422,14 @@ class _Builder:
             return transpose_expr(self.viewed(n.args[0]), n.attrs[0])
         if n.op == "reshape":
             return reshape_expr(self.viewed(n.args[0]), n.args[0].shape or (1,), n.shape or (1,))
+        if n.op == "section":
+            e = self.viewed(n.args[0])
+            for j, ((start, stop), length) in enumerate(zip(n.attrs[0], n.args[0].shape)):
+                if start:
+                    e = _nest(j, Drop(start))(e)
+                if stop != length:
+                    e = _nest(j, Take(stop - start))(e)
+            return e
         if n.op == "pad":
             before, after, boundary = n.attrs
             boundary = boundary if isinstance(boundary, str) else Literal(boundary, lift_type(n.dtype))

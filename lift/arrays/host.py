@@ -75,6 +75,8 @@ def _compute(n: LiftArray, args: list) -> np.ndarray:
         return np.transpose(args[0], n.attrs[0])
     if n.op == "reshape":
         return args[0].reshape(n.shape)
+    if n.op == "section":
+        return args[0][tuple(slice(start, stop) for start, stop in n.attrs[0])]
     if n.op == "pad":
         before, after, boundary = n.attrs
         return _padded(args[0], list(zip(before, after)), boundary)

@@ -60,6 +60,16 @@ CASES = {
                                           "wrap"),
                 lambda a, b, v: sum(np.roll(a, s, (0, 1)) for s in ((1, 0), (0, 1), (0, 0), (0, -1), (-1, 0)))
                 * np.float32(0.2)),
+    "slice_rows": (lambda a, b, v: a[3:40] * 2.0, lambda a, b, v: a[3:40] * 2),
+    "slice_columns": (lambda a, b, v: a[:, 5:17] + b[:, 0:12], lambda a, b, v: a[:, 5:17] + b[:, 0:12]),
+    "slice_computed": (lambda a, b, v: (a * b)[1:-1, 2:] - 1.0, lambda a, b, v: (a * b)[1:-1, 2:] - 1),
+    "slice_differences": (lambda a, b, v: v[1:] - v[:-1], lambda a, b, v: v[1:] - v[:-1]),
+    "slice_sum": (lambda a, b, v: v[2:30].sum(), lambda a, b, v: v[2:30].sum()),
+    "slice_of_reduced": (lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9],
+                         lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9]),
+    "slice_matmul": (lambda a, b, v: a[:16, :8] @ b[8:16, 4:20], lambda a, b, v: a[:16, :8] @ b[8:16, 4:20]),
+    "slice_shifted": (lambda a, b, v: a[4:30, 2:40].shift((1, 0)) * 0.5,
+                      lambda a, b, v: np.pad(a[4:30, 2:40], ((1, 0), (0, 0)), "edge")[:26] * 0.5),
     "logical": (lambda a, b, v: lift.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0),
                 lambda a, b, v: np.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0)),
     "count": (lambda a, b, v: (a > b).sum(axis=0), lambda a, b, v: (a > b).sum(axis=0).astype(np.int32)),
@@ -198,6 +208,10 @@ def test_bad_input_is_one_clear_error():
         a @ a
     with pytest.raises(LiftTypeError, match="int64|float32"):
         lift.asarray(np.ones(3, np.complex64))
+    with pytest.raises(LiftTypeError, match="step 1"):
+        a[::2]
+    with pytest.raises(LiftTypeError, match="non-empty"):
+        a[5:5]
     with pytest.raises(LiftError, match="placement"):
         lift.config.placement = "gpu"
 
@@ -267,3 +281,13 @@ def test_the_cost_model_runs_once_per_structure(device, monkeypatch):
         _close((lift.asarray(first) * 3.0 - 1.0).get(), first * 3 - 1)
         _close((lift.asarray(second) * 3.0 - 1.0).get(), second * 3 - 1)
     assert len(calls) == 1
+
+
+def test_a_slice_is_a_view_in_the_kernel_that_reads_it(device):
+    """`x[a:b, c:d]` of an input is `take ∘ drop` on each axis, read in place by the one kernel of its
+    region: no copy of the slice is made."""
+    with lift.config(placement="device", device=device):
+        lazy = lift.asarray(X)[3:40, 5:17] * 2.0
+        text = lift.explain(lazy, file=io.StringIO()).text
+        _close(lazy.get(), X[3:40, 5:17] * 2)
+    assert "map(take-12) ∘ map(drop-5) ∘ take-37 ∘ drop-3" in text and "kernels (1):" in text
