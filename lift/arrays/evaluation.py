@@ -51,7 +51,7 @@ class Plan:
         return self.compiled.program
 
 
-def device_target(targets, st: Structure) -> runtime.Target:
+def _target(targets, st: Structure) -> runtime.Target:
     """Where the program runs: the queue of a device array it reads, else the arrays' or `lift.config`'s
     device (lift's own queue on it)."""
     queue = next((n.on_device.queue for n in st.inputs if n.on_device is not None), None)
@@ -61,14 +61,14 @@ def device_target(targets, st: Structure) -> runtime.Target:
     return runtime.target(queue=spec) if type(spec).__name__ == "CommandQueue" else runtime.target(spec)
 
 
-def cache_key(st: Structure, target: runtime.Target) -> tuple:
+def _cache_key(st: Structure, target: runtime.Target) -> tuple:
     """The key of the program of this structure on `target`'s device and context."""
     return st.key, runtime.device_label(target.device), target.context.int_ptr
 
 
 def compiled_program(targets, st: Structure, target: runtime.Target):
     """The compiled program of this structure on `target`'s context, compiled on first use."""
-    key = cache_key(st, target)
+    key = _cache_key(st, target)
     if key in _PROGRAMS:
         COUNTS["reused"] += 1
     else:
@@ -95,7 +95,7 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
     if placement == "host" and not predict_always:
         return Plan(targets, st, None, None, None, "host")
     try:
-        target = device_target(targets, st)
+        target = _target(targets, st)
     except LiftError:
         if placement == "device":
             raise
@@ -116,7 +116,7 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
         return plan(*arrays, predict_always=predict_always)
     prediction = None
     if placement == "auto" or predict_always:
-        key = cache_key(st, target)
+        key = _cache_key(st, target)
         if key not in _MODELS:
             _MODELS[key] = model(st, compiled.generated(), device)
         prediction = predict(st, targets, _MODELS[key], device)
