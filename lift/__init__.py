@@ -10,8 +10,8 @@ from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalE
 from lift.ir.interpreter import interpret
 from lift.ir.operators import LIFT_MATH, eq, ne
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
-from lift.ir.patterns import (AsScalar, AsVector, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq,
-                              MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder,
+from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
+                              MapSeq, MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder,
                               ReorderStride, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Unzip,
                               Vectorize, Zip)
 from lift.ir.printer import paper, python_source
@@ -30,7 +30,8 @@ globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: o
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Expr", "Float",
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop", "Expr",
+    "Float",
     "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray", "LiftCodegenError",
     "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
     "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqUnroll", "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed",

@@ -315,8 +315,7 @@ def explore(program, kernel, devices, sizes, budget, max_candidates, jobs, out_d
 
     from lift.explore import explore as run_explore
     from lift.explore import parse_budget
-    from lift.explore.sequence_search import SequenceSearch, is_program_of_calls
-    from lift.explore.rewrite_search import RewriteSearch
+    from lift.explore.search_strategy import search_for
     from lift.opencl_gen import runtime
 
     budget_s = parse_budget(budget)
@@ -331,7 +330,7 @@ def explore(program, kernel, devices, sizes, budget, max_candidates, jobs, out_d
         raise CommandError("several --device need --cluster (a local search runs on one device)")
 
     def search():
-        return SequenceSearch(expr, bound) if is_program_of_calls(expr) else RewriteSearch(expr, bound, seed)
+        return search_for(expr, bound, seed)
 
     options = dict(budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name, max_candidates=max_candidates,
                     jobs=jobs, plot=plot, baseline=baseline, timeout_s=timeout, seed=seed,

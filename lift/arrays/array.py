@@ -140,7 +140,7 @@ def _install_operators() -> None:
                                                                               *args))
     LiftArray.__matmul__ = lambda self, other: ops.matmul(self, other)
     LiftArray.__rmatmul__ = lambda self, other: ops.matmul(other, self)
-    LiftArray.__getitem__ = ops.gather
+    LiftArray.__getitem__ = ops.getitem
     LiftArray.__hash__ = object.__hash__
     LiftArray.sum = lambda self, axis=None: ops.reduce("add", self, axis)
     LiftArray.max = lambda self, axis=None: ops.reduce("max", self, axis)

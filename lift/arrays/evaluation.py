@@ -4,8 +4,9 @@ the placement says.
 `plan` finds the graph below the arrays asked for, its structural key (`lift.arrays.graph.structure`), the
 cached compiled program for that key on the arrays' device (`lift.compile`: the tuning database's winner
 where present, else the default lowering) and the placement (`lift.config`, else Brook's cost model:
-`lift.arrays.placement`). `evaluate` runs the plan and makes each array asked for a leaf holding its value (on the device after a
-device program: a later program reads it there, `get()` downloads it).
+`lift.arrays.placement`, whose model of the program is kept with it). `evaluate` runs the plan and makes
+each array asked for a leaf holding its value (on the device after a device program: a later program
+reads it there, `get()` downloads it). `forget` drops a structure's programs (after `lift.arrays.tune`).
 Where the code generator cannot take the program (a view of a computed array that the default lowering
 fuses into its producer), the arrays that views read are evaluated first and the rest is planned again
 (Accelerator's shader breaks). `run_on_device` is the one function that moves data between numpy and the
@@ -23,12 +24,13 @@ from lift.arrays.array import LiftArray
 from lift.arrays.config import config
 from lift.arrays.graph import Structure, build, stored, structure
 from lift.arrays.host import evaluate_on_host
-from lift.arrays.placement import Prediction, predict
+from lift.arrays.placement import Prediction, model, predict
 from lift.errors import LiftCodegenError, LiftError
 from lift.explore.tuned_compile import compile as lift_compile
 from lift.opencl_gen import runtime
 
 _PROGRAMS: dict = {}
+_MODELS: dict = {}  # the placement's model of each compiled program (`lift.arrays.placement.model`)
 _SPLIT: set = set()  # structures the code generator could not take: split at the arrays views read
 COUNTS = {"compiled": 0, "reused": 0, "device": 0, "host": 0}
 
@@ -59,15 +61,29 @@ def _target(targets, st: Structure) -> runtime.Target:
     return runtime.target(queue=spec) if type(spec).__name__ == "CommandQueue" else runtime.target(spec)
 
 
+def _cache_key(st: Structure, target: runtime.Target) -> tuple:
+    """The key of the program of this structure on `target`'s device and context."""
+    return st.key, runtime.device_label(target.device), target.context.int_ptr
+
+
 def compiled_program(targets, st: Structure, target: runtime.Target):
     """The compiled program of this structure on `target`'s context, compiled on first use."""
-    key = (st.key, runtime.device_label(target.device), target.context.int_ptr)
+    key = _cache_key(st, target)
     if key in _PROGRAMS:
         COUNTS["reused"] += 1
     else:
         COUNTS["compiled"] += 1
         _PROGRAMS[key] = lift_compile(build(targets, st), name="lift_arrays", queue=target.queue)
     return _PROGRAMS[key]
+
+
+def forget(st: Structure) -> None:
+    """Drop the compiled programs of this structure (on every device): the next evaluation compiles it again,
+    with what the tuning database holds then (`lift.arrays.tuning`)."""
+    for key in [k for k in _PROGRAMS if k[0] == st.key]:
+        del _PROGRAMS[key]
+        _MODELS.pop(key, None)
+    _SPLIT.discard(st.key)
 
 
 def plan(*arrays, predict_always: bool = False) -> Plan:
@@ -85,7 +101,7 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
             raise
         return Plan(targets, st, None, None, None, "host")
     device = target.device
-    breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "shift") for a in n.args
+    breaks = [a for n in st.nodes if n.op in ("transpose", "reshape", "pad", "section", "shift") for a in n.args
               if not stored(a)]
     if st.key not in _SPLIT:
         compiled = compiled_program(targets, st, target)
@@ -100,8 +116,10 @@ def plan(*arrays, predict_always: bool = False) -> Plan:
         return plan(*arrays, predict_always=predict_always)
     prediction = None
     if placement == "auto" or predict_always:
-        computed = [n for n in st.nodes if n.op != "input"]
-        prediction = predict(computed, st.inputs, targets, compiled.generated(), device)
+        key = _cache_key(st, target)
+        if key not in _MODELS:
+            _MODELS[key] = model(st, compiled.generated(), device)
+        prediction = predict(st, targets, _MODELS[key], device)
     return Plan(targets, st, device, compiled, prediction,
                 prediction.choice if placement == "auto" else placement)
 

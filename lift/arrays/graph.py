@@ -11,8 +11,9 @@ leaves (the program's parameters; a leaf used twice is one parameter). `build` w
   gemv and matrix multiply are regions reduced);
 - the shifts of one array in a region read one window of it (`slide ∘ pad`, the stencil views), copied to
   private memory and indexed by the user function; a gather closes over the whole array;
-- transposes, reshapes and pads are views (`transpose`, `split`/`join`, `pad`); a 0-d array is a 1-element
-  array (a reduction's result); a computed array used twice is let-bound, so it is computed once.
+- transposes, reshapes, pads and slices are views (`transpose`, `split`/`join`, `pad`, `take ∘ drop`); a 0-d
+  array is a 1-element array (a reduction's result); a computed array used twice is let-bound, so it is
+  computed once.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from lift.arrays.operators import COMPARISONS, MATH
 from lift.errors import LiftError
 from lift.ir.nodes import Lambda, Literal, Param
 from lift.ir.typecheck import infer
-from lift.ir.patterns import Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, ToPrivate, Transpose, Tuple, Zip
+from lift.ir.patterns import (Drop, Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, Take, ToPrivate, Transpose,
+                               Tuple, Zip)
 from lift.ir.userfun import userfun
 from lift.types.types import ArrayType
 
-_VIEWS = ("transpose", "reshape", "pad")
+_VIEWS = ("transpose", "reshape", "pad", "section")
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "logical_and": "and", "logical_or": "or",
           **dict(zip(COMPARISONS, ("<", "<=", ">", ">=", "==", "!=")))}
 _REDUCE = {"add": "x + y", "max": "max(x, y)", "min": "min(x, y)"}
@@ -50,24 +52,27 @@ class Structure:
 def structure(targets) -> Structure:
     """The structural key of the graph below `targets` (see the module docstring)."""
     number, rows, inputs = {}, [], []
-
-    def visit(n: LiftArray) -> int:
-        if n in number:
-            return number[n]
-        if n.op == "input":
-            inputs.append(n)
-            row = ("input", n.shape, n.dtype.str)
-        else:
-            args = tuple(("n", visit(a)) if isinstance(a, LiftArray) else ("c", type(a).__name__, repr(a))
-                         for a in n.args)
-            row = (n.op, n.attrs, n.shape, n.dtype.str, args)
-        number[n] = len(rows)
-        rows.append(row)
-        return number[n]
-
-    out = tuple(visit(t) for t in targets)
+    out = tuple(_visit(t, number, rows, inputs) for t in targets)
     key = hashlib.sha256(repr((rows, out)).encode()).hexdigest()[:24]
     return Structure(key, tuple(inputs), tuple(number))
+
+
+def _visit(n: LiftArray, number: dict, rows: list, inputs: list) -> int:
+    """`n`'s number in `structure`, its operands numbered first (a module function, not a closure: a
+    recursive closure is a reference cycle, which would keep the graph and its device buffers alive
+    until the garbage collector runs)."""
+    if n in number:
+        return number[n]
+    if n.op == "input":
+        inputs.append(n)
+        row = ("input", n.shape, n.dtype.str)
+    else:
+        args = tuple(("n", _visit(a, number, rows, inputs)) if isinstance(a, LiftArray)
+                     else ("c", type(a).__name__, repr(a)) for a in n.args)
+        row = (n.op, n.attrs, n.shape, n.dtype.str, args)
+    number[n] = len(rows)
+    rows.append(row)
+    return number[n]
 
 
 def array_type(shape: tuple, dtype) -> ArrayType:
@@ -309,7 +314,8 @@ class _Region:
             e = _nest(j, Pad(-leaf.lo[j], leaf.hi[j], boundary))(e)
         for j in reversed(range(leaf.node.ndim)):
             e = _nest(j, Slide(sizes[j], 1))(e)
-        return Map(Transpose())(e) if leaf.node.ndim == 2 else e
+        d = leaf.node.ndim                                   # [n0][s0][n1][s1]... -> [n0][n1]...[s0][s1]...
+        return transpose_expr(e, tuple(range(0, 2 * d, 2)) + tuple(range(1, 2 * d, 2)))
 
     def _apply(self, f, leaves, states):
         args = []
@@ -317,7 +323,10 @@ class _Region:
             if leaf.kind == "window":
                 copy = _userfun(f"def id_{leaf.node.dtype.name}(x: {_type_source(lift_type(leaf.node.dtype))}) -> "
                                 f"{_type_source(lift_type(leaf.node.dtype))}:\n    return x\n")
-                s = ToPrivate(MapSeq(MapSeq(copy)) if leaf.node.ndim == 2 else MapSeq(copy))(s)
+                private = copy
+                for _ in range(leaf.node.ndim):
+                    private = MapSeq(private)
+                s = ToPrivate(private)(s)
             args.append(s)
         return f(*args)
 
@@ -375,16 +384,16 @@ class _Builder:
 
     def program(self, params: dict, targets):
         self.memo.update(params)
-        lets = sorted(self.shared, key=lambda n: n.serial)
+        return self._bind(sorted(self.shared, key=lambda n: n.serial), 0, targets)
 
-        def bind(i: int):
-            if i == len(lets):
-                outputs = [self._output(t) for t in targets]
-                return outputs[0] if len(outputs) == 1 else Tuple(*outputs)
-            value = self._compute(lets[i])
-            self.memo[lets[i]] = v = Param(f"let{i}")
-            return Lambda((v,), bind(i + 1))(value)
-        return bind(0)
+    def _bind(self, lets: list, i: int, targets):
+        """The program from the `i`-th let-bound array on: `(λ let_i. rest)(value_i)`, the results last."""
+        if i == len(lets):
+            outputs = [self._output(t) for t in targets]
+            return outputs[0] if len(outputs) == 1 else Tuple(*outputs)
+        value = self._compute(lets[i])
+        self.memo[lets[i]] = v = Param(f"let{i}")
+        return Lambda((v,), self._bind(lets, i + 1, targets))(value)
 
     def _output(self, n: LiftArray):
         """A result in memory of its own: an input, a view or a let-bound value is copied by a region."""
@@ -413,6 +422,14 @@ class _Builder:
             return transpose_expr(self.viewed(n.args[0]), n.attrs[0])
         if n.op == "reshape":
             return reshape_expr(self.viewed(n.args[0]), n.args[0].shape or (1,), n.shape or (1,))
+        if n.op == "section":
+            e = self.viewed(n.args[0])
+            for j, ((start, stop), length) in enumerate(zip(n.attrs[0], n.args[0].shape)):
+                if start:
+                    e = _nest(j, Drop(start))(e)
+                if stop != length:
+                    e = _nest(j, Take(stop - start))(e)
+            return e
         if n.op == "pad":
             before, after, boundary = n.attrs
             boundary = boundary if isinstance(boundary, str) else Literal(boundary, lift_type(n.dtype))

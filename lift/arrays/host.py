@@ -17,17 +17,19 @@ _REDUCE = {"add": np.add, "max": np.maximum, "min": np.minimum}
 def evaluate_on_host(targets) -> list:
     """The values of `targets` as numpy arrays, each node computed once."""
     values: dict = {}
+    return [_value(t, values) for t in targets]
 
-    def value(n):
-        if not isinstance(n, LiftArray):
-            return n
-        if n not in values and is_contraction(n):
-            values[n] = _contraction(n, [value(a) for a in n.args[0].args])
-        elif n not in values:
-            values[n] = np.asarray(_compute(n, [value(a) for a in n.args]))
-        return values[n]
 
-    return [value(t) for t in targets]
+def _value(n, values: dict):
+    """`n`'s value, its operands' kept in `values` (a module function: a recursive closure would be a
+    reference cycle holding every intermediate array until the garbage collector runs)."""
+    if not isinstance(n, LiftArray):
+        return n
+    if n not in values and is_contraction(n):
+        values[n] = _contraction(n, [_value(a, values) for a in n.args[0].args])
+    elif n not in values:
+        values[n] = np.asarray(_compute(n, [_value(a, values) for a in n.args]))
+    return values[n]
 
 
 def is_contraction(n: LiftArray) -> bool:
@@ -73,6 +75,8 @@ def _compute(n: LiftArray, args: list) -> np.ndarray:
         return np.transpose(args[0], n.attrs[0])
     if n.op == "reshape":
         return args[0].reshape(n.shape)
+    if n.op == "section":
+        return args[0][tuple(slice(start, stop) for start, stop in n.attrs[0])]
     if n.op == "pad":
         before, after, boundary = n.attrs
         return _padded(args[0], list(zip(before, after)), boundary)

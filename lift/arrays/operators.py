@@ -6,8 +6,10 @@ numpy on empty arrays, so that Python numbers are weak: `x * 2.0` of a float32 `
 of products, as the paper's dot, gemv and matrix multiply are. Accelerator's transformation operators are
 `shift` (`r[i] = x[i - s]`, out-of-range reads given by the boundary: clamp, wrap, mirror or a constant),
 `rotate` (a shift that wraps) and `pad`; `stencil(f, window)` applies `f` to the neighbourhood of every
-element (its arguments are shifts, which the program reads from one window: `lift.arrays.graph`).
-`x[i, j]` with integer index arrays gathers (indices clipped to the bounds, numpy's `mode="clip"`).
+element (its arguments are shifts, which the program reads from one window: `lift.arrays.graph`). Shifts
+and stencils take arrays of 1 to 3 dimensions.
+`x[i, j]` with integer index arrays gathers (indices clipped to the bounds, numpy's `mode="clip"`);
+`x[a:b, c:d]` with steps of 1 is a view (`section`).
 """
 
 from __future__ import annotations
@@ -203,8 +205,8 @@ def _per_axis(values, ndim: int, name: str) -> tuple:
 def shift(x: LiftArray, offsets, boundary="clamp") -> LiftArray:
     """Accelerator's Shift: `r[i] = x[i - offsets]` per axis; reads outside `x` follow `boundary`."""
     offsets = _per_axis(offsets, x.ndim, "shift")
-    if x.ndim > 2 or 1 in x.shape:
-        raise LiftTypeError(f"shift: arrays of one or two dimensions, none of length 1 (reshape it away), got "
+    if not 1 <= x.ndim <= 3 or 1 in x.shape:
+        raise LiftTypeError(f"shift: arrays of one to three dimensions, none of length 1 (reshape it away), got "
                             f"shape {x.shape}")
     if not any(offsets):
         return x
@@ -248,6 +250,35 @@ def stencil(x: LiftArray, f, window, boundary="clamp") -> LiftArray:
         raise LiftTypeError(f"stencil: the function must return an array of the shape {x.shape} built from "
                             f"the window, got {result!r}")
     return result
+
+
+def getitem(x: LiftArray, index) -> LiftArray:
+    """`x[...]`: slices with steps of 1 (`x[a:b]`, `x[:, a:b]`) are a view (`section`); integer lift arrays,
+    one per axis, gather (`gather`)."""
+    index = index if isinstance(index, tuple) else (index,)
+    if index and all(isinstance(i, slice) for i in index):
+        return section(x, index)
+    return gather(x, index)
+
+
+def section(x: LiftArray, slices: tuple) -> LiftArray:
+    """A view of the elements numpy's `x[slices]` selects, for slices with steps of 1 (`take ∘ drop` per axis)."""
+    if len(slices) > x.ndim:
+        raise LiftTypeError(f"indexing a lift array of shape {x.shape} with {len(slices)} slices")
+    bounds = []
+    for axis, (s, n) in enumerate(zip(slices + (slice(None),) * (x.ndim - len(slices)), x.shape)):
+        start, stop, step = s.indices(n)
+        if step != 1 or stop <= start:
+            raise LiftTypeError(f"slicing a lift array of shape {x.shape}: axis {axis} takes a non-empty slice with "
+                                f"step 1, got {s.start}:{s.stop}:{s.step}")
+        bounds.append((start, stop))
+    shape = tuple(stop - start for start, stop in bounds)
+    if shape == x.shape:
+        return x
+    if _distributes(x):
+        return LiftArray("map", tuple(section(a, slices) if isinstance(a, LiftArray) else a for a in x.args),
+                         x.attrs, shape, x.dtype)
+    return LiftArray("section", (x,), (tuple(bounds),), shape, x.dtype)
 
 
 def gather(x: LiftArray, index) -> LiftArray:

@@ -1,11 +1,13 @@
 """Where to run: Brook's cost model (Buck et al., Section 6), per evaluation.
 
 The device pays the transfer of the inputs not yet on it and of the results, plus its kernels' time; the
-host pays numpy's time for the same graph, plus downloading the inputs only on the device. `predict` puts figures on both for one evaluation: the transfer at the device's
-measured host-to-device rate, the kernels by the analytic cost model of `lift explore`
-(`lift.explore.cost_model`, over the streaming bandwidth and launch cost measured on the device), and
-numpy's time from rates measured on this machine once per process (an element-wise operation, a
-reduction, a BLAS contraction). The device is chosen where its total is the smaller.
+host pays numpy's time for the same graph, plus downloading the inputs only on the device. `predict` puts
+figures on both for one evaluation: the transfer at the device's measured host-to-device rate, the
+kernels by the analytic cost model of `lift explore` (`lift.explore.cost_model`, over the streaming
+bandwidth and launch cost measured on the device), and numpy's time from rates measured on this machine
+once per process (an element-wise operation, a reduction, a BLAS contraction). The device is chosen where
+its total is the smaller. The kernels' and numpy's times depend on the program alone (`model`, computed
+once per compiled program); the transfers on where the arrays are now.
 """
 
 from __future__ import annotations
@@ -44,18 +46,33 @@ class Prediction:
         return "device" if self.device_ms < self.host_ms else "host"
 
 
-def predict(nodes, inputs, targets, generated, device) -> Prediction:
-    """The prediction for computing `targets` from `inputs` with the program `generated`: the device uploads
-    the inputs only on the host and downloads the results; the host downloads the inputs only on the device."""
-    rates = _device_rates(device)
-    to_device = sum(n.nbytes for n in inputs if n.on_device is None) + sum(t.nbytes for t in targets)
-    to_host = sum(n.nbytes for n in inputs if n.value is None)
+@dataclass(frozen=True)
+class Model:
+    """What a prediction needs of a structure on a device, whatever its arrays' residency: its kernels' time
+    by lift explore's cost model and numpy's time (`host_ms`), in ms."""
+
+    kernel_ms: float
+    host_ms: float
+
+
+def model(st, generated, device) -> Model:
+    """The `Model` of the structure `st` computed by the program `generated` on `device` (its caller keeps
+    it with the compiled program: an evaluation on device arrays pays for no model)."""
     try:
-        kernel_ms = cost_model.predict(cost_model.profile(generated), rates["model"])
+        kernel_ms = cost_model.predict(cost_model.profile(generated), _device_rates(device)["model"])
     except ValueError:
         kernel_ms = math.inf
-    return Prediction(to_device / rates["transfer_gbps"] * 1e-6, kernel_ms,
-                      host_ms(nodes) + to_host / rates["transfer_gbps"] * 1e-6)
+    return Model(kernel_ms, host_ms([n for n in st.nodes if n.op != "input"]))
+
+
+def predict(st, targets, m: Model, device) -> Prediction:
+    """The prediction for computing `targets` from the inputs of their graph's structure `st`, modelled by `m`:
+    the device uploads the inputs only on the host and downloads the results; the host downloads the inputs
+    only on the device."""
+    rate = _device_rates(device)["transfer_gbps"]
+    to_device = sum(n.nbytes for n in st.inputs if n.on_device is None) + sum(t.nbytes for t in targets)
+    to_host = sum(n.nbytes for n in st.inputs if n.value is None)
+    return Prediction(to_device / rate * 1e-6, m.kernel_ms, m.host_ms + to_host / rate * 1e-6)
 
 
 def host_ms(nodes) -> float:

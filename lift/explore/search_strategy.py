@@ -4,15 +4,19 @@ The explore loop (`lift.explore.driver`) iterates a strategy for candidates, tel
 measured time (`observe`, None for a failure) so that a learning search can steer, and, before it takes
 any, the figures of the device they will run on (`use_device`) so that a model-driven search can rank
 for it. `RewriteSearch` and `SequenceSearch` implement the protocol; a plain iterable of candidates (a
-list, a generator) becomes a strategy through `as_strategy`, which is what the loop calls on its input.
+list, a generator) becomes a strategy through `as_strategy`, which is what the loop calls on its input;
+`search_for` is the search `lift explore` runs on a program.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Protocol, runtime_checkable
+from typing import Iterable, Iterator, Mapping, Optional, Protocol, runtime_checkable
 
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel
+from lift.explore.rewrite_search import RewriteSearch
+from lift.explore.sequence_search import SequenceSearch, is_program_of_calls
+from lift.ir.nodes import Lambda
 
 
 @runtime_checkable
@@ -56,3 +60,9 @@ class FixedCandidates:
 def as_strategy(candidates: Iterable[Candidate]) -> SearchStrategy:
     """`candidates` itself when it is a `SearchStrategy`, else `FixedCandidates` over it."""
     return candidates if isinstance(candidates, SearchStrategy) else FixedCandidates(candidates)
+
+
+def search_for(program: Lambda, sizes: Mapping[str, int], seed: int = 0) -> SearchStrategy:
+    """The search of `program`'s lowerings at `sizes`: its kernel partitions where it is a program of calls
+    (`SequenceSearch`), else its rewrites (`RewriteSearch`, seeded by `seed`)."""
+    return SequenceSearch(program, sizes) if is_program_of_calls(program) else RewriteSearch(program, sizes, seed)

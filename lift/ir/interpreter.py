@@ -526,6 +526,10 @@ class Interpreter(Mapper):
         k, d = self.size(f.n), self.d
         return _leaves(lambda a: a[(slice(None),) * d + (slice(0, k),)], args[0])
 
+    def map_Drop(self, f: P.Drop, args: list, arg_exprs):
+        k, d = self.size(f.n), self.d
+        return _leaves(lambda a: a[(slice(None),) * d + (slice(k, None),)], args[0])
+
     def map_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
         return self.call(f.f, args, arg_exprs)
 

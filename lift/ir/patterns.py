@@ -431,6 +431,23 @@ class Take(Pattern):
         object.__setattr__(self, "n", _as_size(self.n, "Take"))
 
 
+@dataclass(frozen=True, eq=False)
+class Drop(Pattern):
+    """`drop-n`: `T[m] -> T[m - n]`, all but the first `n` elements (`n <= m`); `take-k ∘ drop-n` is numpy's
+    slice `[n:n + k]` (Accelerator's Section, a view of lift arrays' `x[a:b]`).
+
+    A view: reading element `i` reads the input's `[i + n]`.
+    """
+
+    n: ArithExpr
+    paper = "drop"
+    size_field = "n"
+    is_view = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _as_size(self.n, "Drop"))
+
+
 # --- OpenCL patterns ----------------------------------------------------------------------------------
 
 

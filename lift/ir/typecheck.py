@@ -360,6 +360,12 @@ class TypeInference(Mapper):
             self.fail(f, path, f"an array of at least {f.n} elements", a)
         return f, ArrayType(a.elem, f.n)
 
+    def map_Drop(self, f: P.Drop, arg_types: list, path: str):
+        a = self._array(f, arg_types[0], path)
+        if f.n.is_constant and (f.n.value < 0 or (a.length.is_constant and f.n.value > a.length.value)):
+            self.fail(f, path, f"an array of at least {f.n} elements", a)
+        return f, ArrayType(a.elem, a.length - f.n)
+
     def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types: list, path: str):
         g, out = self.fun(f.f, arg_types, _join(path, "f"))
         return replace(f, f=g), out

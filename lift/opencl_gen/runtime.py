@@ -101,6 +101,15 @@ def select_device(spec: Optional[str] = None):
     raise LiftDeviceError(f"no OpenCL device matches {spec!r}; present: {listing}")
 
 
+def device_spec(device) -> str:
+    """The name `select_device` takes for `device` (its index as `lift devices` numbers it, `#1`), so that
+    another process (`lift explore`'s workers) opens the same device."""
+    for i, d in enumerate(_all_devices()):
+        if d == device:
+            return f"#{i}"
+    raise LiftDeviceError(f"the device {device.name.strip()} is not among the OpenCL devices present")
+
+
 def _from_pyopencl_ctx(env: str, found: tuple, infos: list):
     parts = env.split(":")
     if all(p.isdigit() for p in parts if p):

@@ -390,6 +390,18 @@ class TakeView(_IndexMap):
 
 
 @dataclass(eq=False)
+class DropView(_IndexMap):
+    """`drop-n`: element `[i]` is the input's `[i + n]`."""
+
+    inner: View
+    n: ArithExpr
+    type: Type
+
+    def remap(self, idx):
+        return (idx[0] + self.n,) + idx[1:]
+
+
+@dataclass(eq=False)
 class DroppingView(View):
     """The destination of `x` in `take-n(x)`: element `[i]` is `out`'s `[i]`, written only where `i < n`."""
 
@@ -578,6 +590,8 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
         return PadView(a, f.left, a.type.length, boundary, t)
     if isinstance(f, P.Take):
         return TakeView(a, t)
+    if isinstance(f, P.Drop):
+        return DropView(a, f.n, t)
     if isinstance(f, P.PadToMultiple):
         return PadView(a, 0, a.type.length, f.value if isinstance(f.value, str) else c_literal(f.value), t)
     if isinstance(f, P.Id):

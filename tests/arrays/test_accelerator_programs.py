@@ -32,3 +32,11 @@ def test_benchmark_prints_ratios(device, capsys):
     out = capsys.readouterr().out
     assert [r["program"] for r in rows] == ["saxpy", "chain_sum", "blur"]
     assert "streaming bound" in out and "np/kern" in out
+
+
+def test_call_overhead_benchmark_prints_the_evaluation_through_lift_arrays(device, capsys):
+    from benchmarks import bench_call_overhead
+
+    bench_call_overhead.main(["--size", "4096", "--calls", "2"])
+    out = capsys.readouterr().out
+    assert "lift arrays, on device" in out and "call, device arrays" in out

@@ -60,6 +60,16 @@ CASES = {
                                           "wrap"),
                 lambda a, b, v: sum(np.roll(a, s, (0, 1)) for s in ((1, 0), (0, 1), (0, 0), (0, -1), (-1, 0)))
                 * np.float32(0.2)),
+    "slice_rows": (lambda a, b, v: a[3:40] * 2.0, lambda a, b, v: a[3:40] * 2),
+    "slice_columns": (lambda a, b, v: a[:, 5:17] + b[:, 0:12], lambda a, b, v: a[:, 5:17] + b[:, 0:12]),
+    "slice_computed": (lambda a, b, v: (a * b)[1:-1, 2:] - 1.0, lambda a, b, v: (a * b)[1:-1, 2:] - 1),
+    "slice_differences": (lambda a, b, v: v[1:] - v[:-1], lambda a, b, v: v[1:] - v[:-1]),
+    "slice_sum": (lambda a, b, v: v[2:30].sum(), lambda a, b, v: v[2:30].sum()),
+    "slice_of_reduced": (lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9],
+                         lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9]),
+    "slice_matmul": (lambda a, b, v: a[:16, :8] @ b[8:16, 4:20], lambda a, b, v: a[:16, :8] @ b[8:16, 4:20]),
+    "slice_shifted": (lambda a, b, v: a[4:30, 2:40].shift((1, 0)) * 0.5,
+                      lambda a, b, v: np.pad(a[4:30, 2:40], ((1, 0), (0, 0)), "edge")[:26] * 0.5),
     "logical": (lambda a, b, v: lift.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0),
                 lambda a, b, v: np.where((a > 0.5) & ~(b > 0.9) | (a < 0.1), 1.0, 0.0)),
     "count": (lambda a, b, v: (a > b).sum(axis=0), lambda a, b, v: (a > b).sum(axis=0).astype(np.int32)),
@@ -86,6 +96,26 @@ def test_gather_clips_indices(placement):
     cols = lift.asarray((np.arange(70, dtype=np.int32) * 7) % 48)
     want = X[np.clip(np.arange(70)[::-1] - 3, 0, 63), (np.arange(70) * 7) % 48]
     _close(lift.asarray(X)[rows, cols].get(), want)
+
+
+def _np_shift(x, offsets, mode, **constant):
+    """numpy's `r[i] = x[i - s]` per axis, reads outside given by np.pad's `mode`."""
+    p = np.pad(x, [(max(s, 0), max(-s, 0)) for s in offsets], mode=mode, **constant)
+    return p[tuple(slice(max(-s, 0), max(-s, 0) + n) for s, n in zip(offsets, x.shape))]
+
+
+def test_three_dimensional_shifts_and_stencils(placement):
+    """A 3-D array's shifts read one window of it, as 1-D and 2-D ones do: a 3x3x3 box and a 7-point Laplacian."""
+    cube = RNG.random((6, 7, 9), dtype=np.float32)
+    x = lift.asarray(cube)
+    box = x.stencil(lambda w: sum(w[i, j, k] for i in range(3) for j in range(3) for k in range(3)) * (1 / 27), 3)
+    want = sum(_np_shift(cube, (1 - i, 1 - j, 1 - k), "edge") for i in range(3) for j in range(3) for k in range(3))
+    _close(box.get(), want / np.float32(27))
+    faces = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    laplacian = sum(x.shift(s, "wrap") for s in faces) - 6.0 * x
+    _close(laplacian.get(), sum(_np_shift(cube, s, "wrap") for s in faces) - 6 * cube)
+    _close((x.shift((2, 0, -3), 0.5) * x).get(),
+           _np_shift(cube, (2, 0, -3), "constant", constant_values=0.5) * cube)
 
 
 def test_integer_arrays_and_casts(placement):
@@ -178,6 +208,10 @@ def test_bad_input_is_one_clear_error():
         a @ a
     with pytest.raises(LiftTypeError, match="int64|float32"):
         lift.asarray(np.ones(3, np.complex64))
+    with pytest.raises(LiftTypeError, match="step 1"):
+        a[::2]
+    with pytest.raises(LiftTypeError, match="non-empty"):
+        a[5:5]
     with pytest.raises(LiftError, match="placement"):
         lift.config.placement = "gpu"
 
@@ -200,3 +234,60 @@ def test_device_arrays_stay_on_the_device(device):
         assert total.value is None and y.on_device is uploaded and b.value is None
     _close(total.get(), ((X * 2 + Y) * Y).sum(), tol=1e-3)
     _close(b.get(), X * 2 + Y)
+
+
+def test_a_dropped_result_returns_its_buffer_at_once(device):
+    """Evaluation leaves no reference cycle: a result dropped is freed without the garbage collector, so its
+    buffer goes back to the program's pool and the next evaluation reuses it (a fresh buffer per evaluation
+    costs first-touch page faults on a CPU device)."""
+    import gc
+    import weakref
+
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+
+    queue = cl.CommandQueue(cl.Context([device]))
+    x = lift.asarray(cla.to_device(queue, X))
+    gc.disable()
+    try:
+        with lift.config(placement="device"):
+            r = lift.evaluate(2.5 * x + 1.0)
+            buffers = [r.on_device.data.int_ptr]
+            dropped = weakref.ref(r)
+            del r
+            assert dropped() is None
+            for _ in range(3):
+                r = lift.evaluate(2.5 * x + 1.0)
+                buffers.append(r.on_device.data.int_ptr)
+                _close(r.get(), 2.5 * X + 1)
+                del r
+    finally:
+        gc.enable()
+    assert len(set(buffers)) == 1
+
+
+def test_the_cost_model_runs_once_per_structure(device, monkeypatch):
+    """The auto placement's model (the kernels' and numpy's predicted times) depends on the structure alone: a
+    second evaluation of an equal graph reuses it; only the transfers are figured again."""
+    from lift.arrays import evaluation
+    from lift.arrays.placement import model
+
+    calls = []
+    monkeypatch.setattr(evaluation, "model", lambda *args: calls.append(args) or model(*args))
+
+    with lift.config(placement="auto", device=device):
+        shape = (33, 17)                                         # a shape of this test's own
+        first, second = (RNG.random(shape, dtype=np.float32) for _ in range(2))
+        _close((lift.asarray(first) * 3.0 - 1.0).get(), first * 3 - 1)
+        _close((lift.asarray(second) * 3.0 - 1.0).get(), second * 3 - 1)
+    assert len(calls) == 1
+
+
+def test_a_slice_is_a_view_in_the_kernel_that_reads_it(device):
+    """`x[a:b, c:d]` of an input is `take ∘ drop` on each axis, read in place by the one kernel of its
+    region: no copy of the slice is made."""
+    with lift.config(placement="device", device=device):
+        lazy = lift.asarray(X)[3:40, 5:17] * 2.0
+        text = lift.explain(lazy, file=io.StringIO()).text
+        _close(lazy.get(), X[3:40, 5:17] * 2)
+    assert "map(take-12) ∘ map(drop-5) ∘ take-37 ∘ drop-3" in text and "kernels (1):" in text

@@ -150,3 +150,13 @@ def test_asums_lanes_take_no_decision_and_every_kind_is_still_proposed(examples)
     assert max(map(len, decisions)) == 2 and len(candidates) == 50
     assert {search.choices_of[c.key][0][1] for c in candidates} == {
         "sequential", "vectorize", "chunks-global", "chunks-workgroup", "lanes-global", "lanes-workgroup", "local-tree"}
+
+
+def test_lift_explore_searches_rewrites_of_a_program_and_partitions_of_a_program_of_calls(examples):
+    from lift.explore.search_strategy import search_for
+    from lift.explore.sequence_search import SequenceSearch
+
+    asum = examples["asum"].kernels["asum"]
+    assert isinstance(search_for(asum, {"N": 1 << 12}), RewriteSearch)
+    atax = examples["sequences"].kernels["atax"]
+    assert isinstance(search_for(atax, {"M": 64, "N": 64}), SequenceSearch)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
+from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
                   MapSeq, MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride,
                   SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType,
                   Vectorize, Zip, fun, infer, interpret, paper, python_source)
@@ -89,6 +89,7 @@ EXAMPLES = {
     P.Pad: (fun([A], lambda x: Pad(1, 2, "clamp")(x)), (x16,), np.pad(x16, (1, 2), mode="edge")),
     P.PadToMultiple: (fun([A], lambda x: PadToMultiple(8, 0.0)(x)), (x16[:13],), np.pad(x16[:13], (0, 3))),
     P.Take: (fun([A], lambda x: Take(13)(PadToMultiple(8, 0.0)(x))), (x16[:13],), x16[:13]),
+    P.Drop: (fun([A], lambda x: Take(9)(Drop(4)(x))), (x16,), x16[4:13]),
     P.ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
     P.ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
     P.ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),

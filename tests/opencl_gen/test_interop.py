@@ -180,3 +180,12 @@ def test_time_needs_a_profiling_queue(user):
     ctx, queue = user
     with pytest.raises(LiftDeviceError, match="profiling"):
         lift.compile(saxpy, context=ctx, queue=queue).time(np.float32(1.0), *_data(64))
+
+
+def test_a_users_device_is_named_for_another_process(device, user):
+    """`device_spec` names the device of a user's context as `select_device` takes it (`lift explore`'s workers
+    open it by that name)."""
+    from lift.opencl_gen import runtime
+
+    ctx, queue = user
+    assert runtime.select_device(runtime.device_spec(queue.device)) == device == ctx.devices[0]
