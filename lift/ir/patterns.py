@@ -189,6 +189,17 @@ class ReduceSeq(AbstractReduce):
 
 
 @dataclass(frozen=True, eq=False)
+class ReduceSeqUnroll(ReduceSeq):
+    """`reduce-seq-unroll(f, z)`: `reduce-seq(f, z)` over an array of constant length, its loop unrolled (as
+    `MapSeqUnroll`): every index into the array is then a constant, so that a view's index arithmetic (the
+    division and remainder of a `join`, the bounds of a `pad`) folds away at each step."""
+
+    f: FunDecl
+    init: Expr
+    paper = "reduce-seq-unroll"
+
+
+@dataclass(frozen=True, eq=False)
 class PartRed(AbstractReduce):
     """`part-red(f, z)`: a partial reduction `T[n] -> T[m]`, `1 <= m <= n` (Section 4.1).
 

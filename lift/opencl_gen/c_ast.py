@@ -68,7 +68,7 @@ class For(Stmt):
     look at) and `fresh` the address space of new memory its work-items fill for each other to read
     after it (a `map-local` storing into memory of its own, the buffers of an `iterate`): the facts
     barrier placement reads (`lift.opencl_gen.barriers`). `unroll`: preceded by `#pragma unroll` (a
-    `map-seq-unroll`), which unrolls a loop of constant length fully."""
+    `map-seq-unroll`, `reduce-seq-unroll`), which unrolls a loop of constant length fully."""
 
     var: str
     start: str

@@ -93,10 +93,15 @@ class MemAccess(Access):
 class ClampedAccess(MemAccess):
     """A memory element read through `pad` with a boundary mode (`index` brought back into range): also the
     `direct` access at the index as it is, valid where `inside` holds, so that adjacent lanes of a vector read
-    are one vector load away from the edges (`AsVectorView`)."""
+    are one vector load away from the edges (`AsVectorView`). Padded in several dimensions, `row` is the
+    access with the outer indices brought back into range (by `lets`) and the innermost as it is, valid where
+    `row_inside` (the innermost bounds alone) holds: lanes along a row of a clamped grid need no check of
+    the row."""
 
     direct: Optional[MemAccess] = None
     inside: str = ""
+    row: Optional[MemAccess] = None
+    row_inside: str = ""
 
 
 @dataclass(frozen=True)
@@ -367,11 +372,13 @@ class PadView(View):
         inner = _with_lets(self.inner.access((var,) + tuple(idx[1:])), ((var, clamped),))
         direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
         inside = f"{j} >= 0 && {j} < {n}"
+        row, row_inside = direct, inside
         if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
             direct, inside = direct.direct, f"{inside} && {direct.inside}"
+            row, row_inside = (inner.row, inner.row_inside) if isinstance(inner, ClampedAccess) else (None, "")
         if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
             return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
-                                 direct=direct, inside=inside)
+                                 direct=direct, inside=inside, row=row, row_inside=row_inside)
         return inner
 
     def get(self, k: int) -> View:
@@ -464,6 +471,12 @@ class AsVectorView(View):
             vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
                                  default=gathered.read() if first.default else "", lanes=tuple(lanes))
+        rows = _rows(lanes)
+        if rows is not None:
+            # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
+            # first and last lanes need no bringing back
+            return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
+                                 inner=replace(rows, width=self.n), default=gathered.read())
         if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
             # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
             vector = replace(first.direct, width=self.n)
@@ -496,6 +509,18 @@ def _adjacent(lanes: list) -> bool:
     return (isinstance(first, MemAccess) and not first.field
             and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
                     for k, a in enumerate(lanes)))
+
+
+def _rows(lanes: list) -> Optional[MemAccess]:
+    """The first lane's `row` access where the lanes (`ClampedAccess`es padded in several dimensions) read
+    consecutive elements of one row: each lane brings its outer indices back into range by variables of its
+    own, so the variables defined by the same expression are identified first."""
+    if not all(isinstance(a, ClampedAccess) and a.row is not None for a in lanes):
+        return None
+    first = {text: var for var, text in lanes[0].lets}
+    rows = [replace(a.row, index=a.row.index.substitute({var: first[text] for var, text in a.lets if text in first}))
+            for a in lanes]
+    return rows[0] if _adjacent(rows) else None
 
 
 def _with_lets(a: Access, lets: tuple) -> Access:

@@ -30,7 +30,8 @@ from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from dataclasses import replace
 
-from lift.ir.patterns import Get, Id, Join, Map, MapSeq, Reduce, ReduceSeq, Split, Transpose, Vectorize, Zip, vector_literal
+from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, Reduce, ReduceSeq, Split, Transpose, Vectorize, Zip,
+                              vector_literal)
 from lift.ir.userfun import UserFun
 from lift.types.types import ScalarType, TupleType
 
