@@ -16,8 +16,8 @@ so `vect-4(λ x. mult(a, x))` is `λ x. vectorize-4(mult)(a, x)`: the scalar `a`
 lane. Functions built from other patterns (maps, reductions, tuples) are not vectorised, except where `arrays`
 is asked for: a function of arrays whose elements are now vectors (the windows of `vectorize-windows`), where
 
-    vect-n(map(f))      = map(vect-n(f))
-    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant)
+    vect-n(map(f))      = map(vect-n(f))                 (and map-seq, map-seq-unroll)
+    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant; and reduce-seq, reduce-seq-unroll)
     vect-n(v)           = v                              (v a view: zip, join, split, transpose, get)
 
 lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array; an array
@@ -26,12 +26,12 @@ parameter that stays an array of scalars (a stencil's weights) is the same in ev
 
 from __future__ import annotations
 
-from lift.errors import LiftTypeError
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from dataclasses import replace
 
-from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, Reduce, ReduceSeq, Split, Transpose, Vectorize, Zip,
-                              vector_literal)
+from lift.errors import LiftTypeError
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
+                              Transpose, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
 from lift.types.types import ScalarType, TupleType
 
@@ -47,9 +47,9 @@ ARRAY_VIEWS = (Zip, Join, Split, Transpose)
 def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
     """`vect-n(f)`, pushed into `f` down to its user functions; through maps, reductions and views too where
     `arrays` (see the module)."""
-    if arrays and type(f) in (Map, MapSeq):
+    if arrays and type(f) in (Map, MapSeq, MapSeqUnroll):
         return replace(f, f=vectorize(n, f.f, arrays))
-    if arrays and type(f) in (Reduce, ReduceSeq):
+    if arrays and type(f) in (Reduce, ReduceSeq, ReduceSeqUnroll):
         if not (isinstance(f.init, Literal) and isinstance(f.init.t, ScalarType)):
             raise NotVectorisable(f"vect-{n}: the reduction's initial value {f.init} is not a scalar constant")
         return replace(f, f=vectorize(n, f.f, arrays), init=vector_literal(n, f.init))
