@@ -50,11 +50,22 @@ class FoldEmission:
         return V.MemView(mem, f.init.t)
 
     def fold_loop(self, n: ArithExpr, body, label: str, unroll: bool = False) -> None:
-        """The sequential loop of a fold (`unroll`: unrolled); what it contains nests as inside a sequential
-        pattern."""
+        """The sequential loop of a fold; what it contains nests as inside a sequential pattern. Unrolled
+        (`reduce-seq-unroll`), its steps one after another, each with its index a constant, so that the index
+        arithmetic of the views it reads simplifies at each step (a flattened window's division and remainder
+        vanish, a padded read's bounds depend on the enclosing loops alone)."""
         self.scope.append(("reduce", 0, None, None))
         try:
-            self.loop("seq", 0, n, body, label, unroll=unroll)
+            if not unroll:
+                self.loop("seq", 0, n, body, label)
+                return
+            for k in range(n.value):
+                self.scope.append(("seq", 0, Cst(k), n))
+                try:
+                    stmts = self.nested(lambda: body(Cst(k)))
+                finally:
+                    self.scope.pop()
+                self.add(C.Block(stmts, comment=f"{label}: step {k}", kind="seq"))
         finally:
             self.scope.pop()
 

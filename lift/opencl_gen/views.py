@@ -102,6 +102,8 @@ class ClampedAccess(MemAccess):
     inside: str = ""
     row: Optional[MemAccess] = None
     row_inside: str = ""
+    inside_vars: frozenset = frozenset()
+    row_vars: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,15 @@ class GatherAccess(Access):
 @dataclass(frozen=True)
 class GuardedAccess(Access):
     """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
-    destination of a `take`), a vector's `lanes` one by one where it does not."""
+    destination of a `take`), a vector's `lanes` one by one where it does not. `bounds`: for the bounds check
+    of a vector read of a clamped array, the names of the variables `condition` reads (a `map-seq-unswitch`
+    may test it once for its iteration), else None."""
 
     condition: str = ""
     inner: Optional[Access] = None
     default: str = ""
     lanes: tuple = ()
+    bounds: Optional[frozenset] = None
 
     def read(self) -> str:
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
@@ -372,13 +377,17 @@ class PadView(View):
         inner = _with_lets(self.inner.access((var,) + tuple(idx[1:])), ((var, clamped),))
         direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
         inside = f"{j} >= 0 && {j} < {n}"
-        row, row_inside = direct, inside
+        names = frozenset(v.name for v in (idx[0] - self.left).free_vars())
+        row, row_inside, row_vars, inside_vars = direct, inside, names, names
         if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
-            direct, inside = direct.direct, f"{inside} && {direct.inside}"
-            row, row_inside = (inner.row, inner.row_inside) if isinstance(inner, ClampedAccess) else (None, "")
+            direct, inside, inside_vars = (direct.direct, f"{inside} && {direct.inside}",
+                                           names | direct.inside_vars)
+            row, row_inside, row_vars = ((inner.row, inner.row_inside, inner.row_vars)
+                                         if isinstance(inner, ClampedAccess) else (None, "", frozenset()))
         if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
             return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
-                                 direct=direct, inside=inside, row=row, row_inside=row_inside)
+                                 direct=direct, inside=inside, row=row, row_inside=row_inside,
+                                 inside_vars=inside_vars, row_vars=row_vars)
         return inner
 
     def get(self, k: int) -> View:
@@ -476,12 +485,13 @@ class AsVectorView(View):
             # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
             # first and last lanes need no bringing back
             return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
-                                 inner=replace(rows, width=self.n), default=gathered.read())
+                                 inner=replace(rows, width=self.n), default=gathered.read(),
+                                 bounds=first.row_vars | last.row_vars)
         if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
             # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
             vector = replace(first.direct, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
-                                 default=gathered.read())
+                                 default=gathered.read(), bounds=first.inside_vars | last.inside_vars)
         return gathered
 
 

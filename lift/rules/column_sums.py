@@ -34,7 +34,9 @@ work-item computes `w` outputs from contiguous reads, where a work-item per outp
 sequential and unrolled (`reduce-seq-unroll`, so that a flattened 2-D window's `join` and the grid's `pad` need
 no division and no loop-carried index), then blocks of `w` windows, each block's map over its windows vectorised
 `width` windows at a time (`vectorize-windows`, 4(e)): the fold accumulates `width` results in one vector
-register from unaligned vector loads of the shifted rows, and stores them as one vector.
+register from unaligned vector loads of the shifted rows, and stores them as one vector; the vectors of a block
+one after another (`map-seq-unswitch`), each testing once whether its reads are clear of the grid's clamped
+edges, and then reading without a check each.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Optional
 from lift.ir.nodes import FunCall, Lambda
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
-from lift.rules.macro_rules import vectorised_block
+from lift.rules.macro_rules import computes, vectorised_block
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, everywhere, function,
                                  identity, is_call, mapped_body, normalize, rewrite, try_, where)
 
@@ -132,9 +134,11 @@ unrolled_window_fold = mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0) -> Strategy:
     """At `windows`: each window's fold unrolled (`unrolled_window_fold`), then blocks of `w` windows (split-join,
-    3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)); the map
-    over the blocks then `lowered` (one global work-item per block by default)."""
-    lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width))
+    3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
+    after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
+    `lowered` (one global work-item per block by default)."""
+    vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
+    lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
     return unrolled_window_fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
 
 

@@ -54,7 +54,9 @@ CASES = [
 def test_vector_windows_agree_with_numpy(kernel, block, width, sizes):
     program = _lowered(kernel, block, width, sizes)
     a, k = inputs(kernel, {"L": 1, "M": 1, "N": 1, **sizes}, np.random.default_rng(block + width))
-    got = compile(program, sizes=sizes)(a, k)
+    kernel_ = compile(program, sizes=sizes)
+    assert "/* the clamped vector reads in bounds */" in kernel_.source, "the vectors clear of the edges unchecked"
+    got = kernel_(a, k)
     np.testing.assert_allclose(np.reshape(got, a.shape), _numpy(kernel, a, k), rtol=1e-5, atol=1e-6,
                                err_msg=paper(program))
 
@@ -64,8 +66,8 @@ def test_vector_windows_agree_with_numpy(kernel, block, width, sizes):
 def test_vector_windows_under_oclgrind(tmp_path, kernel, block, width, sizes):
     program = _lowered(kernel, block, width, sizes)
     path = tmp_path / "lowered.py"
-    path.write_text(f"import sys\nsys.path.insert(0, {str(EXAMPLES)!r})\nfrom lift import *\nfrom blas import add, mult\n"
-                    f"lowered = {python_source(program)}\n")
+    header = f"import sys\nsys.path.insert(0, {str(EXAMPLES)!r})\nfrom lift import *\nfrom blas import add, mult\n"
+    path.write_text(f"{header}lowered = {python_source(program)}\n")
     a, k = inputs(kernel, {"L": 1, "M": 1, "N": 1, **sizes}, np.random.default_rng(3))
     (got,) = run_under_oclgrind(path, "lowered", sizes, [a, k], tmp_path, unoptimised=True)
     np.testing.assert_allclose(np.reshape(got, a.shape), _numpy(kernel, a, k), rtol=1e-5, atol=1e-6)

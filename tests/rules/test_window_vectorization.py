@@ -1,6 +1,7 @@
-"""`vectorize-windows` (a map over windows vectorised across the windows), `reduce-seq-unroll`, and the stencil
-strategies built from them (`lift.rules.column_sums.vector_windows`, `vector_grid`): each against the interpreter on
-random sizes, windows, functions and data (Hypothesis), and the places where they must not apply."""
+"""`vectorize-windows` (a map over windows vectorised across the windows), `reduce-seq-unroll`, `map-seq-unswitch`,
+and the stencil strategies built from them (`lift.rules.column_sums.vector_windows`, `vector_grid`): each against
+the interpreter on random sizes, windows, functions and data (Hypothesis), and the places where they must not
+apply."""
 
 import sys
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, SizeVar, Slide, Zip, fun, infer, interpret, paper
+from lift import (ArrayType, Float, Join, Map, MapSeq, Pad, Reduce, ReduceSeq, SizeVar, Slide, Zip, fun, infer,
+                  interpret, paper)
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.column_sums import grid_windows, vector_grid, vector_windows, windows
 from lift.rules.default_lowering import clean_up, lower_rest
@@ -94,6 +96,17 @@ def test_reduce_seq_unroll(m, seed):
     np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
     assert not _rewrites(new, "reduce-seq-unroll"), "already unrolled"
     assert not _rewrites(fun([ArrayType(Float, SizeVar("N"))], lambda v: ReduceSeq(add, 0.0)(v)), "reduce-seq-unroll")
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(0, 1 << 16))
+def test_map_seq_unswitch(m, seed):
+    x = _rand(np.random.default_rng(seed), m, 3)
+    program = fun([ArrayType(ArrayType(Float, 3), m)], lambda v: MapSeq(lambda r: ReduceSeq(add, 0.0)(r))(v))
+    new = _applied(program, "map-seq-unswitch")
+    assert paper(new).startswith("map-seq-unswitch(")
+    np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
+    assert not _rewrites(new, "map-seq-unswitch"), "already unswitched"
 
 
 def _lowered(program, strategy, sizes):
