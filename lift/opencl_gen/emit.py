@@ -77,7 +77,7 @@ class Emitter(Mapper, FoldEmission):
         self.shared_values: dict = {}
         self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
-        self.bound: Optional[set] = None  # the loop variables declared in that iteration
+        self.bound: Optional[set] = None  # the variables declared in that iteration (loop counters, lets)
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -121,6 +121,8 @@ class Emitter(Mapper, FoldEmission):
             self.out.sites.append((mem, Site(len(self.kernels), write, index, width, len(self.scope))))
 
     def lets(self, lets: tuple) -> None:
+        if self.bound is not None:
+            self.bound.update(var.name for var, _ in lets)
         for var, text in dict.fromkeys(lets):
             self.add(C.Decl(self.index, var.name, text))
 

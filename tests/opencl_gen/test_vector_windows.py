@@ -54,9 +54,9 @@ CASES = [
 def test_vector_windows_agree_with_numpy(kernel, block, width, sizes):
     program = _lowered(kernel, block, width, sizes)
     a, k = inputs(kernel, {"L": 1, "M": 1, "N": 1, **sizes}, np.random.default_rng(block + width))
-    kernel_ = compile(program, sizes=sizes)
-    assert "/* the clamped vector reads in bounds */" in kernel_.source, "the vectors clear of the edges unchecked"
-    got = kernel_(a, k)
+    compiled = compile(program, sizes=sizes)
+    assert "/* the clamped vector reads in bounds */" in compiled.source, "the vectors clear of the edges unchecked"
+    got = compiled(a, k)
     np.testing.assert_allclose(np.reshape(got, a.shape), _numpy(kernel, a, k), rtol=1e-5, atol=1e-6,
                                err_msg=paper(program))
 
