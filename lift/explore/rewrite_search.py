@@ -168,8 +168,8 @@ def _blocked(length: int, name: str, strategy) -> tuple:
 
 
 VECTOR_WINDOW_BLOCKS = (64, 256, 1024, 4096)
-"""The windows per work-item of `vector-windows` besides one vector's: short blocks give the driver more work-items,
-long ones fewer launches of the loop over the block."""
+"""The windows per work-item of `vector-windows` besides one vector's: short blocks give the driver more work-items
+to spread over its cores, long ones fewer to schedule."""
 
 
 def _vectors(length: int, name: str, strategy) -> tuple:

@@ -17,7 +17,8 @@ import lift
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
                   MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq,
                   ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate,
-                  Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper, python_source)
+                  Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
+                  python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
 from lift.ir import patterns as P
