@@ -7,9 +7,11 @@ Each program of `PROGRAMS` (a kernel of `examples/`: normalisation `x / sum(x)`,
 2-D Jacobi stencils) is explored for `--budget` seconds into `lift-out/search-<kernel>/` (resuming its log), its
 winner replayed from the stored derivation, checked against numpy, then timed interleaved with numpy's own
 expression for `--rounds` rounds (wall clock around a synchronous call, the OpenCL inputs already on the
-device). Prints best and median times, the ratio numpy/lift (above 1: lift is faster), the winner's useful
-GB/s (inputs read once, output written once) as a share of the explored streaming copy bandwidth, the number of
-candidates and the cost model's rank correlation.
+device), and with a streaming copy of as many bytes (`lift.explore.bandwidth`'s kernel). Prints best and median
+times, the ratio numpy/lift (above 1: lift is faster), the winner's useful GB/s (inputs read once, output written
+once) as a share of the copy timed in the same rounds (best to best, median to median), of the copy bandwidth
+the exploration measured and of its best streaming rate (copy or read-only), the number of candidates and the
+cost model's rank correlation.
 """
 
 from __future__ import annotations
@@ -63,6 +65,29 @@ def explored(kernel: str, budget_s: float, root: Path) -> tuple:
     return pf, lowered, stored["params"].get("local_size"), stored, result
 
 
+def streaming_copy(device, nbytes: int):
+    """A synchronous run of the explored bandwidth's `float4` copy (`lift.explore.bandwidth`) reading `nbytes / 2`
+    bytes and writing as many on `device`: the yardstick timed in the same rounds as the winner."""
+    import pyopencl as cl
+
+    from lift.explore.bandwidth import SOURCE
+
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx)
+    n = max(nbytes // 32, 1)
+    flags = cl.mem_flags
+    src = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=np.ones(4 * n, np.float32))
+    dst = cl.Buffer(ctx, flags.WRITE_ONLY, 16 * n)
+    copy = cl.Kernel(cl.Program(ctx, SOURCE).build(), "copy4")
+
+    def run():
+        copy.set_args(src, dst)  # the buffers live as long as the run
+        cl.enqueue_nd_range_kernel(queue, copy, (n,), None)
+        queue.finish()
+
+    return run
+
+
 def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
     stem, sizes, reference = PROGRAMS[kernel]
     pf, lowered, local_size, stored, result = explored(kernel, budget_s, root)
@@ -75,12 +100,13 @@ def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
     calls = {"lift": (lambda: prepared.launch(), lambda: np.asarray(prepared.download()[0])),
              "numpy": (lambda: reference(*inputs), lambda: reference(*inputs))}
     want = reference(*[x.astype(np.float64) for x in inputs])
-    times = checked_and_timed(calls, want, rounds, indent="  ")
     nbytes = sum(x.nbytes for x in inputs) + want.size * 4
+    times = checked_and_timed(calls, want, rounds, indent="  ", yardsticks={"copy": streaming_copy(device, nbytes)})
     print(f"\n{kernel} {sizes}: {len(result.ranked)} candidates ({result.stopped}); winner {stored['params']}")
     print(f"  {stored['expression'][:160]}")
     rho = result.rank_correlation
-    print(f"  streaming copy {result.bandwidth.gbps:.1f} GB/s; cost model rank correlation "
+    bw = result.bandwidth
+    print(f"  streaming copy {bw.copy_gbps:.1f} GB/s, read {bw.read_gbps:.1f} GB/s; cost model rank correlation "
           + ("n/a" if rho is None else f"{rho:+.2f}"))
     if "lift" not in times:
         return
@@ -90,8 +116,11 @@ def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
         gbps = nbytes / best / 1e6
         line = f"  {name:<6} best {best:8.3f} ms  median {median:8.3f} ms  {gbps:6.1f} GB/s"
         if name == "lift":
-            line += (f" ({100 * gbps / result.bandwidth.gbps:.0f}% of streaming)  numpy/lift "
-                     f"{min(times.get('numpy', [np.nan])) / lift_best:.2f}x")
+            copy = times["copy"]
+            line += (f" ({100 * min(copy) / best:.0f}% of the streaming copy in the same rounds, median "
+                     f"{100 * statistics.median(copy) / median:.0f}%; {100 * gbps / bw.copy_gbps:.0f}% of the "
+                     f"explored copy, {100 * gbps / bw.gbps:.0f}% of its best streaming rate)  "
+                     f"numpy/lift {min(times.get('numpy', [np.nan])) / lift_best:.2f}x")
         print(line)
 
 

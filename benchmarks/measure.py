@@ -289,12 +289,18 @@ class _Timing:
 
 
 
-def checked_and_timed(calls: Mapping, want, rounds: int, indent: str = "") -> dict:
+def checked_and_timed(calls: Mapping, want, rounds: int, indent: str = "", yardsticks: Optional[Mapping] = None
+                      ) -> dict:
     """Each call `name: (run, result)` run once and checked against `want` (relative error at most 1e-3, shapes
-    aside), then timed once per round, rounds interleaved: name → times (ms). A wrong one is reported, not timed."""
-    times = {}
+    aside), then timed once per round, rounds interleaved: name → times (ms). A wrong one is reported, not timed.
+    `yardsticks` (`name: run`, a streaming copy) compute something else: timed in the same rounds, unchecked."""
+    yardsticks = yardsticks or {}
+    times = {name: [] for name in yardsticks}
+    calls = {**{name: (run, None) for name, run in yardsticks.items()}, **calls}
     for name, (run, result) in calls.items():
         run()
+        if name in yardsticks:
+            continue
         err = float(np.max(np.abs(np.ravel(result()) - np.ravel(want))) / max(1.0, float(np.max(np.abs(want)))))
         if err > 1e-3:
             print(f"{indent}{name}: WRONG (relative error {err:.2g}), not timed")

@@ -11,9 +11,9 @@ from lift.ir.interpreter import interpret
 from lift.ir.operators import LIFT_MATH, eq, ne
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                              MapSeq, MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder,
-                              ReorderStride, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Unzip,
-                              Vectorize, Zip)
+                              MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
+                              ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal, ToLocal,
+                              ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
@@ -30,14 +30,13 @@ globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: o
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop", "Expr",
-    "Float",
-    "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray", "LiftCodegenError",
-    "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError", "Literal", "Map",
-    "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqUnroll", "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed",
-    "Reduce", "ReduceSeq", "Reorder", "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take",
-    "ToGlobal", "ToLocal", "ToPrivate",
-    "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop",
+    "Expr", "Float", "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray",
+    "LiftCodegenError", "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError",
+    "Literal", "Map", "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqUnroll", "MapSeqUnswitch", "MapWrg",
+    "Pad", "PadToMultiple", "Param", "PartRed", "Reduce", "ReduceSeq", "ReduceSeqUnroll", "Reorder",
+    "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take", "ToGlobal", "ToLocal",
+    "ToPrivate", "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
     "Vectorize", "Zip", "asarray", "config", "eq", "evaluate", "explain", "fun", "infer", "inline_routines",
     "interpret", "maximum", "minimum", "ne", "paper", "python_source", "routine", "userfun", "where",
 ] + sorted(LIFT_MATH)

@@ -41,7 +41,7 @@ from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
-                                   windows)
+                                   vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants, pad_reduction
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -135,14 +135,18 @@ def column_moves(rows: int) -> tuple:
 @lru_cache(maxsize=1024)
 def window_moves(length: int, in_map: bool) -> tuple:
     """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), each flat
-    2-D window folded row by row (`lift.rules.column_sums.folded_window_rows`), or blocks of results, each
-    folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), one global work-item per
+    2-D window folded row by row (`lift.rules.column_sums.folded_window_rows`), blocks of results, each
+    folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), or blocks of windows
+    computed a vector of windows at a time (`lift.rules.column_sums.vector_windows`), one global work-item per
     block (inside a map, one after the other)."""
     rows = (("folded-rows", {}, folded_window_rows >> (rewrite("map-to-seq") if in_map else GLOBAL0)),)
     if in_map:
-        return (("sequential", {}, rewrite("map-to-seq")),) + rows + _blocked(
-            length, "blocked", lambda w, width: blocked_windows(w, width, rewrite("map-to-seq")))
-    return map_moves(length, False) + rows + _blocked(length, "blocked", blocked_windows)
+        seq = rewrite("map-to-seq")
+        return ((("sequential", {}, seq),) + rows
+                + _blocked(length, "blocked", lambda w, width: blocked_windows(w, width, seq))
+                + _vectors(length, "vector-windows", lambda w, width: vector_windows(w, width, seq)))
+    return (map_moves(length, False) + rows + _blocked(length, "blocked", blocked_windows)
+            + _vectors(length, "vector-windows", vector_windows))
 
 
 @lru_cache(maxsize=1024)
@@ -150,9 +154,10 @@ def grid_moves(cols: int) -> tuple:
     """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
     then get `window_moves`), a work-item per output on two dimensions, each window folded row by row
     (`lift.rules.column_sums.folded_grid`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks
-    of a row's results on global work-items of dimension 0, the rows on dimension 1."""
+    of a row's results on global work-items of dimension 0, the rows on dimension 1, or its blocks of windows in
+    vectors (`lift.rules.column_sums.vector_grid`)."""
     return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
-            + _blocked(cols, "blocked-2d", blocked_grid))
+            + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid))
 
 
 def _blocked(length: int, name: str, strategy) -> tuple:
@@ -160,6 +165,19 @@ def _blocked(length: int, name: str, strategy) -> tuple:
     return tuple((name, {"block": w, "width": width or 1}, strategy(w, width))
                  for w in _pow2s(8, min(length // 2, 256)) if length % w == 0
                  for width in (None, 4, 8, 16) if width is None or width <= w)
+
+
+VECTOR_WINDOW_BLOCKS = (64, 256, 1024, 4096)
+"""The windows per work-item of `vector-windows` besides one vector's: short blocks give the driver more work-items
+to spread over its cores, long ones fewer to schedule."""
+
+
+def _vectors(length: int, name: str, strategy) -> tuple:
+    """`strategy(w, width)` for blocks of `w` windows (one vector of `width`, or `VECTOR_WINDOW_BLOCKS`) dividing
+    `length`, `width` of 4, 8 or 16."""
+    return tuple((name, {"block": w, "width": width}, strategy(w, width))
+                 for width in (4, 8, 16) for w in (width,) + VECTOR_WINDOW_BLOCKS
+                 if w <= length and length % w == 0 and w % width == 0)
 
 
 @lru_cache(maxsize=1024)

@@ -180,7 +180,8 @@ class Interpreter(Mapper):
 
     def contraction(self, e: FunCall):
         """`reduce(u, z)(map(mult)(zip(a, b)))`, `u` addition, as `u(z, contract(a, b))`; None for other calls.
-        (`mult` multiplies two numbers of one type, so that `a` and `b` are arrays of one shape and type.)"""
+        (`mult` multiplies two numbers of one type, so that `a` and `b` are arrays of one shape and type, except
+        where a vectorised `mult` broadcasts a scalar to a vector's lanes: the call is then evaluated as it is.)"""
         red = e.f
         if not (isinstance(red, (P.Reduce, P.ReduceSeq)) and ufunc_of(red.f) is np.add):
             return None
@@ -191,6 +192,8 @@ class Interpreter(Mapper):
         if not (isinstance(zipped, FunCall) and isinstance(zipped.f, P.Zip) and zipped.f.n == 2):
             return None
         a, b = (np.asarray(self.expr(x)) for x in zipped.args)
+        if a.shape != b.shape:  # a vector times a scalar broadcast to its lanes (`vectorize-n(mult)`)
+            return None
         total = contract(a, b, self.d)
         acc = self.call(red.f, [self.expr(red.init), total])
         return _leaves(lambda v: np.expand_dims(v, self.d), acc)

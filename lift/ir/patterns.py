@@ -119,6 +119,16 @@ class MapSeqUnroll(MapSeq):
 
 
 @dataclass(frozen=True, eq=False)
+class MapSeqUnswitch(MapSeq):
+    """`map-seq-unswitch(f)`: `map-seq(f)`, each iteration testing once whether its vector reads of clamped
+    (padded) arrays are all in bounds, and then reading them directly, without a check each (loop unswitching):
+    a stencil's block of vector windows tests its edges once per vector of results, not once per read."""
+
+    f: FunDecl
+    paper = "map-seq-unswitch"
+
+
+@dataclass(frozen=True, eq=False)
 class MapGlb(_DimMap):
     """`map-global(f)`: each global work-item applies `f` to different elements (Table 2)."""
 
@@ -186,6 +196,17 @@ class ReduceSeq(AbstractReduce):
     paper = "reduce-seq"
     level = OPENCL_LEVEL
     thread_level = "seq"
+
+
+@dataclass(frozen=True, eq=False)
+class ReduceSeqUnroll(ReduceSeq):
+    """`reduce-seq-unroll(f, z)`: `reduce-seq(f, z)` over an array of constant length, its steps generated one
+    after another: every index into the array is then a constant, so that a view's index arithmetic (the
+    division and remainder of a `join`, the bounds of a `pad`) folds away at each step."""
+
+    f: FunDecl
+    init: Expr
+    paper = "reduce-seq-unroll"
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,7 +8,7 @@ strings (the views resolve them, `lift.opencl_gen.views`); statements are nodes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 INDENT = "    "
@@ -179,3 +179,25 @@ def assuming(condition: str, expr: str) -> str:
         expr = f"{expr[:start]}({expr[start + len(head):colon].rstrip()}){expr[i + 1:]}"
         start = expr.find(head, start)
     return expr
+
+
+def assumed(stmts: tuple, conditions: list) -> tuple:
+    """`stmts` where every condition of `conditions` holds: `assuming` applied to each of their expressions (the
+    fast copy of an iteration of `map-seq-unswitch`, `lift.opencl_gen.emit`)."""
+    def text(expr):
+        for condition in conditions:
+            expr = assuming(condition, expr)
+        return expr
+
+    def stmt(s):
+        if isinstance(s, Decl):
+            return s if s.init is None else replace(s, init=text(s.init))
+        if isinstance(s, Assign):
+            return replace(s, target=text(s.target), value=text(s.value))
+        if isinstance(s, Call):
+            return replace(s, args=tuple(text(a) for a in s.args))
+        if isinstance(s, (Block, For)):
+            return replace(s, body=assumed(s.body, conditions))
+        return s
+
+    return tuple(stmt(s) for s in stmts)

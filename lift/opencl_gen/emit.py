@@ -76,6 +76,8 @@ class Emitter(Mapper, FoldEmission):
         self.shared: dict = {}
         self.shared_values: dict = {}
         self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
+        self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
+        self.bound: Optional[set] = None  # the variables declared in that iteration (loop counters, lets)
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -99,6 +101,8 @@ class Emitter(Mapper, FoldEmission):
             self.out.stmts = saved
 
     def record(self, access: V.Access, write: bool = False) -> None:
+        if self.guards is not None and isinstance(access, V.GuardedAccess) and access.bounds is not None:
+            self.guards.append(access)
         if self.launch is None:
             return
         if isinstance(access, V.MemAccess):
@@ -117,6 +121,8 @@ class Emitter(Mapper, FoldEmission):
             self.out.sites.append((mem, Site(len(self.kernels), write, index, width, len(self.scope))))
 
     def lets(self, lets: tuple) -> None:
+        if self.bound is not None:
+            self.bound.update(var.name for var, _ in lets)
         for var, text in dict.fromkeys(lets):
             self.add(C.Decl(self.index, var.name, text))
 
@@ -346,6 +352,8 @@ class Emitter(Mapper, FoldEmission):
         """
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
+        if self.bound is not None:
+            self.bound.add(i.name)
 
         def iteration():
             self.scope.append((kind, dim, index, n))
@@ -387,11 +395,40 @@ class Emitter(Mapper, FoldEmission):
             raise no_space(path)
 
         def body(i):
-            self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
+            def iteration():
+                self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
+
+            if isinstance(f, P.MapSeqUnswitch):
+                self.unswitched(iteration)
+            else:
+                iteration()
 
         self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
                   space_of(out) if out is self.cast_target else None, unroll=isinstance(f, P.MapSeqUnroll))
         return out
+
+    def unswitched(self, emit) -> None:
+        """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
+        test of the bounds checks that read no variable of a loop within it), the iteration emitted again, reading
+        them directly; elsewhere the iteration as it is."""
+        outer = self.guards, self.bound
+        self.guards, self.bound = [], set()
+        try:
+            stmts = self.nested(emit)
+            guards, bound = self.guards, self.bound
+        finally:
+            self.guards, self.bound = outer
+        if outer[0] is not None:
+            outer[0].extend(guards)
+            outer[1].update(bound)
+        conditions = list(dict.fromkeys(g.condition for g in guards if not g.bounds & bound))
+        if not conditions:
+            self.out.stmts.extend(stmts)
+            return
+        test = " && ".join(f"({c})" for c in conditions)
+        fast = C.assumed(self.nested(emit), conditions)
+        self.add(C.Block(fast, guard=test, comment="the clamped vector reads in bounds"))
+        self.add(C.Block(stmts, guard=f"!({test})"))
 
     # --- memory ---------------------------------------------------------------------------------------------
 

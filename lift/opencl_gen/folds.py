@@ -35,7 +35,7 @@ class FoldEmission:
         def body(i):
             self.call(f.f, [acc_view, a.index(i)], acc_t, acc_view, f"{path}.f")
 
-        self.fold_loop(a.type.length, body, "reduce-seq")
+        self.fold_loop(a.type.length, body, f.paper, unroll=isinstance(f, P.ReduceSeqUnroll))
         result = V.MemView(acc, ArrayType(acc_t, Cst(1)))
         if out is None:
             return result
@@ -49,11 +49,23 @@ class FoldEmission:
         self.add(C.Decl(c_type_name(f.init.t), mem.name, init))
         return V.MemView(mem, f.init.t)
 
-    def fold_loop(self, n: ArithExpr, body, label: str) -> None:
-        """The sequential loop of a fold; what it contains nests as inside a sequential pattern."""
+    def fold_loop(self, n: ArithExpr, body, label: str, unroll: bool = False) -> None:
+        """The sequential loop of a fold; what it contains nests as inside a sequential pattern. Unrolled
+        (`reduce-seq-unroll`), its steps one after another, each with its index a constant, so that the index
+        arithmetic of the views it reads simplifies at each step (a flattened window's division and remainder
+        vanish, a padded read's bounds depend on the enclosing loops alone)."""
         self.scope.append(("reduce", 0, None, None))
         try:
-            self.loop("seq", 0, n, body, label)
+            if not unroll:
+                self.loop("seq", 0, n, body, label)
+                return
+            for k in range(n.value):
+                self.scope.append(("seq", 0, Cst(k), n))
+                try:
+                    stmts = self.nested(lambda: body(Cst(k)))
+                finally:
+                    self.scope.pop()
+                self.add(C.Block(stmts, comment=f"{label}: step {k}", kind="seq"))
         finally:
             self.scope.pop()
 
@@ -69,7 +81,7 @@ class FoldEmission:
         def body(i):
             self.fold_step(f, acc, a.index(i), f.init.t, lambda new: new, f"{path}.f")
 
-        self.fold_loop(a.type.length, body, "reduce-seq")
+        self.fold_loop(a.type.length, body, f.paper, unroll=isinstance(f, P.ReduceSeqUnroll))
         return out
 
     def fold_step(self, f: P.Fold, acc: V.View, x: V.View, t: Type, out, path: str) -> None:

@@ -93,10 +93,17 @@ class MemAccess(Access):
 class ClampedAccess(MemAccess):
     """A memory element read through `pad` with a boundary mode (`index` brought back into range): also the
     `direct` access at the index as it is, valid where `inside` holds, so that adjacent lanes of a vector read
-    are one vector load away from the edges (`AsVectorView`)."""
+    are one vector load away from the edges (`AsVectorView`). Padded in several dimensions, `row` is the
+    access with the outer indices brought back into range (by `lets`) and the innermost as it is, valid where
+    `row_inside` (the innermost bounds alone) holds: lanes along a row of a clamped grid need no check of
+    the row."""
 
     direct: Optional[MemAccess] = None
     inside: str = ""
+    row: Optional[MemAccess] = None
+    row_inside: str = ""
+    inside_vars: frozenset = frozenset()
+    row_vars: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -126,12 +133,15 @@ class GatherAccess(Access):
 @dataclass(frozen=True)
 class GuardedAccess(Access):
     """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
-    destination of a `take`), a vector's `lanes` one by one where it does not."""
+    destination of a `take`), a vector's `lanes` one by one where it does not. `bounds`: for the bounds check
+    of a vector read of a clamped array, the names of the variables `condition` reads (a `map-seq-unswitch`
+    may test it once for its iteration), else None."""
 
     condition: str = ""
     inner: Optional[Access] = None
     default: str = ""
     lanes: tuple = ()
+    bounds: Optional[frozenset] = None
 
     def read(self) -> str:
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
@@ -367,11 +377,17 @@ class PadView(View):
         inner = _with_lets(self.inner.access((var,) + tuple(idx[1:])), ((var, clamped),))
         direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
         inside = f"{j} >= 0 && {j} < {n}"
+        names = frozenset(v.name for v in (idx[0] - self.left).free_vars())
+        row, row_inside, row_vars, inside_vars = direct, inside, names, names
         if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
-            direct, inside = direct.direct, f"{inside} && {direct.inside}"
+            direct, inside, inside_vars = (direct.direct, f"{inside} && {direct.inside}",
+                                           names | direct.inside_vars)
+            row, row_inside, row_vars = ((inner.row, inner.row_inside, inner.row_vars)
+                                         if isinstance(inner, ClampedAccess) else (None, "", frozenset()))
         if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
             return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
-                                 direct=direct, inside=inside)
+                                 direct=direct, inside=inside, row=row, row_inside=row_inside,
+                                 inside_vars=inside_vars, row_vars=row_vars)
         return inner
 
     def get(self, k: int) -> View:
@@ -476,11 +492,18 @@ class AsVectorView(View):
             vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
                                  default=gathered.read() if first.default else "", lanes=tuple(lanes))
+        rows = _rows(lanes)
+        if rows is not None:
+            # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
+            # first and last lanes need no bringing back
+            return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
+                                 inner=replace(rows, width=self.n), default=gathered.read(),
+                                 bounds=first.row_vars | last.row_vars)
         if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
             # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
             vector = replace(first.direct, width=self.n)
             return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
-                                 default=gathered.read())
+                                 default=gathered.read(), bounds=first.inside_vars | last.inside_vars)
         return gathered
 
 
@@ -508,6 +531,18 @@ def _adjacent(lanes: list) -> bool:
     return (isinstance(first, MemAccess) and not first.field
             and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
                     for k, a in enumerate(lanes)))
+
+
+def _rows(lanes: list) -> Optional[MemAccess]:
+    """The first lane's `row` access where the lanes (`ClampedAccess`es padded in several dimensions) read
+    consecutive elements of one row: each lane brings its outer indices back into range by variables of its
+    own, so the variables defined by the same expression are identified first."""
+    if not all(isinstance(a, ClampedAccess) and a.row is not None for a in lanes):
+        return None
+    first = {text: var for var, text in lanes[0].lets}
+    rows = [replace(a.row, index=a.row.index.substitute({var: first[text] for var, text in a.lets if text in first}))
+            for a in lanes]
+    return rows[0] if _adjacent(rows) else None
 
 
 def _with_lets(a: Access, lets: tuple) -> Access:

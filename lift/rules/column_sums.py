@@ -29,6 +29,14 @@ map over the rows of a matrix, so it is the map over the columns of its transpos
 and folds each block's window rows, whole shifted rows of `w` grid values, into `w` accumulators
 (`map-reduce-interchange`, 3(d)), `width` lanes at a time (4(e)), one global work-item per block: each
 work-item computes `w` outputs from contiguous reads, where a work-item per output gathers its window.
+
+`vector_windows(w, width)` keeps the windows and vectorises across them instead: each window's fold made
+sequential and unrolled (`reduce-seq-unroll`, so that a flattened 2-D window's `join` and the grid's `pad` need
+no division and no loop-carried index), then blocks of `w` windows, each block's map over its windows vectorised
+`width` windows at a time (`vectorize-windows`, 4(e)): the fold accumulates `width` results in one vector
+register from unaligned vector loads of the shifted rows, and stores them as one vector; the vectors of a block
+one after another (`map-seq-unswitch`), each testing once whether its reads are clear of the grid's clamped
+edges, and then reading without a check each.
 """
 
 from __future__ import annotations
@@ -38,9 +46,11 @@ from typing import Optional
 from lift.ir.nodes import FunCall, Lambda
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
-from lift.rules.macro_rules import vectorised_block
+from lift.rules.macro_rules import computes, vectorised_block
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, everywhere, function,
                                  identity, is_call, mapped_body, normalize, rewrite, try_, where)
+
+GLOBAL0 = rewrite("map-to-global", dim=0)
 
 
 def _reduces_columns(ctx) -> bool:
@@ -104,8 +114,7 @@ windows = is_call(Map) & Selector(_reduces_columns, "reduces_rows") & Selector(_
 over a row of 2-D neighbourhoods `map(λnb. reduce(f, z)(..join(nb)..))(row)`."""
 
 
-def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rewrite("map-to-global", dim=0)
-                    ) -> Strategy:
+def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = GLOBAL0) -> Strategy:
     """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
     accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
     work-item per block by default). A window read through a view (`join(nb)`) is first mapped on its own
@@ -116,6 +125,21 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = rew
     return (try_(rewrite("map-view-fission")) >> rewrite("map-transpose-transpose") >> rewrite("split-join", n=w)
             >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
             >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered) >> copies)
+
+
+unrolled_window_fold = mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq")
+                                   >> rewrite("reduce-seq-map-seq-fusion") >> rewrite("reduce-seq-unroll"))
+"""At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`)."""
+
+
+def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0) -> Strategy:
+    """At `windows`: each window's fold unrolled (`unrolled_window_fold`), then blocks of `w` windows (split-join,
+    3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
+    after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
+    `lowered` (one global work-item per block by default)."""
+    vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
+    lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
+    return unrolled_window_fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
 
 
 folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
@@ -132,6 +156,13 @@ def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
     """At `grid_windows`: each row's windows in blocks of `w` (`blocked_windows`, on global work-items of dimension
     0), the rows on dimension 1."""
     return (try_(rewrite("map-eta-expansion")) >> mapped_body(blocked_windows(w, width))
+            >> rewrite("map-to-global", dim=1))
+
+
+def vector_grid(w: int, width: int) -> Strategy:
+    """At `grid_windows`: each row's windows in blocks of `w`, `width` windows to a vector (`vector_windows`, on
+    global work-items of dimension 0), the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(vector_windows(w, width))
             >> rewrite("map-to-global", dim=1))
 
 

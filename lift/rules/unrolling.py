@@ -1,16 +1,22 @@
-"""Unrolling: a sequential map of constant length as straight-line code (Lift's `MapSeqUnroll`).
+"""Unrolling: a sequential map or fold of constant length as straight-line code (Lift's `MapSeqUnroll`), and
+unswitching: a sequential map's iterations tested once for the edges of the arrays they read.
 
     map-seq(f) → map-seq-unroll(f)                                        (the length a constant)
+    reduce-seq(f, z) → reduce-seq-unroll(f, z)                            (the length a constant)
+    map-seq(f) → map-seq-unswitch(f)
 
-Both mean `map(f)` (Table 2): the iterations, in order, in one work-item. Unrolled, every index into the
+Each pair means the same (Table 2): the iterations, in order, in one work-item. Unrolled, every index into the
 array is a constant, which is what lets an OpenCL compiler keep a private array in registers (indexed by a
 loop counter it lives in memory, read and written at every step): the accumulators of a register block
-(`lift.rules.register_blocking`) stay registers only when the loops over them are unrolled.
+(`lift.rules.register_blocking`) stay registers only when the loops over them are unrolled. A fold over a
+stencil's window reads it through views: unrolled, the division and remainder of a flattened window (`join`)
+and the bounds checks of a padded grid become constants at each step. Unswitched, an iteration whose vector
+reads of a clamped grid are all in bounds (everywhere but at the grid's edges) reads them without a check each.
 """
 
 from __future__ import annotations
 
-from lift.ir.patterns import MapSeq, MapSeqUnroll
+from lift.ir.patterns import MapSeq, MapSeqUnroll, MapSeqUnswitch, ReduceSeq, ReduceSeqUnroll
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 
@@ -27,4 +33,24 @@ def map_seq_unroll(call):
     return MapSeqUnroll(call.f.f)(*call.args)
 
 
-RULES = (map_seq_unroll,)
+def _constant_fold(call) -> None:
+    requires(type(call.f) is ReduceSeq, "the reduce-seq is already unrolled")
+    requires(integer(call.args[0].t.length) is not None, "the length is not a constant")
+
+
+@rule("reduce-seq-unroll", figure="CASES16", heads=ReduceSeq, sized=True, match=_constant_fold,
+      description="a sequential reduction of constant length unrolled, so that its indices are constants",
+      equation="reduce-seq(f, z) → reduce-seq-unroll(f, z)")
+def reduce_seq_unroll(call):
+    return ReduceSeqUnroll(call.f.f, call.f.init)(*call.args)
+
+
+@rule("map-seq-unswitch", figure="unswitch", heads=MapSeq, on_functions=False,
+      match=lambda call: requires(type(call.f) is MapSeq, "the map-seq is already unrolled or unswitched"),
+      description="a sequential map whose iterations test the bounds of their clamped vector reads once each",
+      equation="map-seq(f) → map-seq-unswitch(f)")
+def map_seq_unswitch(call):
+    return MapSeqUnswitch(call.f.f)(*call.args)
+
+
+RULES = (map_seq_unroll, reduce_seq_unroll, map_seq_unswitch)

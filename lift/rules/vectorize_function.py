@@ -13,14 +13,25 @@ function pushes `vect-n` inside it:
     vect-n(get-i)       = get-i                          (a component of a tuple of vectors, zipped)
 
 so `vect-4(λ x. mult(a, x))` is `λ x. vectorize-4(mult)(a, x)`: the scalar `a` is broadcast to every
-lane. Functions built from other patterns (maps, reductions, tuples) are not vectorised.
+lane. Functions built from other patterns (maps, reductions, tuples) are not vectorised, except where `arrays`
+is asked for: a function of arrays whose elements are now vectors (the windows of `vectorize-windows`), where
+
+    vect-n(map(f))      = map(vect-n(f))                 (and map-seq, map-seq-unroll)
+    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant; and reduce-seq, reduce-seq-unroll)
+    vect-n(v)           = v                              (v a view: zip, join, split, transpose, get)
+
+lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array; an array
+parameter that stays an array of scalars (a stencil's weights) is the same in every lane, broadcast elementwise.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
-from lift.ir.patterns import Get, Id, Vectorize
+from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
+                              Transpose, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
 from lift.types.types import ScalarType, TupleType
 
@@ -29,8 +40,21 @@ class NotVectorisable(LiftTypeError):
     """A function that `vect-n` cannot be pushed into; the message names the part."""
 
 
-def vectorize(n: int, f: FunDecl) -> FunDecl:
-    """`vect-n(f)`, pushed into `f` down to its user functions."""
+ARRAY_VIEWS = (Zip, Join, Split, Transpose)
+"""Views that move whole elements: the same on arrays of vectors as on arrays of scalars."""
+
+
+def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
+    """`vect-n(f)`, pushed into `f` down to its user functions; through maps, reductions and views too where
+    `arrays` (see the module)."""
+    if arrays and type(f) in (Map, MapSeq, MapSeqUnroll):
+        return replace(f, f=vectorize(n, f.f, arrays))
+    if arrays and type(f) in (Reduce, ReduceSeq, ReduceSeqUnroll):
+        if not (isinstance(f.init, Literal) and isinstance(f.init.t, ScalarType)):
+            raise NotVectorisable(f"vect-{n}: the reduction's initial value {f.init} is not a scalar constant")
+        return replace(f, f=vectorize(n, f.f, arrays), init=vector_literal(n, f.init))
+    if arrays and isinstance(f, ARRAY_VIEWS):
+        return f
     if isinstance(f, Id):
         return Vectorize(n, f)
     if isinstance(f, Get):
@@ -41,16 +65,16 @@ def vectorize(n: int, f: FunDecl) -> FunDecl:
             raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars")
         return Vectorize(n, f)
     if isinstance(f, Lambda):
-        body = _vectorize_expr(n, f.body)
+        body = _vectorize_expr(n, f.body, arrays)
         if not isinstance(body, FunCall):
             raise NotVectorisable(f"vect-{n}: the lambda's result {body} would not be a vector")
         return Lambda(f.params, body)
     raise NotVectorisable(f"vect-{n}: cannot vectorise {type(f).__name__}")
 
 
-def _vectorize_expr(n: int, e: Expr) -> Expr:
+def _vectorize_expr(n: int, e: Expr, arrays: bool) -> Expr:
     if isinstance(e, FunCall):
-        return FunCall(vectorize(n, e.f), tuple(_vectorize_expr(n, a) for a in e.args))
+        return FunCall(vectorize(n, e.f, arrays), tuple(_vectorize_expr(n, a, arrays) for a in e.args))
     if isinstance(e, Param) or (isinstance(e, Literal) and isinstance(e.t, ScalarType)):
         return e
     raise NotVectorisable(f"vect-{n}: cannot vectorise {e}")

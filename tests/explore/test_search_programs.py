@@ -32,6 +32,12 @@ PROGRAMS = [
      r"map-global\(λ nb\. reduce-seq\(.*\) ∘ join ∘ map-seq\(reduce-seq\("),  # windows folded row by row
     ("jacobi", "jacobi1d", {"L": 256},
      r"map\(split-\d+\) ∘ transpose ∘ slide\(3, 1\)"),  # blocks of results from shifted rows of the grid
+    ("jacobi", "jacobi1d", {"L": 256},
+     r"map-global\(.*asScalar.*reduce-seq-unroll\(.*asVector-\d+ ∘ transpose\) ∘ split-\d+ ∘ slide"),  # vector windows
+    ("jacobi", "jacobi1d", {"L": 200},  # 200 is no multiple of 16: blocks of 8 (or 4) windows
+     r"map-global\(.*reduce-seq-unroll\(.*asVector-8 ∘ transpose\) ∘ split-8 ∘ slide"),
+    ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 13},
+     r"map-global\[1\]\(join ∘ map-global\(.*reduce-seq-unroll\(.*asVector-\d+"),  # vector windows in rows
 ]
 
 

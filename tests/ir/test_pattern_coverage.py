@@ -15,9 +15,10 @@ import pytest
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                  MapSeq, MapSeqUnroll, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq, Reorder, ReorderStride,
-                  SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType,
-                  Vectorize, Zip, fun, infer, interpret, paper, python_source)
+                  MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq,
+                  ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate,
+                  Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
+                  python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
 from lift.ir import patterns as P
@@ -65,11 +66,14 @@ EXAMPLES = {
     P.Map: (fun([A], lambda x: Map(neg)(x)), (x16,), -x16),
     P.MapSeq: (fun([A], lambda x: MapSeq(neg)(x)), (x16,), -x16),
     P.MapSeqUnroll: (fun([A], lambda x: MapSeq(MapSeqUnroll(neg))(Split(4)(x))), (x16,), -x16.reshape(4, 4)),
+    P.MapSeqUnswitch: (fun([A], lambda x: MapSeqUnswitch(neg)(x)), (x16,), -x16),
     P.MapGlb: (fun([A2], lambda x: MapGlb(1)(MapGlb(neg))(x)), (m34,), -m34),
     P.MapWrg: (fun([A2], lambda x: MapWrg(MapLcl(double))(x)), (m34,), 2 * m34),
     P.MapLcl: (fun([A], lambda x: MapLcl(double)(x)), (x16,), 2 * x16),
     P.Reduce: (fun([A], lambda x: Reduce(add, 0.0)(x)), (x16,), np.array([x16.sum()])),
     P.ReduceSeq: (fun([A], lambda x: ReduceSeq(add, 1.0)(x)), (x16,), np.array([x16.sum() + 1])),
+    P.ReduceSeqUnroll: (fun([A], lambda x: MapSeq(ReduceSeqUnroll(add, 1.0))(Split(4)(x))), (x16,),
+                        x16.reshape(4, 4).sum(axis=1, keepdims=True) + 1),
     P.PartRed: (fun([A], lambda x: PartRed(add, 0.0, 4)(x)), (x16,), x16.reshape(4, 4).sum(axis=1)),
     P.MapAccumSeq: (fun([A], lambda x: MapAccumSeq(lambda acc, e: Tuple(add(acc, e), add(acc, e)), 0.0)(x)),
                     (x16,), (np.cumsum(x16), np.array([x16.sum()]))),

@@ -28,7 +28,7 @@ def _concrete_patterns() -> list:
         cls = stack.pop()
         subs = [c for c in cls.__subclasses__() if c.__module__ == P.__name__]
         stack.extend(subs)
-        if cls is not P.Pattern and not subs:
+        if "__dataclass_fields__" in vars(cls):  # a concrete pattern, a leaf or not (ReduceSeq and its unrolled form)
             found.append(cls)
     return sorted(found, key=lambda c: c.__name__)
 
