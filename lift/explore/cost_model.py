@@ -44,6 +44,8 @@ from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
 from lift.ir.typecheck import infer_fun, length_ratio
+from lift.ir.userfun import UserFun
+from lift.ir.userfun_body import MATH_FUNCTIONS
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
@@ -58,9 +60,11 @@ class DeviceModel:
     """A device as the model sees it: measured or queried facts, and per-kind constants.
 
     `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
-    of one user-function application on a compute unit with all its lanes busy; `work_item_ns` the
-    cost of scheduling one work-item between two barriers (a loop iteration on a CPU, free on a GPU);
-    `local_gbps` a compute unit's local-memory bandwidth.
+    of one operation (an arithmetic operation of a user function, a load or a store) on a compute unit with all
+    its lanes busy; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
+    on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
+    and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
+    bandwidth.
     """
 
     compute_units: int
@@ -72,14 +76,15 @@ class DeviceModel:
     lanes: int
     op_ns: float
     work_item_ns: float
+    group_ns: float
     local_gbps: float
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
-        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, local_gbps=50.0) if kind == "cpu" else \
-            dict(lanes=64, op_ns=0.01, work_item_ns=0.0, local_gbps=200.0)
+        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, group_ns=50.0, local_gbps=50.0) if kind == "cpu" else \
+            dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants)
 
@@ -98,6 +103,8 @@ class KernelProfile:
     local_mem_bytes: int = 0
     shared_bytes: float = 0.0  # of `global_bytes`: reads shared by consecutive work-items
     items_in_row: int = 1  # consecutive work-items (dimension 0) in a group
+    accesses: Counter = field(default_factory=Counter)  # loads and stores of global and local memory, by width
+    global_sizes: tuple = ()  # work-items in each dimension
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -115,6 +122,7 @@ def profile(g: GeneratedProgram) -> list:
         walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), params)
         glb, loc = k.launch.evaluate(g.sizes)
         prof.work_items = math.prod(glb)
+        prof.global_sizes = tuple(glb)
         prof.group_size = None if loc is None else math.prod(loc)
         prof.items_in_row = glb[0] if loc is None else loc[0]
         prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
@@ -130,16 +138,42 @@ def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
 def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
         return math.inf
-    group_size = k.group_size or min(k.work_items, m.lanes)
+    group_size = k.group_size or _driver_group_size(k, m)
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
     memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
-    ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
+    ops = sum(count * math.ceil(width / m.vector_width) for width, count in (k.calls + k.accesses).items())
     scheduled = k.work_items + k.barriers * group_size
-    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
+    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns + groups * m.group_ns
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+
+
+MIN_DRIVER_GROUP = 32
+"""The fewest work-items a CPU driver puts in a group when it splits groups to occupy every compute unit (PoCL's
+four times its preferred multiple of 8)."""
+
+
+def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
+    """The work-group size a driver picks where the generator leaves it. A GPU's: a group of `lanes` work-items. A
+    CPU's (PoCL's, whose group is a loop over its work-items, so that large groups cost least): in each dimension,
+    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then split
+    until every compute unit has a group, as long as groups keep `MIN_DRIVER_GROUP` work-items."""
+    if m.lanes > 1:
+        return min(k.work_items, m.lanes)
+    size = 1
+    for n in k.global_sizes or (k.work_items,):
+        size *= _largest_divisor(n, m.max_work_group_size // size)
+    groups = k.work_items // size
+    while groups < m.compute_units and size % 2 == 0 and size // 2 >= MIN_DRIVER_GROUP:
+        size, groups = size // 2, groups * 2
+    return size
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    """The largest divisor of `n` that is at most `limit` (at least 1)."""
+    return next((d for d in range(min(n, limit), 1, -1) if n % d == 0), 1)
 
 
 def spearman(predicted: Sequence[float], measured: Sequence[float]) -> float:
@@ -268,6 +302,23 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
     return spaces[0]
 
 
+MATH_CALL_OPS = 20
+"""The operations of a call of a transcendental math function (`exp`, `log`, `pow`, `sin`, ...: a polynomial
+after a range reduction, scalar or on a native vector); other math functions (`sqrt`, `fabs`, `fmin`, `floor`,
+...) count as one, as arithmetic operators do."""
+
+_CALL_WEIGHTS = {name: MATH_CALL_OPS for name in MATH_FUNCTIONS
+                 if name not in ("sqrt", "floor", "ceil", "trunc", "fabs", "copysign", "fmin", "fmax")}
+
+
+def operations(f: FunDecl) -> int:
+    """The operations of one application of the user function `f` (or of `vectorize-n(f)`, on each native
+    vector): the floating-point operations of its body (`UserFun.operations`; a C body counts one), a
+    transcendental math call `MATH_CALL_OPS`; at least one."""
+    inner = f.f if isinstance(f, P.Vectorize) else f
+    return max(1, inner.operations(_CALL_WEIGHTS)) if isinstance(inner, UserFun) else 1
+
+
 class CostWalk(Mapper):
     """Counts what one kernel's computation does; `call` dispatches on the function's class.
 
@@ -319,7 +370,7 @@ class CostWalk(Mapper):
             self.read(s, t, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
-            self.kernel.calls[width] += scope.times / scope.unrolled
+            self.kernel.calls[width] += scope.times / scope.unrolled * operations(f)
         target = dest or PRIVATE  # with no destination, a value in a private variable
         self.traffic(target, out, scope.times)
         return target
@@ -401,28 +452,32 @@ class CostWalk(Mapper):
 
     def read(self, space, t: Type, scope: _Scope) -> None:
         """Count reading a value of type `t` in `space` here: as often as it changes (`_Scope.reads`), from the
-        cache where consecutive work-items share it."""
+        cache where consecutive work-items share it; the loads of the copies of an unrolled loop that it varies
+        with as one load as wide as all of them (a compiler packs them, SLP)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
                 self.read(s, c, scope)
         else:
-            self.traffic(space, t, scope.reads(space), scope.shared(space))
+            lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
+            self.traffic(space, t, scope.reads(space), scope.shared(space), lanes)
 
-    def traffic(self, space, t: Type, times: float, shared: bool = False) -> None:
+    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1) -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
-        work-items share)."""
+        work-items share), the loads or stores of `lanes` of them as one."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times, shared)
+                self.traffic(s, c, times, shared, lanes)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
         elif isinstance(space, str) and not isinstance(t, ArrayType):
-            nbytes = element_bytes(t) * times
+            nbytes, width = element_bytes(t) * times, t.width if isinstance(t, VectorType) else 1
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
                 self.kernel.shared_bytes += nbytes if shared else 0.0
+                self.kernel.accesses[width * lanes] += times / lanes
             elif getattr(space, "spilled", False):
-                self.kernel.calls[t.width if isinstance(t, VectorType) else 1] += times
+                self.kernel.calls[width] += times
             elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
+                self.kernel.accesses[width * lanes] += times / lanes
