@@ -42,7 +42,7 @@ from typing import Mapping, Optional, Sequence
 
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import MATH_FUNCTIONS
@@ -105,6 +105,9 @@ class KernelProfile:
     items_in_row: int = 1  # consecutive work-items (dimension 0) in a group
     accesses: Counter = field(default_factory=Counter)  # loads and stores of global and local memory, by width
     global_sizes: tuple = ()  # work-items in each dimension
+    packed: Counter = field(default_factory=Counter)  # scalar operations of loops a CPU compiler vectorises
+    item_packed: Counter = field(default_factory=Counter)  # scalar operations of straight-line work-items
+    straight_items: bool = False  # the work-items (dimension 0) run straight-line code: `item_packed` holds it
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -144,10 +147,20 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
     memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
-    ops = sum(count * math.ceil(width / m.vector_width) for width, count in (k.calls + k.accesses).items())
-    scheduled = k.work_items + k.barriers * group_size
+    cpu = m.lanes == 1
+    across = cpu and k.straight_items and group_size >= m.vector_width
+    ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
+    scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
     compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns + groups * m.group_ns
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+
+
+def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
+    """Native operations for `counts` (operations by width): one per native vector of each, or, `packed` (a
+    vectorised loop, its iterations side by side in the lanes), one per native vector of lanes in all."""
+    if packed:
+        return sum(count * width for width, count in counts.items()) / m.vector_width
+    return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
 
 
 MIN_DRIVER_GROUP = 32
@@ -208,18 +221,20 @@ def _ranks(values: Sequence[float]) -> list:
 class _Scope:
     """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
     enclosing sequential loops (`(id, n)`, outermost first), the iterations of the innermost loop if it is
-    unrolled (1 otherwise), and whether the code runs on consecutive work-items (a map on dimension 0)."""
+    unrolled (1 otherwise), whether the code runs on consecutive work-items (a map on dimension 0), and
+    whether the innermost loop is one a CPU compiler vectorises (`LOOP`, `ITEMS` or "": see `_straight`)."""
 
     times: float = 1.0
     kinds: tuple = ()
     loops: tuple = ()
     unrolled: int = 1
     items: bool = False
+    packed: str = ""
 
-    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0) -> "_Scope":
+    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0, packed: str = "") -> "_Scope":
         loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
         items = self.items or (kind in ("glb", "lcl") and dim == 0)
-        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items)
+        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items, packed)
 
     def shared(self, space) -> bool:
         """Whether a value in `space` read here is the same for consecutive work-items."""
@@ -254,16 +269,33 @@ def _space(dest, f: P.Pattern) -> object:
 ITEM = "item"
 """In `_Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
 
+LOOP, ITEMS = "loop", "items"
+"""In `_Scope.packed`: the code is the body of a rolled sequential map, or of the loop over the consecutive
+work-items of a group (on a CPU), whose iterations a compiler runs side by side in vector lanes."""
+
+
+def _straight(f: Node) -> bool:
+    """Whether `f` is straight-line code that a compiler vectorises across the iterations of a loop around it:
+    it has no loop of its own (a lowered map, a reduction, an iteration) and calls no transcendental math
+    function (the OpenCL compiler has no vector versions of them to call). A reduction is no such loop: its
+    steps depend on each other, and floating-point additions may not be reordered."""
+    if isinstance(f, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(f):
+        return False
+    if isinstance(f, UserFun) and f.operations(_CALL_WEIGHTS) != f.flops:
+        return False
+    return all(_straight(c) for _, c in f.children())
+
 
 class _Space(str):
     """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
     of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
-    to the next, and `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
-    vectors of its scalars) instead of registers."""
+    to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
+    vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
+    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them)."""
 
-    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False):
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False):
         new = super().__new__(cls, space)
-        new.varies, new.spilled = varies, spilled
+        new.varies, new.spilled, new.gathered = varies, spilled, gathered
         return new
 
 
@@ -275,14 +307,28 @@ def _element(space, loop, rolled: bool):
         return tuple(_element(s, loop, rolled) for s in space)
     varies = getattr(space, "varies", frozenset())
     spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
-    return _Space(space, varies | {loop} if loop is not None else varies, spilled)
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space))
 
 
 def _spilled(space):
     """`space`, a private one marked as in memory (a vector view of private scalars)."""
     if isinstance(space, tuple):
         return tuple(_spilled(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), True) if space == PRIVATE else space
+    return _Space(space, getattr(space, "varies", frozenset()), True, _gathers(space)) if space == PRIVATE else space
+
+
+def _gathered(space):
+    """`space`, marked as read through a boundary (`_Space.gathered`)."""
+    if isinstance(space, tuple):
+        return tuple(_gathered(s) for s in space)
+    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True)
+
+
+def _gathers(space) -> bool:
+    """Whether `space` (or a component of it) is read through a boundary."""
+    if isinstance(space, tuple):
+        return any(_gathers(s) for s in space)
+    return getattr(space, "gathered", False)
 
 
 def _top_level_space(e: Expr, params: Mapping) -> object:
@@ -299,7 +345,7 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
         return tuple(spaces)
     if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
         return spaces[0][e.f.i]
-    return spaces[0]
+    return _gathered(spaces[0]) if isinstance(e.f, P.Pad) else spaces[0]
 
 
 MATH_CALL_OPS = 20
@@ -370,9 +416,9 @@ class CostWalk(Mapper):
             self.read(s, t, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
-            self.kernel.calls[width] += scope.times / scope.unrolled * operations(f)
+            self._count(self.kernel.calls, width, scope.times / scope.unrolled * operations(f), scope.packed)
         target = dest or PRIVATE  # with no destination, a value in a private variable
-        self.traffic(target, out, scope.times)
+        self.traffic(target, out, scope.times, packed=scope.packed)
         return target
 
     map_Vectorize = map_Id = map_Tuple = map_UserFun
@@ -387,7 +433,7 @@ class CostWalk(Mapper):
             return spaces[0][f.i]
         if isinstance(f, (P.AsVector, P.AsScalar)):
             return _spilled(spaces[0])
-        return spaces[0]
+        return _gathered(spaces[0]) if isinstance(f, P.Pad) else spaces[0]
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
         if P.is_high_level(f):
@@ -395,8 +441,12 @@ class CostWalk(Mapper):
         n = types[0].length.value
         target = _space(dest, f)
         unrolled = isinstance(f, P.MapSeqUnroll)
-        inner = scope.inside(f.thread_level, n, unrolled, f.dim)
         rolled = f.thread_level == "seq" and not unrolled
+        straight = _straight(f.f) and not _gathers(spaces[0])
+        packed = LOOP if rolled and straight else \
+            ITEMS if f.thread_level in ("glb", "lcl") and f.dim == 0 and straight else ""
+        self.kernel.straight_items |= packed == ITEMS
+        inner = scope.inside(f.thread_level, n, unrolled, f.dim, packed)
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
         element = _element(spaces[0], loop, rolled)
@@ -459,14 +509,15 @@ class CostWalk(Mapper):
                 self.read(s, c, scope)
         else:
             lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
-            self.traffic(space, t, scope.reads(space), scope.shared(space), lanes)
+            self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
 
-    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1) -> None:
+    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "") -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
-        work-items share), the loads or stores of `lanes` of them as one."""
+        work-items share), the loads or stores of `lanes` of them as one, in a loop `packed` says how a compiler
+        vectorises (`_Scope.packed`)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times, shared, lanes)
+                self.traffic(s, c, times, shared, lanes, packed)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
@@ -475,9 +526,16 @@ class CostWalk(Mapper):
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
                 self.kernel.shared_bytes += nbytes if shared else 0.0
-                self.kernel.accesses[width * lanes] += times / lanes
+                self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
-                self.kernel.calls[width] += times
+                self._count(self.kernel.calls, width, times, packed)
             elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
-                self.kernel.accesses[width * lanes] += times / lanes
+                self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
+
+    def _count(self, counts: Counter, width: int, n: float, packed: str) -> None:
+        """Count `n` operations `width` lanes wide in `counts`, or, scalar ones in a loop a compiler vectorises, in
+        the kernel's `packed` or `item_packed`."""
+        if packed and width == 1:
+            counts = self.kernel.packed if packed == LOOP else self.kernel.item_packed
+        counts[width] += n
