@@ -20,17 +20,26 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   read, one that does not vary with their index, is read from memory once per group and from the cache
   by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
   work-items of a column of blocks, or the rows of A by those of a row);
-- operations: user-function applications, a `vectorize-n` one counting once per native vector; the
-  iterations of an unrolled map (`map-seq-unroll`) counting as one application `n` lanes wide (a compiler
-  packs them into vectors, SLP);
-- parallelism: work-groups and work-items from the launch, barriers from the expression;
+- operations: each user-function application counts the operations of its body (`operations`: its
+  floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
+  dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
+  memory counts one (a load of a window's element through a boundary, in the naive stencils, costs as much as
+  the multiply-add that uses it). The iterations of an unrolled map (`map-seq-unroll`) count as one
+  application `n` lanes wide, and their loads of consecutive elements as one load (a compiler packs them
+  into vectors, SLP). A loop a CPU compiler vectorises, a rolled sequential map or the loop over a group's
+  work-items whose body is straight-line code (`_straight`: no loop, no transcendental call, no read through
+  a boundary), runs its scalar operations side by side in the vector lanes (`KernelProfile.packed`,
+  `item_packed`); a sequential reduction does not (its steps depend on each other);
+- parallelism: work-groups and work-items from the launch (where the generator leaves the group size to
+  the driver, the driver's choice: `_driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
 
 `predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
 longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
-local traffic and work-item scheduling over the compute units), both stretched when the kernel
-occupies only part of the device. Kernels that cannot run (too much local memory, too large a
-work-group) are predicted to take forever. `spearman` measures how well predictions rank measurements.
+local traffic, work-item scheduling and the start of each work-group over the compute units), both
+stretched when the kernel occupies only part of the device. Kernels that cannot run (too much local memory,
+too large a work-group) are predicted to take forever. `spearman` measures how well predictions rank
+measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
