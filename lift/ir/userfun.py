@@ -67,7 +67,7 @@ class UserFun(FunDecl):
         (`PythonUserFun.flops`); one for a C body, which is not parsed."""
         return self.origin.flops if self.origin is not None else 1
 
-    def operations(self, call_weights: Mapping[str, int]) -> int:
+    def operations(self, call_weights: Mapping[str, int] = {}) -> int:
         """`flops`, with a call of a math function named in `call_weights` counting that many operations (one for
         a C body)."""
         return self.origin.operations(call_weights) if self.origin is not None else 1

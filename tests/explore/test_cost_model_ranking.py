@@ -4,8 +4,9 @@ cleaned up as it does). The measured ratios quoted come from `benchmarks.bench_c
 
 import pytest
 
+from lift import Float, UserFun, Vectorize
 from lift.explore.candidate import Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.cost_model import MATH_CALL_OPS, DeviceModel, operations, predict, profile
 from lift.explore.rewrite_search import lower_rest, map_moves, window_moves
 from lift.rules.default_lowering import clean_up
 from lift.rules.strategy import argument, body, derive
@@ -19,6 +20,14 @@ def _predicted(program, sizes, moves, at, local_size=None, **wanted) -> float:
     (strategy,) = [s for name, params, s in moves if dict(params, name=name) == wanted]
     lowered = derive(at(strategy) >> lower_rest >> clean_up, program, sizes).replay(program)
     return predict(profile(Candidate(lowered, local_size=local_size).generate("k", sizes)), CPU)
+
+
+def test_a_user_function_costs_its_operations(examples):
+    """BlackScholes' option price: its arithmetic, and three `exp` and a `log` at `MATH_CALL_OPS` each, on every
+    native vector of a vectorised application; a C body counts one."""
+    bs = examples["blackscholes"].namespace["bs_computation"]
+    assert operations(bs) == bs.flops + 4 * (MATH_CALL_OPS - 1) == operations(Vectorize(8, bs))
+    assert operations(UserFun("twice", ("x",), "return 2.0f * x;", (Float,), Float)) == 1
 
 
 def test_blackscholes_vectorised_user_function_beats_scalar_code(examples):
