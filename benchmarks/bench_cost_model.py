@@ -11,8 +11,8 @@ candidates it measured (derivation, work-group size, measured and predicted time
 `<out>/<program>.json`. `rank` needs no device time: it replays each saved derivation, predicts its time with
 the current cost model (`lift.explore.cost_model`) for the saved device, and prints per program the number of
 candidates, the Spearman correlation of the predictions made when measured ("then") and of today's ("now"),
-and the measured and predicted times of the fastest measured candidate and of the one the model ranks first.
-So the model can be changed and judged again without measuring anything again.
+and the measured time of the candidate today's model ranks first against the fastest one's. So the model can be
+changed and judged again without measuring anything again.
 """
 
 from __future__ import annotations
