@@ -172,9 +172,10 @@ def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
     return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
 
 
-MIN_DRIVER_GROUP = 32
-"""The fewest work-items a CPU driver puts in a group when it splits groups to occupy every compute unit (PoCL's
-four times its preferred multiple of 8)."""
+MIN_DRIVER_GROUP = 4
+"""The fewest work-items a CPU driver leaves in a group when it splits the global size so that every compute unit
+has a group (PoCL's four times its preferred multiple; PoCL 3.1 ran MD's 24 and 48 work-items, and N-body's 32, as
+fast as many groups)."""
 
 
 def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
