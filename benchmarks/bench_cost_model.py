@@ -84,6 +84,8 @@ def rank(path: Path) -> str:
     """One line: the program, its sizes and candidates, then and now correlations, and the model's first pick."""
     saved = json.loads(path.read_text())
     cands = saved["candidates"]
+    if not cands:
+        return f"{saved['case']:<22}no working candidate was measured"
     now = predicted_now(saved)
     both = [(p, c["time_ms"]) for p, c in zip(now, cands) if p is not None]
     then = spearman([c["predicted_ms"] for c in cands], [c["time_ms"] for c in cands]) if len(cands) > 1 else None
@@ -108,6 +110,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     names = None if args.only is None else {n.strip() for n in args.only.split(",")}
     cases = [c for c in CASES if names is None or c.name in names or c.family in names]
+    if not cases:
+        parser.error(f"--only: no program {args.only}; there are {', '.join(c.name for c in CASES)}")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.mode == "measure":
         for case in cases:
