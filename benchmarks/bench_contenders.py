@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_contenders [--only asum,nbody,...] [--budget 300] [--runs 10] [--quick]
                                           [--nbody-n 4096] [--tuning-db temp|user] [--max-candidates N]
+                                          [--no-peers]
 
 For each program of `benchmarks.contender_cases` (asum, dot, scal, gemv 4096², BlackScholes 4M options, MD,
 1-D 3-point and 2-D 5-point Jacobi, all-pairs N-body at N = 16,384, matrix multiply 1024³, 4096×4096×64 and
@@ -14,11 +15,13 @@ on lift's device) are each checked against numpy's output, then timed in interle
 (`benchmarks.measure`; kernel times from OpenCL's profiling events, inputs already on the device; the host
 contenders by the wall clock around a call that waits for its result) beside the hand-written streaming copy
 over as many bytes as the program reads. A contender whose package is missing is "skipped (not installed)".
+With `--no-peers`, only lift's kernels are timed, the winner and the hand-derived lowerings: the no-regression
+check (`python -m benchmarks.bench_contenders --only asum,dot,scal,gemv,blackscholes,md --no-peers`).
 
 Prints per program each contender's best and median time, its rates (GB/s of useful bytes: inputs read
 once, output written once; % of the streaming copy's rate, of medians), lift's speed over it (`lift ×`:
 its best time over lift's), the ratio of lift to the best contender, and the issue's floors (met or
-MISSED; speeds compare best times); then one table of all programs. `--quick` runs tiny sizes (the test's
+MISSED; speeds compare best times, the ratio of medians follows); then one table of all programs. `--quick` runs tiny sizes (the test's
 mode: correctness of the harness, never timing).
 """
 
@@ -58,8 +61,8 @@ DEVICE = (("loopy", opencl_peers.LOOPY_BUILDERS), ("CLBlast", opencl_peers.CLBLA
 @dataclass(frozen=True)
 class Settings:
     """The search's budget per program (0: no search), its candidates' bound, where its records go (None: a
-    temporary tuning database), the timed runs per contender, the seed of the inputs and the search, and
-    the device as `lift devices` names it (None: the default)."""
+    temporary tuning database), the timed runs per contender, the seed of the inputs and the search, the
+    device as `lift devices` names it (None: the default), and whether contenders other than lift's are timed."""
 
     budget_s: float = 300.0
     max_candidates: Optional[int] = None
@@ -67,6 +70,7 @@ class Settings:
     runs: int = 10
     seed: int = 0
     device: Optional[str] = None
+    peers: bool = True
 
 
 @dataclass
@@ -101,14 +105,17 @@ class CaseResult:
         of medians: `m`'s, and the copy's best round's."""
         return (self.instance.useful_bytes / m.kernel_ms) / (2 * self.copy_bytes / self.copy_ms)
 
-    def floor_ratio(self, kind: str) -> Optional[float]:
+    def floor_ratio(self, kind: str, medians: bool = False) -> Optional[float]:
+        """lift's speed over the best contender of `kind` (best times, or `medians`), or its streaming share."""
         lift = self.lift
         if lift is None:
             return None
         if kind == STREAMING:
             return self.streaming_share(lift)
         them = self.best(kind)
-        return them.best_ms / lift.best_ms if them is not None else None
+        if them is None:
+            return None
+        return them.kernel_ms / lift.kernel_ms if medians else them.best_ms / lift.best_ms
 
 
 def explored_winner(inst: Instance, device, settings: Settings, folder: Path, log: Callable) -> tuple:
@@ -141,13 +148,16 @@ def explored_winner(inst: Instance, device, settings: Settings, folder: Path, lo
     return compile(program, device, inst.sizes, name=inst.case.kernel, launch=launch), note
 
 
-def contenders(inst: Instance, device, lift_run: Optional[Callable]) -> list:
-    """Every contender of `inst`: lift's (when there is one), the hand-derived lowerings, numpy, the libraries."""
+def contenders(inst: Instance, device, lift_run: Optional[Callable], peers: bool = True) -> list:
+    """Every contender of `inst`: lift's (when there is one), the hand-derived lowerings, and with `peers` numpy
+    and the libraries."""
     family = inst.case.family
     out = [] if lift_run is None else [Contender(LIFT, LIFT, lift_run)]
     for kernel_name in inst.case.derived:
         compiled = compile(inst.program_file.kernels[kernel_name], device, inst.sizes, name=kernel_name)
         out.append(Contender(f"lift {kernel_name}", DERIVED, partial(compiled.prepare, *inst.inputs)))
+    if not peers:
+        return out
     out.append(Contender(NUMPY, NUMPY, lambda: HostRun(lambda: inst.case.numpy(*inst.inputs), inst.case.layout)))
     for kind, builders in HOST:
         out.append(Contender(kind, kind, partial(_build, builders, family, kind, inst)))
@@ -176,7 +186,7 @@ def run_case(case: Case, sizes: dict, device, settings: Settings, folder: Path, 
         note = f"no lift kernel: {e}"
     log(f"  {note}")
     copy, copy_bytes = opencl_peers.streaming_copy(device, inst.input_bytes)
-    entrants = contenders(inst, device, lift_run)
+    entrants = contenders(inst, device, lift_run, settings.peers)
     measured, ticks = measure_all(entrants, inst.reference, settings.runs, {STREAMING: copy}, log, transfers=False)
     result = CaseResult(label, inst, {c.name: c.kind for c in entrants}, measured, ticks[STREAMING], copy_bytes, note)
     result.floors = [(floor, result.floor_ratio(floor.kind)) for floor in case.floors]
@@ -209,8 +219,9 @@ def report(r: CaseResult) -> list:
     for floor, ratio in r.floors:
         streaming = floor.kind == STREAMING
         what = f"{floor.least:.0%} of the streaming copy" if streaming else f"{floor.least:g}x {floor.kind}"
+        medians = "" if ratio is None or streaming else f"; medians {r.floor_ratio(floor.kind, medians=True):.2f}x"
         verdict = "MISSED (not measured)" if ratio is None else \
-            f"{'met' if ratio >= floor.least else 'MISSED'} ({ratio:.2f}{'' if streaming else 'x'})"
+            f"{'met' if ratio >= floor.least else 'MISSED'} ({ratio:.2f}{'' if streaming else 'x'}{medians})"
         lines.append(f"  floor: lift ≥ {what}: {verdict}")
     return lines
 
@@ -245,6 +256,8 @@ def parse_args(argv):
                         help="the search's records: a temporary tuning database, or the user's")
     parser.add_argument("--device", default=None, help="OpenCL device: a name substring or #index (lift devices)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-peers", action="store_true",
+                        help="time lift's kernels only (the winner and the hand-derived lowerings)")
     return parser.parse_args(argv)
 
 
@@ -271,7 +284,7 @@ def main(argv=None, log: Callable = print) -> list:
     device = runtime.select_device(args.device)
     cases = selected(args)
     db = TuningDatabase() if args.tuning_db == "user" else None
-    settings = Settings(args.budget, args.max_candidates, db, args.runs, args.seed, args.device)
+    settings = Settings(args.budget, args.max_candidates, db, args.runs, args.seed, args.device, not args.no_peers)
     log(f"device: {runtime.device_label(device)}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     results = []
     with tempfile.TemporaryDirectory(prefix="lift-contenders-") as tmp:

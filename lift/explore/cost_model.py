@@ -20,17 +20,26 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   read, one that does not vary with their index, is read from memory once per group and from the cache
   by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
   work-items of a column of blocks, or the rows of A by those of a row);
-- operations: user-function applications, a `vectorize-n` one counting once per native vector; the
-  iterations of an unrolled map (`map-seq-unroll`) counting as one application `n` lanes wide (a compiler
-  packs them into vectors, SLP);
-- parallelism: work-groups and work-items from the launch, barriers from the expression;
+- operations: each user-function application counts the operations of its body (`operations`: its
+  floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
+  dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
+  memory counts one (a load of a window's element through a boundary, in the naive stencils, costs as much as
+  the multiply-add that uses it). The iterations of an unrolled map (`map-seq-unroll`) count as one
+  application `n` lanes wide, and their loads of consecutive elements as one load (a compiler packs them
+  into vectors, SLP). A loop a CPU compiler vectorises, a rolled sequential map or the loop over a group's
+  work-items whose body is straight-line code (`_straight`: no loop, no transcendental call, no read through
+  a boundary), runs its scalar operations side by side in the vector lanes (`KernelProfile.packed`,
+  `item_packed`); a sequential reduction does not (its steps depend on each other);
+- parallelism: work-groups and work-items from the launch (where the generator leaves the group size to
+  the driver, the driver's choice: `_driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
 
 `predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
 longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
-local traffic and work-item scheduling over the compute units), both stretched when the kernel
-occupies only part of the device. Kernels that cannot run (too much local memory, too large a
-work-group) are predicted to take forever. `spearman` measures how well predictions rank measurements.
+local traffic, work-item scheduling and the start of each work-group over the compute units), both
+stretched when the kernel occupies only part of the device. Kernels that cannot run (too much local memory,
+too large a work-group) are predicted to take forever. `spearman` measures how well predictions rank
+measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
@@ -42,8 +51,10 @@ from typing import Mapping, Optional, Sequence
 
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
 from lift.ir.typecheck import infer_fun, length_ratio
+from lift.ir.userfun import UserFun
+from lift.ir.userfun_body import MATH_FUNCTIONS
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
@@ -58,9 +69,11 @@ class DeviceModel:
     """A device as the model sees it: measured or queried facts, and per-kind constants.
 
     `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
-    of one user-function application on a compute unit with all its lanes busy; `work_item_ns` the
-    cost of scheduling one work-item between two barriers (a loop iteration on a CPU, free on a GPU);
-    `local_gbps` a compute unit's local-memory bandwidth.
+    of one operation (an arithmetic operation of a user function, a load or a store) on a compute unit with all
+    its lanes busy; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
+    on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
+    and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
+    bandwidth.
     """
 
     compute_units: int
@@ -72,14 +85,15 @@ class DeviceModel:
     lanes: int
     op_ns: float
     work_item_ns: float
+    group_ns: float
     local_gbps: float
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
-        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, local_gbps=50.0) if kind == "cpu" else \
-            dict(lanes=64, op_ns=0.01, work_item_ns=0.0, local_gbps=200.0)
+        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, group_ns=50.0, local_gbps=50.0) if kind == "cpu" else \
+            dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants)
 
@@ -98,6 +112,11 @@ class KernelProfile:
     local_mem_bytes: int = 0
     shared_bytes: float = 0.0  # of `global_bytes`: reads shared by consecutive work-items
     items_in_row: int = 1  # consecutive work-items (dimension 0) in a group
+    accesses: Counter = field(default_factory=Counter)  # loads and stores of global and local memory, by width
+    global_sizes: tuple = ()  # work-items in each dimension
+    packed: Counter = field(default_factory=Counter)  # scalar operations of loops a CPU compiler vectorises
+    item_packed: Counter = field(default_factory=Counter)  # scalar operations of straight-line work-items
+    straight_items: bool = False  # the work-items (dimension 0) run straight-line code: `item_packed` holds it
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -115,6 +134,7 @@ def profile(g: GeneratedProgram) -> list:
         walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), params)
         glb, loc = k.launch.evaluate(g.sizes)
         prof.work_items = math.prod(glb)
+        prof.global_sizes = tuple(glb)
         prof.group_size = None if loc is None else math.prod(loc)
         prof.items_in_row = glb[0] if loc is None else loc[0]
         prof.local_mem_bytes = sum(memory_bytes(m, g.sizes) for m in k.locals)
@@ -130,16 +150,53 @@ def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
 def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
         return math.inf
-    group_size = k.group_size or min(k.work_items, m.lanes)
+    group_size = k.group_size or _driver_group_size(k, m)
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
     memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
-    ops = sum(count * math.ceil(width / m.vector_width) for width, count in k.calls.items())
-    scheduled = k.work_items + k.barriers * group_size
-    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns
+    cpu = m.lanes == 1
+    across = cpu and k.straight_items and group_size >= m.vector_width
+    ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
+    scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
+    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns + groups * m.group_ns
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+
+
+def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
+    """Native operations for `counts` (operations by width): one per native vector of each, or, `packed` (a
+    vectorised loop, its iterations side by side in the lanes), one per native vector of lanes in all."""
+    if packed:
+        return sum(count * width for width, count in counts.items()) / m.vector_width
+    return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
+
+
+MIN_DRIVER_GROUP = 4
+"""The fewest work-items a CPU driver leaves in a group when it splits the global size so that every compute unit
+has a group (PoCL's four times its preferred multiple; PoCL 3.1 ran MD's 24 and 48 work-items, and N-body's 32, as
+fast as many groups)."""
+
+
+def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
+    """The work-group size a driver picks where the generator leaves it. A GPU's: a group of `lanes` work-items. A
+    CPU's (PoCL's, whose group is a loop over its work-items, so that large groups cost least): in each dimension,
+    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then split
+    until every compute unit has a group, as long as groups keep `MIN_DRIVER_GROUP` work-items."""
+    if m.lanes > 1:
+        return min(k.work_items, m.lanes)
+    size = 1
+    for n in k.global_sizes or (k.work_items,):
+        size *= _largest_divisor(n, m.max_work_group_size // size)
+    groups = k.work_items // size
+    while groups < m.compute_units and size % 2 == 0 and size // 2 >= MIN_DRIVER_GROUP:
+        size, groups = size // 2, groups * 2
+    return size
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    """The largest divisor of `n` that is at most `limit` (at least 1)."""
+    return next((d for d in range(min(n, limit), 1, -1) if n % d == 0), 1)
 
 
 def spearman(predicted: Sequence[float], measured: Sequence[float]) -> float:
@@ -174,18 +231,20 @@ def _ranks(values: Sequence[float]) -> list:
 class _Scope:
     """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
     enclosing sequential loops (`(id, n)`, outermost first), the iterations of the innermost loop if it is
-    unrolled (1 otherwise), and whether the code runs on consecutive work-items (a map on dimension 0)."""
+    unrolled (1 otherwise), whether the code runs on consecutive work-items (a map on dimension 0), and
+    whether the innermost loop is one a CPU compiler vectorises (`LOOP`, `ITEMS` or "": see `_straight`)."""
 
     times: float = 1.0
     kinds: tuple = ()
     loops: tuple = ()
     unrolled: int = 1
     items: bool = False
+    packed: str = ""
 
-    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0) -> "_Scope":
+    def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0, packed: str = "") -> "_Scope":
         loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
         items = self.items or (kind in ("glb", "lcl") and dim == 0)
-        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items)
+        return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items, packed)
 
     def shared(self, space) -> bool:
         """Whether a value in `space` read here is the same for consecutive work-items."""
@@ -220,16 +279,33 @@ def _space(dest, f: P.Pattern) -> object:
 ITEM = "item"
 """In `_Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
 
+LOOP, ITEMS = "loop", "items"
+"""In `_Scope.packed`: the code is the body of a rolled sequential map, or of the loop over the consecutive
+work-items of a group (on a CPU), whose iterations a compiler runs side by side in vector lanes."""
+
+
+def _straight(f: Node) -> bool:
+    """Whether `f` is straight-line code that a compiler vectorises across the iterations of a loop around it:
+    it has no loop of its own (a lowered map, a reduction, an iteration) and calls no transcendental math
+    function (the OpenCL compiler has no vector versions of them to call). A reduction is no such loop: its
+    steps depend on each other, and floating-point additions may not be reordered."""
+    if isinstance(f, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(f):
+        return False
+    if isinstance(f, UserFun) and f.operations(_CALL_WEIGHTS) != f.flops:
+        return False
+    return all(_straight(c) for _, c in f.children())
+
 
 class _Space(str):
     """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
     of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
-    to the next, and `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
-    vectors of its scalars) instead of registers."""
+    to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
+    vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
+    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them)."""
 
-    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False):
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False):
         new = super().__new__(cls, space)
-        new.varies, new.spilled = varies, spilled
+        new.varies, new.spilled, new.gathered = varies, spilled, gathered
         return new
 
 
@@ -241,14 +317,28 @@ def _element(space, loop, rolled: bool):
         return tuple(_element(s, loop, rolled) for s in space)
     varies = getattr(space, "varies", frozenset())
     spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
-    return _Space(space, varies | {loop} if loop is not None else varies, spilled)
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space))
 
 
 def _spilled(space):
     """`space`, a private one marked as in memory (a vector view of private scalars)."""
     if isinstance(space, tuple):
         return tuple(_spilled(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), True) if space == PRIVATE else space
+    return _Space(space, getattr(space, "varies", frozenset()), True, _gathers(space)) if space == PRIVATE else space
+
+
+def _gathered(space):
+    """`space`, marked as read through a boundary (`_Space.gathered`)."""
+    if isinstance(space, tuple):
+        return tuple(_gathered(s) for s in space)
+    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True)
+
+
+def _gathers(space) -> bool:
+    """Whether `space` (or a component of it) is read through a boundary."""
+    if isinstance(space, tuple):
+        return any(_gathers(s) for s in space)
+    return getattr(space, "gathered", False)
 
 
 def _top_level_space(e: Expr, params: Mapping) -> object:
@@ -265,7 +355,24 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
         return tuple(spaces)
     if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
         return spaces[0][e.f.i]
-    return spaces[0]
+    return _gathered(spaces[0]) if isinstance(e.f, P.Pad) else spaces[0]
+
+
+MATH_CALL_OPS = 20
+"""The operations of a call of a transcendental math function (`exp`, `log`, `pow`, `sin`, ...: a polynomial
+after a range reduction, scalar or on a native vector); other math functions (`sqrt`, `fabs`, `fmin`, `floor`,
+...) count as one, as arithmetic operators do."""
+
+_CALL_WEIGHTS = {name: MATH_CALL_OPS for name in MATH_FUNCTIONS
+                 if name not in ("sqrt", "floor", "ceil", "trunc", "fabs", "copysign", "fmin", "fmax")}
+
+
+def operations(f: FunDecl) -> int:
+    """The operations of one application of the user function `f` (or of `vectorize-n(f)`, on each native
+    vector): the floating-point operations of its body (`UserFun.operations`; a C body counts one), a
+    transcendental math call `MATH_CALL_OPS`; at least one."""
+    inner = f.f if isinstance(f, P.Vectorize) else f
+    return max(1, inner.operations(_CALL_WEIGHTS)) if isinstance(inner, UserFun) else 1
 
 
 class CostWalk(Mapper):
@@ -319,9 +426,9 @@ class CostWalk(Mapper):
             self.read(s, t, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
-            self.kernel.calls[width] += scope.times / scope.unrolled
+            self._count(self.kernel.calls, width, scope.times / scope.unrolled * operations(f), scope.packed)
         target = dest or PRIVATE  # with no destination, a value in a private variable
-        self.traffic(target, out, scope.times)
+        self.traffic(target, out, scope.times, packed=scope.packed)
         return target
 
     map_Vectorize = map_Id = map_Tuple = map_UserFun
@@ -336,7 +443,7 @@ class CostWalk(Mapper):
             return spaces[0][f.i]
         if isinstance(f, (P.AsVector, P.AsScalar)):
             return _spilled(spaces[0])
-        return spaces[0]
+        return _gathered(spaces[0]) if isinstance(f, P.Pad) else spaces[0]
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
         if P.is_high_level(f):
@@ -344,8 +451,12 @@ class CostWalk(Mapper):
         n = types[0].length.value
         target = _space(dest, f)
         unrolled = isinstance(f, P.MapSeqUnroll)
-        inner = scope.inside(f.thread_level, n, unrolled, f.dim)
         rolled = f.thread_level == "seq" and not unrolled
+        straight = _straight(f.f) and not _gathers(spaces[0])
+        packed = LOOP if rolled and straight else \
+            ITEMS if f.thread_level in ("glb", "lcl") and f.dim == 0 and straight else ""
+        self.kernel.straight_items |= packed == ITEMS
+        inner = scope.inside(f.thread_level, n, unrolled, f.dim, packed)
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
         element = _element(spaces[0], loop, rolled)
@@ -401,28 +512,40 @@ class CostWalk(Mapper):
 
     def read(self, space, t: Type, scope: _Scope) -> None:
         """Count reading a value of type `t` in `space` here: as often as it changes (`_Scope.reads`), from the
-        cache where consecutive work-items share it."""
+        cache where consecutive work-items share it; the loads of the copies of an unrolled loop that it varies
+        with as one load as wide as all of them (a compiler packs them, SLP)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
                 self.read(s, c, scope)
         else:
-            self.traffic(space, t, scope.reads(space), scope.shared(space))
+            lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
+            self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
 
-    def traffic(self, space, t: Type, times: float, shared: bool = False) -> None:
+    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "") -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
-        work-items share)."""
+        work-items share), the loads or stores of `lanes` of them as one, in a loop `packed` says how a compiler
+        vectorises (`_Scope.packed`)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times, shared)
+                self.traffic(s, c, times, shared, lanes, packed)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
                 self.traffic(space, c, times)
         elif isinstance(space, str) and not isinstance(t, ArrayType):
-            nbytes = element_bytes(t) * times
+            nbytes, width = element_bytes(t) * times, t.width if isinstance(t, VectorType) else 1
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
                 self.kernel.shared_bytes += nbytes if shared else 0.0
+                self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
-                self.kernel.calls[t.width if isinstance(t, VectorType) else 1] += times
+                self._count(self.kernel.calls, width, times, packed)
             elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
+                self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
+
+    def _count(self, counts: Counter, width: int, n: float, packed: str) -> None:
+        """Count `n` operations `width` lanes wide in `counts`, or, scalar ones in a loop a compiler vectorises, in
+        the kernel's `packed` or `item_packed`."""
+        if packed and width == 1:
+            counts = self.kernel.packed if packed == LOOP else self.kernel.item_packed
+        counts[width] += n

@@ -44,7 +44,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import flops_of
@@ -85,7 +85,11 @@ class PythonUserFun:
         """Floating-point operations of one application: the arithmetic operators (`+ - * / % **`) and calls
         on floating-point values in every statement, both branches of a condition included (on vectors
         the hardware runs both). `idf` has none, `add` one, `abs_and_add` one."""
-        return sum(flops_of(stmt) for stmt in self.body)
+        return self.operations()
+
+    def operations(self, call_weights: Mapping[str, int] = {}) -> int:
+        """`flops`, with a call of a math function named in `call_weights` counting that many operations."""
+        return sum(flops_of(stmt, call_weights) for stmt in self.body)
 
     @cached_property
     def numpy_impl(self) -> Callable:

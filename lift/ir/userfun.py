@@ -9,7 +9,7 @@ out_type)`), the Python equivalent is optional and the interpreter says so when 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.c_names import check_c_name
@@ -66,6 +66,11 @@ class UserFun(FunDecl):
         """Floating-point operations of one application: counted in the body of a function written in Python
         (`PythonUserFun.flops`); one for a C body, which is not parsed."""
         return self.origin.flops if self.origin is not None else 1
+
+    def operations(self, call_weights: Mapping[str, int] = {}) -> int:
+        """`flops`, with a call of a math function named in `call_weights` counting that many operations (one for
+        a C body)."""
+        return self.origin.operations(call_weights) if self.origin is not None else 1
 
     def __str__(self) -> str:
         return self.name

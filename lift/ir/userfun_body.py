@@ -9,7 +9,7 @@ tuple type (vectors of `Bool` are lane masks).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional
 
 from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
 
@@ -236,16 +236,19 @@ def lengths_read(node) -> dict:
     return lengths_read(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"))
 
 
-def flops_of(node) -> int:
-    """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`)."""
+def flops_of(node, call_weights: Mapping[str, int] = {}) -> int:
+    """The floating-point operations in a typed statement or expression (see `PythonUserFun.flops`); a call of a
+    function named in `call_weights` counts as that many."""
     if isinstance(node, tuple):
-        return sum(flops_of(n) for n in node)
+        return sum(flops_of(n, call_weights) for n in node)
     if isinstance(node, For):  # a loop with symbolic bounds counts as one iteration
         trips = trip_count(node)
-        return flops_of(node.body) * (1 if trips is None else trips)
+        return flops_of(node.body, call_weights) * (1 if trips is None else trips)
     if not hasattr(node, "__dataclass_fields__"):
         return 0
     own = 0
-    if isinstance(node, (Binary, Call)) and lanes_scalar(node.type) in (Float, Double):
-        own = 1 if isinstance(node, Call) or node.op in ("+", "-", "*", "/", "%", "**") else 0
-    return own + sum(flops_of(getattr(node, f)) for f in node.__dataclass_fields__ if f != "type")
+    if isinstance(node, Call) and lanes_scalar(node.type) in (Float, Double):
+        own = call_weights.get(node.name, 1)
+    elif isinstance(node, Binary) and lanes_scalar(node.type) in (Float, Double):
+        own = 1 if node.op in ("+", "-", "*", "/", "%", "**") else 0
+    return own + sum(flops_of(getattr(node, f), call_weights) for f in node.__dataclass_fields__ if f != "type")

@@ -82,3 +82,9 @@ def test_ints_are_refused():
         fun([ArrayType(Int, N)], lambda x: MapGlb(lambda v: lift.sqrt(v))(x))
     with pytest.raises(LiftTypeError, match="lift.fmin takes 2 arguments, got 1"):
         lift.fmin(1.0)
+
+
+def test_operations_weigh_the_math_calls_named():
+    """Nine floating-point operations (`-x * x` one, `fabs` and `sqrt` one each); `exp` and `erf` weighed 20 each."""
+    assert gaussian_tail.operations() == gaussian_tail.flops == 9
+    assert gaussian_tail.operations({"exp": 20, "erf": 20}) == 9 + 2 * 19
