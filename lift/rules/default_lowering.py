@@ -201,14 +201,37 @@ def pad_reduction(k: int) -> Strategy:
     return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
 
 
-def _of_lanes(sizes: Mapping[str, int]) -> Selector:
-    """A reduction of a map over a length that `LANES` divides."""
-    def test(ctx) -> bool:
-        length = _length(ctx.node.args[0].t, sizes)
-        return length is not None and length % LANES == 0 and isinstance(ctx.node.args[0], FunCall) \
-            and isinstance(ctx.node.args[0].f, P.Map)
+def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
+    """At a reduction inside a map, not already of lanes (of `asScalar`): its float4 lanes (`_REDUCE_LANES`,
+    a reduction of no map reducing `map(id)` of its input), over its input padded to a multiple of `LANES` first
+    where `LANES` does not divide the length and it holds `LANES` float4s at least (module docstring, step 3)."""
+    def run(focus: Focus):
+        arg = focus.ctx.node.args[0]
+        length = _length(arg.t, sizes)
+        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
+            return None
+        of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
+        lanes = _REDUCE_LANES if of_map else rewrite("reduce-map-id") >> _REDUCE_LANES
+        if length % LANES == 0:
+            return lanes(focus)
+        return (pad_reduction(LANES) >> lanes)(focus) if length >= LANES * LANES else None
 
-    return Selector(test, "of_lanes")
+    return Strategy(run, "inner_lanes")
+
+
+def _reduces_rows(sizes: Mapping[str, int]) -> Selector:
+    """A map whose function reduces `MIN_CHUNK` scalars at least (or as many in float4s): a map of reductions
+    over rows (row sums, gemv, a batched dot). Each work-item does a chunk's work, so that work-groups of one
+    cost it little, while padding its input (`pad-map`) would bound-check every element of the rows it reads
+    (and break their float4 loads)."""
+    def scalars(t) -> int:
+        return (_length(t, sizes) or 0) * getattr(t.elem, "width", 1)
+
+    def test(ctx) -> bool:
+        return any(isinstance(c.node, FunCall) and isinstance(c.node.f, P.AbstractReduce)
+                   and scalars(c.node.args[0].t) >= MIN_CHUNK for c in L.subtree(L.descend(ctx, "f")))
+
+    return Selector(test, "reduces_rows")
 
 
 def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
@@ -292,9 +315,10 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    inner_lanes = (normalize(where(is_call(P.Reduce) & inside() & _of_lanes(sizes)) >> _REDUCE_LANES)
+    inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes))
                    if _vectorises(vector_width) else identity)
-    top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
+    to_global = rewrite("map-to-global", dim=0)
+    top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
