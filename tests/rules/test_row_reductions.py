@@ -27,7 +27,7 @@ def mult(x: Float, y: Float) -> Float:
 
 @userfun
 def maxf(x: Float, y: Float) -> Float:
-    return x if x > y else y
+    return max(x, y)
 
 
 MATRIX = ArrayType(ArrayType(Float, N), M)
