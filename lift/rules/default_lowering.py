@@ -21,8 +21,10 @@ chooses, in order:
    chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
-3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
-   (`vectorize-map`, `reduce-lanes`): gemv's rows are dot products of float4s;
+3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
+   reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of float4s, a row sum a sum
+   of float4s; where 4 does not divide a length of 16 or more, the input is padded to a multiple of 4 first
+   (`pad-reduction`, `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
@@ -30,6 +32,8 @@ chooses, in order:
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
    (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
+   but not a map of reductions over rows of 16 elements or more (`_reduces_rows`), whose work-items each
+   reduce a row and whose padding would bound-check every element of it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
