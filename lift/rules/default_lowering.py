@@ -22,9 +22,9 @@ chooses, in order:
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
 3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
-   reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of float4s, a row sum a sum
-   of float4s; where 4 does not divide a length of 16 or more, the input is padded to a multiple of 4 first
-   (`pad-reduction`, `pad-reduction-repeat`);
+   of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
+   float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
+   to a multiple of 4 first (`pad-reduction`, `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
@@ -206,9 +206,10 @@ def pad_reduction(k: int) -> Strategy:
 
 
 def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
-    """At a reduction inside a map, not already of lanes (of `asScalar`): its float4 lanes (`_REDUCE_LANES`,
-    a reduction of no map reducing `map(id)` of its input), over its input padded to a multiple of `LANES` first
-    where `LANES` does not divide the length and it holds `LANES` float4s at least (module docstring, step 3)."""
+    """At a reduction inside a map, not already of lanes (of `asScalar`): its float4 lanes (`_REDUCE_LANES`;
+    a reduction of no map, of `LANES` float4s at least, reduces `map(id)` of its input), over its input padded
+    to a multiple of `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at
+    least (module docstring, step 3)."""
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
         length = _length(arg.t, sizes)
@@ -216,7 +217,7 @@ def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
             return None
         of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
         lanes = _REDUCE_LANES if of_map else rewrite("reduce-map-id") >> _REDUCE_LANES
-        if length % LANES == 0:
+        if length % LANES == 0 and (of_map or length >= LANES * LANES):
             return lanes(focus)
         return (pad_reduction(LANES) >> lanes)(focus) if length >= LANES * LANES else None
 
