@@ -58,7 +58,8 @@ def test_a_batched_dot_over_rows_4_does_not_divide_reduces_padded_float4_lanes_u
     shown = paper(lower(batched_dot, {"M": 4099, "N": 1023}))
     assert shown == ("λ A, B. map-global(λ ab. reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(λ acc_0, x_1. "
                      "vectorize-4(add)(acc_0, vectorize-4(mult)(x_1)), vectorize-4(0.0)) ∘ zip(asVector-4 ∘ "
-                     "pad-to-multiple-4(0.0) ∘ get-0(ab), asVector-4 ∘ pad-to-multiple-4(0.0) ∘ get-1(ab))) ∘ zip(A, B)")
+                     "pad-to-multiple-4(0.0) ∘ get-0(ab), asVector-4 ∘ pad-to-multiple-4(0.0) ∘ get-1(ab))) "
+                     "∘ zip(A, B)")
 
 
 def test_row_sums_reduce_float4s_of_their_rows_and_short_rows_stay_scalars_padded_to_work_groups():
