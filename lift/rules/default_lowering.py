@@ -21,8 +21,10 @@ chooses, in order:
    chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
-3. a reduction of a map of scalars inside a map, over a length that 4 divides, reduces float4 lanes
-   (`vectorize-map`, `reduce-lanes`): gemv's rows are dot products of float4s;
+3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
+   of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
+   float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
+   to a multiple of 4 first (`pad-reduction`, `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
@@ -30,6 +32,8 @@ chooses, in order:
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
    (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
+   but not a map of reductions over rows of 16 elements or more (`_reduces_rows`), whose work-items each
+   reduce a row and whose padding would bound-check every element of it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
@@ -201,14 +205,38 @@ def pad_reduction(k: int) -> Strategy:
     return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
 
 
-def _of_lanes(sizes: Mapping[str, int]) -> Selector:
-    """A reduction of a map over a length that `LANES` divides."""
-    def test(ctx) -> bool:
-        length = _length(ctx.node.args[0].t, sizes)
-        return length is not None and length % LANES == 0 and isinstance(ctx.node.args[0], FunCall) \
-            and isinstance(ctx.node.args[0].f, P.Map)
+def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
+    """At a reduction inside a map, not already of lanes (of `asScalar`): its float4 lanes (`_REDUCE_LANES`;
+    a reduction of no map, of `LANES` float4s at least, reduces `map(id)` of its input), over its input padded
+    to a multiple of `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at
+    least (module docstring, step 3)."""
+    def run(focus: Focus):
+        arg = focus.ctx.node.args[0]
+        length = _length(arg.t, sizes)
+        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
+            return None
+        of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
+        lanes = _REDUCE_LANES if of_map else rewrite("reduce-map-id") >> _REDUCE_LANES
+        if length % LANES == 0 and (of_map or length >= LANES * LANES):
+            return lanes(focus)
+        return (pad_reduction(LANES) >> lanes)(focus) if length >= LANES * LANES else None
 
-    return Selector(test, "of_lanes")
+    return Strategy(run, "inner_lanes")
+
+
+def _reduces_rows(sizes: Mapping[str, int]) -> Selector:
+    """A map whose function reduces `MIN_CHUNK` scalars at least (or as many in float4s): a map of reductions
+    over rows (row sums, gemv, a batched dot). Each work-item does a chunk's work, so that work-groups of one
+    cost it little, while padding its input (`pad-map`) would bound-check every element of the rows it reads
+    (and break their float4 loads)."""
+    def scalars(t) -> int:
+        return (_length(t, sizes) or 0) * getattr(t.elem, "width", 1)
+
+    def test(ctx) -> bool:
+        return any(isinstance(c.node, FunCall) and isinstance(c.node.f, P.AbstractReduce)
+                   and scalars(c.node.args[0].t) >= MIN_CHUNK for c in L.subtree(L.descend(ctx, "f")))
+
+    return Selector(test, "reduces_rows")
 
 
 def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
@@ -292,9 +320,10 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    inner_lanes = (normalize(where(is_call(P.Reduce) & inside() & _of_lanes(sizes)) >> _REDUCE_LANES)
+    inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes))
                    if _vectorises(vector_width) else identity)
-    top_map = _MAP_OF_MAPS | _top_map(sizes, vector_width) | rewrite("map-to-global", dim=0)
+    to_global = rewrite("map-to-global", dim=0)
+    top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
