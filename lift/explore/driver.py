@@ -173,8 +173,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     reference may take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by
     default a share of the budget, which the reference counts in); `rtol` and `atol` replace the tolerance of
     the check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
-    (`lift.opencl_gen.fp_contract`); `final` sets the final round (`FinalRound`). The output folder receives the log, the inputs, the
-    bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
+    (`lift.opencl_gen.fp_contract`); `final` sets the final round (`FinalRound`). The output folder receives
+    the log, the inputs, the bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a
+    second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
     an evaluation it holds from another search of the same program, device and sizes is not measured again;
     a search whose check is not the default one (a tolerance, contraction off) leaves the database alone.
