@@ -306,6 +306,7 @@ class _Search:
         self.end = EXHAUSTED
         self.kept: dict = {}
         self.remeasured: set = set()  # keys of the final round's candidates
+        self.evaluation_s: list = []  # how long each evaluation took (the final round fits its candidates by them)
         self.offered: dict = {}
         self.baseline_name: Optional[str] = None
         logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
@@ -408,7 +409,9 @@ class _Search:
         if outcome.ok:
             if self.remaining() <= 0:
                 return False
+            started = time.monotonic()
             outcome = self.checked(item) or evaluate(self.worker, item.plan, self.limit())
+            self.evaluation_s.append(time.monotonic() - started)
         return self.conclude(item, outcome)
 
     def checked(self, item: Prepared) -> Optional[Outcome]:

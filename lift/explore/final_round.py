@@ -9,7 +9,8 @@ median time) is logged, marked with the round's id (`Record.final`), and the fas
 its files are written to the output folder.
 
 It is bounded: the search stops `share` of the budget early to leave the round its time, and the round runs
-at most `top * rounds` evaluations. It is logged only once complete, so a run killed in it (or cut short by
+at most `top * rounds` evaluations, fewer candidates where an evaluation of the search took so long that
+`rounds` of them all would not fit the time left (`fitting`; two at least). It is logged only once complete, so a run killed in it (or cut short by
 the budget) loses no measurement of the search and runs it again when resumed. A resumed run, or a fresh
 folder whose candidates the tuning database holds (`SharedLog` copies their records, the round's marks
 with them), runs no round when the latest one still stands (`standing`): its winner is written again.
@@ -18,6 +19,7 @@ with them), runs no round when the latest one still stands (`standing`): its win
 from __future__ import annotations
 
 import math
+import statistics
 import time
 import uuid
 from dataclasses import dataclass
@@ -67,6 +69,15 @@ def standing(records: Sequence[Record], top: int) -> list:
     return [] if newer else stage
 
 
+def fitting(top: int, rounds: int, left_s: float, evaluation_s: Optional[float]) -> int:
+    """How many candidates the round takes: `top`, fewer where `rounds` evaluations of each, `evaluation_s`
+    seconds apiece (None: unknown), would not fit in `left_s`; two at least (where `top` has them), or there
+    is nothing to compare."""
+    if not evaluation_s:
+        return top
+    return min(top, max(2, int(left_s / (rounds * evaluation_s))))
+
+
 def median_outcome(outcomes: Sequence[Outcome]) -> Optional[Outcome]:
     """The median of working evaluations by their median time (the upper one of an even count), or None."""
     ranked = sorted((o for o in outcomes if o.ok), key=lambda o: o.timing.median_ms)
@@ -85,7 +96,9 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
         search.remeasured = {r.key for r in stage}
         search.crown(min(stage, key=lambda r: r.time_ms))
         return True
-    best = [item for item in map(search.prepared, records[:options.top]) if item is not None]
+    spent = statistics.median(search.evaluation_s) if search.evaluation_s else None
+    top = fitting(options.top, options.rounds, end - time.monotonic(), spent)
+    best = [item for item in map(search.prepared, records[:top]) if item is not None]
     if len(best) < 2:
         if records:
             search.crown(records[0])

@@ -15,7 +15,7 @@ from lift.explore.bandwidth import StreamingBandwidth
 from lift.explore.candidate import Candidate, program_key
 from lift.explore.driver import explore
 from lift.explore.evaluation import OK, Outcome, TimingPolicy, TimingStats
-from lift.explore.final_round import FinalRound, median_outcome, standing
+from lift.explore.final_round import FinalRound, fitting, median_outcome, standing
 from lift.explore.log import Record
 from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
@@ -152,6 +152,14 @@ def test_the_median_evaluation_is_the_middle_working_one():
     outcomes = [timed(5.0), Outcome("timeout"), timed(1.0), timed(3.0), timed(9.0)]
     assert median_outcome(outcomes).timing.median_ms == 5.0
     assert median_outcome([Outcome("crash")]) is None
+
+
+def test_the_round_takes_fewer_candidates_where_their_evaluations_would_not_fit():
+    assert fitting(5, 5, 100.0, None) == 5, "no evaluation timed yet"
+    assert fitting(5, 5, 100.0, 1.0) == 5
+    assert fitting(5, 5, 30.0, 2.0) == 3, "5 rounds of 3 at 2 s fit in 30 s, of 4 not"
+    assert fitting(5, 5, 1.0, 2.0) == 2, "two at least, or nothing is compared"
+    assert fitting(1, 5, 1.0, 2.0) == 1 and fitting(0, 5, 100.0, 1.0) == 0, "no round asked for"
 
 
 @pytest.mark.parametrize("settings", [dict(top=-1), dict(rounds=0), dict(share=1.0), dict(share=-0.1)])
