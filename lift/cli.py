@@ -303,18 +303,24 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
               help="off: forbid the OpenCL compiler to fuse a*b+c into one multiply-add, as the reference never "
                    "does (#pragma OPENCL FP_CONTRACT OFF). Failures logged under another setting need "
                    "--retry-failed.")
+@click.option("--final-top", type=click.IntRange(min=0), default=5, show_default=True,
+              help="The final round times this many of the fastest candidates again, interleaved, and the median "
+                   "picks the winner (0 or 1: no final round).")
+@click.option("--final-rounds", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Rounds of the final round (each candidate evaluated once per round).")
 @click.option("--cluster", default=None, metavar="auto|ray://HOST:PORT|HOST:PORT",
               help="Search on the devices of a Ray cluster (pip install 'lift[cluster]'): auto is the cluster this "
                    "machine runs; each device label gets its own search and folder OUT/LABEL.")
 @reports_errors
 def explore(program, kernel, devices, sizes, budget, max_candidates, jobs, out_dir, baseline, plot, timeout, seed,
-            work_group_sizes, retry_failed, rtol, atol, fp_contract, cluster):
+            work_group_sizes, retry_failed, rtol, atol, fp_contract, final_top, final_rounds, cluster):
     """Search the rewrite space of a kernel for the fastest correct OpenCL kernel on a device (or on the devices
     of a Ray cluster)."""
     from rich.console import Console
 
     from lift.explore import explore as run_explore
     from lift.explore import parse_budget
+    from lift.explore.final_round import FinalRound
     from lift.explore.search_strategy import search_for
     from lift.opencl_gen import runtime
 
@@ -335,7 +341,7 @@ def explore(program, kernel, devices, sizes, budget, max_candidates, jobs, out_d
     options = dict(budget_s=budget_s, out_dir=out_dir or Path("lift-out") / name, max_candidates=max_candidates,
                     jobs=jobs, plot=plot, baseline=baseline, timeout_s=timeout, seed=seed,
                     work_group_sizes=work_group_sizes, retry_failed=retry_failed, rtol=rtol, atol=atol,
-                    fp_contract=fp_contract == "on")
+                    fp_contract=fp_contract == "on", final=FinalRound(final_top, final_rounds))
     if cluster is None:
         device = devices[0] if devices else None
         runtime.select_device(device)

@@ -20,7 +20,7 @@ every device busy. The roles:
   given back `ATTEMPTS` times is recorded as a crash.
 
 A killed driver resumes as a local search does: each group's folder holds its log, and the tuning database
-has every record. The final round (`_Search.final_round`) runs on one device of each group, the groups in
+has every record. The final round (`lift.explore.final_round`) runs on one device of each group, the groups in
 parallel.
 """
 
@@ -99,7 +99,7 @@ def explore_cluster(program_file, kernel: Optional[str], sizes: Optional[Mapping
             opened = open_search(pf, problem, log, ActorWorker(ray, members[0].actor), _BuildsOn(builds, members[0]),
                                  check, search(), deadline, budget_s, folder, settings)
             groups.append(_Group(label, stack.enter_context(opened), members))
-        _Scheduler(ray, groups, builds, settings.jobs, deadline).run()
+        _Scheduler(ray, groups, builds, settings.jobs, deadline - settings.final.reserve(budget_s)).run()
         with ThreadPoolExecutor(max_workers=len(groups)) as threads:
             stopped = list(threads.map(lambda group: _finish(ray, group), groups))
     return [replace(group.search.result(end, budget_s, settings.plot), requeued=group.requeued)

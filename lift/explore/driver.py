@@ -10,8 +10,9 @@ driver to size (`map-global` kernels) is evaluated at each work-group size of `w
 can run (`Candidate.local_size`), these evaluations one after the other; the search hears the best of them.
 `jobs` build workers compile ahead while the single device worker runs, checks and times one candidate at
 a time. Every evaluation is logged at once, and a new best candidate is written out at once. The loop
-stops when the candidates run out, after `max_candidates`, or at the budget (the candidate in flight then
-is dropped, not logged).
+stops when the candidates run out, after `max_candidates`, or at the budget less the final round's share
+(the candidate in flight then is dropped, not logged); the final round (`lift.explore.final_round`) then
+times the fastest again side by side and writes the winner.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from lift.explore.database import Database
 from lift.explore.problem import Problem
 from lift.explore.reference import SmallerCheck, reference_limit
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
+from lift.explore.final_round import FinalRound, final_round
 from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
@@ -154,6 +156,7 @@ class ExploreOptions:
     atol: Optional[float] = None
     fp_contract: bool = True
     callbacks: tuple = ()
+    final: FinalRound = FinalRound()
 
 
 def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, int]], candidates: Iterable[Candidate],
@@ -170,8 +173,9 @@ def explore(program_file, kernel: Optional[str], sizes: Optional[Mapping[str, in
     reference may take at `sizes` before candidates are checked at smaller sizes (`lift.explore.reference`; by
     default a share of the budget, which the reference counts in); `rtol` and `atol` replace the tolerance of
     the check (`Problem.prepare`); `fp_contract=False` forbids the OpenCL compiler to contract `a*b + c`
-    (`lift.opencl_gen.fp_contract`). The output folder receives the log, the inputs, the
-    bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a second explorer out.
+    (`lift.opencl_gen.fp_contract`); `final` sets the final round (`FinalRound`). The output folder receives
+    the log, the inputs, the bandwidth, the winner's files and, with `plot`, the plot; the log's lock keeps a
+    second explorer out.
     Every record also goes to `tuning_database` (the user's by default, `lift.explore.tuning_database`), and
     an evaluation it holds from another search of the same program, device and sizes is not measured again;
     a search whose check is not the default one (a tolerance, contraction off) leaves the database alone.
@@ -220,8 +224,9 @@ def open_search(pf: ProgramFile, problem: Problem, folder_log: ResultLog, worker
     strategy = as_strategy(candidates)
     strategy.use_device(facts.model(bandwidth))
     with ExploreProgress(budget_s, bandwidth.gbps, options.progress) as shown:
-        settings = SearchSettings(deadline, options.timeout_s, options.jobs, options.max_candidates,
-                                  tuple(options.work_group_sizes), facts.max_work_group_size, facts.max_item_sizes)
+        settings = SearchSettings(deadline - options.final.reserve(budget_s), options.timeout_s, options.jobs,
+                                  options.max_candidates, tuple(options.work_group_sizes), facts.max_work_group_size,
+                                  facts.max_item_sizes, deadline, options.final)
         callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown), *options.callbacks]
         builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds,
                           AnalyticCostModel(facts.model(bandwidth)), options.fp_contract)
@@ -257,7 +262,8 @@ def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], w
 class SearchSettings:
     """The limits of one explore loop: its deadline (`time.monotonic()`), the time limit of each build and
     evaluation, the build workers, the most candidates taken, the work-group sizes tried for kernels the
-    driver would size, and the device's largest work-group and work-item sizes."""
+    driver would size, the device's largest work-group and work-item sizes, and the final round's end (the
+    budget's) and settings."""
 
     deadline: float
     timeout_s: float
@@ -266,6 +272,8 @@ class SearchSettings:
     work_group_sizes: tuple
     max_work_group_size: int
     max_item_sizes: tuple
+    end: float = math.inf
+    final: FinalRound = FinalRound()
 
 
 @dataclass
@@ -298,6 +306,7 @@ class _Search:
         self.end = EXHAUSTED
         self.kept: dict = {}
         self.remeasured: set = set()  # keys of the final round's candidates
+        self.evaluation_s: list = []  # how long each evaluation took (the final round fits its candidates by them)
         self.offered: dict = {}
         self.baseline_name: Optional[str] = None
         logged = [r for r in log.matching(device, problem.kernel, problem.sizes) if r.role == CANDIDATE and r.ok]
@@ -331,7 +340,7 @@ class _Search:
             item, build = building.popleft()
             self._build_ahead(building, ordered)
             if not self._finish(item, build):
-                return BUDGET
+                break
         return self.finish()
 
     def evaluations(self) -> Iterator[Prepared]:
@@ -340,9 +349,9 @@ class _Search:
         return self._ordered(self._prepared(iter(self.strategy)))
 
     def finish(self) -> str:
-        """The final round (`final_round`) once the evaluations are done; what ended the search."""
-        self.final_round()
-        return BUDGET if self.remaining() <= 0 else self.end
+        """The final round (`lift.explore.final_round`) once the evaluations are done; what ended the search."""
+        complete = final_round(self, self.settings.final, self.settings.end)
+        return BUDGET if self.remaining() <= 0 or not complete else self.end
 
     def result(self, stopped: str, budget_s: float, plot: bool) -> ExploreResult:
         """Every logged evaluation of this search's problem and device, ranked, with the winner's files (and the
@@ -370,39 +379,22 @@ class _Search:
                                                    self.bandwidth.gbps, base)
         return result
 
-    def final_round(self, top: int = 5, rounds: int = 3) -> None:
-        """Measure this run's fastest candidates again, interleaved, and log the medians of these rounds.
+    def prepared(self, record: Record) -> Optional[Prepared]:
+        """The evaluation of a logged candidate of this search, generated again unless this run kept it."""
+        return self.kept[record.key][0] if record.key in self.kept else \
+            self._prepare(self.offered[record.key], CANDIDATE)
 
-        Candidates measured minutes apart on a shared machine see different loads; measured side by
-        side, the winner is the one that is fastest, not the one that was measured in a quiet moment: they
-        rank ahead of the others (`remeasured`), whose times were not taken beside theirs.
-        The fastest of every run so far take part (a resumed run generates the earlier ones again); a run
-        that measured nothing new (or only failures again) measures nothing again.
-        """
-        logged = [r for r in self.log.matching(self.device, self.problem.kernel, self.problem.sizes)
-                  if r.role == CANDIDATE and r.ok and r.key in self.offered]
-        best = []
-        for record in sorted(logged, key=lambda r: r.time_ms)[:top]:
-            item = self.kept[record.key][0] if record.key in self.kept else \
-                self._prepare(self.offered[record.key], CANDIDATE)
-            if item is not None:
-                best.append((item, record))
-        if len(best) < 2 or self.evaluated == self.failed or self.remaining() <= 0:
-            return
-        samples = {item.candidate.key: [] for item, _ in best}
-        for _ in range(rounds):
-            for item, _ in best:
-                if self.remaining() <= 0:
-                    return
-                outcome = evaluate(self.worker, item.plan, self.limit())
-                if outcome.ok:
-                    samples[item.candidate.key].append(outcome)
-        self.best = None
-        for item, _ in best:
-            outcomes = sorted(samples[item.candidate.key], key=lambda o: o.timing.median_ms)
-            if outcomes:
-                self._record(item, outcomes[len(outcomes) // 2], counted=False)
-                self.remeasured.add(item.candidate.key)
+    def record_final(self, item: Prepared, outcome: Outcome, mark: str) -> Record:
+        """Log `outcome`, a median of the final round `mark`; the search has heard of the candidate already."""
+        return self._record(item, outcome, mark)
+
+    def crown(self, record: Record) -> None:
+        """Make `record` (a working candidate of this search) the best, and tell the callbacks: its files are
+        written (`WriteWinner`) whether this run measured it or found it logged."""
+        item = self.prepared(record)
+        if item is not None:
+            self.best = record
+            self._notify(Measured(record, item.candidate, item.generated, True))
 
     def _build_ahead(self, building: deque, ordered: Iterator[Prepared]) -> None:
         while len(building) < self.settings.jobs and self.remaining() > 0:
@@ -417,7 +409,9 @@ class _Search:
         if outcome.ok:
             if self.remaining() <= 0:
                 return False
+            started = time.monotonic()
             outcome = self.checked(item) or evaluate(self.worker, item.plan, self.limit())
+            self.evaluation_s.append(time.monotonic() - started)
         return self.conclude(item, outcome)
 
     def checked(self, item: Prepared) -> Optional[Outcome]:
@@ -536,28 +530,28 @@ class _Search:
             return None
         return item
 
-    def _record(self, item: Prepared, outcome: Outcome, counted: bool = True) -> None:
+    def _record(self, item: Prepared, outcome: Outcome, final: str = "") -> Record:
         c, t = item.candidate, outcome.timing
         times = {} if t is None else dict(time_ms=t.median_ms, q1_ms=t.q1_ms, q3_ms=t.q3_ms, runs=t.runs,
                                           per_kernel_ms=t.per_kernel_ms,
                                           gbps=self.problem.useful_bytes / (t.median_ms * 1e6))
         record = Record(c.key, self.device, self.problem.kernel, dict(self.problem.sizes), outcome.status,
                         outcome.reason, predicted_ms=item.predicted_ms, expression=paper(c.program),
-                        derivation=c.derivation, params=dict(c.params), role=item.role, **times)
+                        derivation=c.derivation, params=dict(c.params), role=item.role, final=final, **times)
         self.log.append(record)
         new_best = False
         if item.role == CANDIDATE:
-            if counted:  # the final round's medians come after the search has given its candidates
-                self._settle(item.origin or c.key, c, record)
-            self.evaluated += counted
-            self.failed += not record.ok
             if record.ok:
                 self.kept[c.key] = (item, record)
                 self.offered[c.key] = c
-            if record.ok and (self.best is None or record.time_ms < self.best.time_ms):
-                self.best = record
-                new_best = True
+            if not final:  # the final round's medians come after the search has given its candidates
+                self._settle(item.origin or c.key, c, record)
+                self.evaluated += 1
+                self.failed += not record.ok
+                new_best = record.ok and (self.best is None or record.time_ms < self.best.time_ms)
+                self.best = record if new_best else self.best
         self._notify(Measured(record, c, item.generated, new_best))
+        return record
 
     def _settle(self, origin: str, candidate: Candidate, record: Record) -> None:
         """Count `record` (of `candidate`) towards the evaluations of the search's candidate `origin`; tell the

@@ -43,7 +43,9 @@ MAX_ATTEMPTS = 3
 class Record:
     """One evaluation: what was run where, how it ended, and its times (ms) and throughput (GB/s).
 
-    `attempts` counts the evaluations that ended in failure and led to this record (1 for a first one).
+    `attempts` counts the evaluations that ended in failure and led to this record (1 for a first one);
+    `final` is the id of the final round whose median the record is, "" for the search's own measurement
+    (`lift.explore.final_round`).
     """
 
     key: str
@@ -65,6 +67,7 @@ class Record:
     role: str = CANDIDATE
     recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     attempts: int = 1
+    final: str = ""
     schema: int = SCHEMA
 
     @property
@@ -168,6 +171,7 @@ _CHECKS = {
     "role": (lambda v: v in (CANDIDATE, BASELINE), f"{CANDIDATE} or {BASELINE}"),
     "recorded_at": (_text, "a string"),
     "attempts": (lambda v: _count(v) and v >= 1, "an integer >= 1"),
+    "final": (_text, "a string"),
     "schema": (lambda v: _count(v) and v >= 1, "an integer >= 1"),
 }
 _NAMES = frozenset(_CHECKS)

@@ -158,7 +158,7 @@ def assuming(condition: str, expr: str) -> str:
     """The C expression `expr` where `condition` holds: each conditional `((condition) ? a : b)` in it is `(a)`.
 
     A padded array's vector read and the guarded write of its result test the same lanes: under the write's
-    guard, the read is one plain vector load (`lift.opencl_gen.views.GuardedAccess`)."""
+    guard, the read is one plain vector load (`lift.opencl_gen.accesses.GuardedAccess`)."""
     head = f"(({condition}) ? "
     start = expr.find(head)
     while start >= 0:

@@ -30,6 +30,7 @@ from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
+from lift.opencl_gen import accesses as A
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
@@ -100,18 +101,18 @@ class Emitter(Mapper, FoldEmission):
         finally:
             self.out.stmts = saved
 
-    def record(self, access: V.Access, write: bool = False) -> None:
-        if self.guards is not None and isinstance(access, V.GuardedAccess) and access.bounds is not None:
+    def record(self, access: A.Access, write: bool = False) -> None:
+        if self.guards is not None and isinstance(access, A.GuardedAccess) and access.bounds is not None:
             self.guards.append(access)
         if self.launch is None:
             return
-        if isinstance(access, V.MemAccess):
+        if isinstance(access, A.MemAccess):
             if access.mem.kind in (INPUT, OUTPUT, TEMPORARY):
                 self.out.memories[access.mem.name] = access.mem
             self.site(access.mem, write, access.index, access.width)
         for part in getattr(access, "parts", ()) or ():
             self.record(part, write)
-        if isinstance(access, V.GuardedAccess):
+        if isinstance(access, A.GuardedAccess):
             self.record(access.inner, write)
 
     def site(self, mem: Memory, write: bool, index: Optional[ArithExpr], width: int = 1) -> None:

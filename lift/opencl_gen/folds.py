@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
+from lift.opencl_gen import accesses as A
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import space_of
@@ -164,8 +165,8 @@ def _memories(view: V.View) -> list:
     return list(dict.fromkeys(_accessed(access)))
 
 
-def _accessed(access: V.Access) -> list:
+def _accessed(access: A.Access) -> list:
     """The memories an access reads or writes."""
-    inner = (access.inner,) if isinstance(access, V.GuardedAccess) else ()
-    own = [access.mem] if isinstance(access, V.MemAccess) else []
+    inner = (access.inner,) if isinstance(access, A.GuardedAccess) else ()
+    own = [access.mem] if isinstance(access, A.MemAccess) else []
     return own + [m for a in (getattr(access, "parts", ()) or ()) + inner for m in _accessed(a)]

@@ -20,7 +20,7 @@ from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl, Lambda, Param
 from lift.ir.printer import paper
-from lift.opencl_gen import c_ast as C
+from lift.opencl_gen.accesses import Access, ClampedAccess, GatherAccess, GuardedAccess, MemAccess, ValueAccess
 from lift.ir.names import fresh_name
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
@@ -28,130 +28,6 @@ from lift.opencl_gen.memory import Memory
 from lift.opencl_gen.userfuns import c_literal
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
 from lift.types.types import ArrayType, TupleType, Type, VectorType, tuple_field
-
-
-# --- accesses ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Access(ABC):
-    """One read or write: `read()` is a C expression, `write(value)` a C statement (`lift.opencl_gen.c_ast`).
-
-    `lets` are `(variable, C expression)` definitions the access needs first (a clamped index of `pad`).
-    """
-
-    lets: tuple = ()
-
-    @abstractmethod
-    def read(self) -> str:
-        """The C expression that reads this element."""
-
-    def write(self, value: str) -> C.Stmt:
-        raise LiftCodegenError(f"cannot write to {self.read()}: it is not memory")
-
-
-@dataclass(frozen=True)
-class MemAccess(Access):
-    """Element `index` of a memory; `width > 1` reads `width` consecutive scalars as one vector."""
-
-    mem: Memory = None
-    index: ArithExpr = Cst(0)
-    width: int = 1
-    field: str = ""
-
-    def _lane_pointer(self) -> str:
-        scalar = self.mem.elem.elem if isinstance(self.mem.elem, VectorType) else self.mem.elem
-        return f"(({self.mem.space} {c_type_name(scalar)}*){self.mem.name})"
-
-    def read(self) -> str:
-        m, idx = self.mem, self.index
-        if m.scalar_variable and isinstance(m.elem, VectorType) and self.width == 1:
-            return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{c_arith(idx)}]"
-        if m.scalar_variable:
-            return m.name + self.field
-        if isinstance(m.elem, VectorType):
-            if self.width == m.elem.width:
-                return f"{m.name}[{c_arith(idx / self.width)}]{self.field}"
-            if self.width == 1:
-                return f"{self._lane_pointer()}[{c_arith(idx)}]"
-            return f"vload{self.width}(0, {self._lane_pointer()} + {c_arith(idx)})"
-        if self.width > 1:
-            return f"vload{self.width}(0, {m.name} + {c_arith(idx)})"
-        return f"{m.name}[{c_arith(idx)}]{self.field}"
-
-    def write(self, value: str) -> C.Stmt:
-        m, idx = self.mem, self.index
-        if m.readonly:
-            raise LiftCodegenError(f"cannot write to the input {m.name}")
-        if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
-            pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
-            return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {c_arith(idx)}"))
-        return C.Assign(self.read(), value)
-
-
-@dataclass(frozen=True)
-class ClampedAccess(MemAccess):
-    """A memory element read through `pad` with a boundary mode (`index` brought back into range): also the
-    `direct` access at the index as it is, valid where `inside` holds, so that adjacent lanes of a vector read
-    are one vector load away from the edges (`AsVectorView`). Padded in several dimensions, `row` is the
-    access with the outer indices brought back into range (by `lets`) and the innermost as it is, valid where
-    `row_inside` (the innermost bounds alone) holds: lanes along a row of a clamped grid need no check of
-    the row."""
-
-    direct: Optional[MemAccess] = None
-    inside: str = ""
-    row: Optional[MemAccess] = None
-    row_inside: str = ""
-    inside_vars: frozenset = frozenset()
-    row_vars: frozenset = frozenset()
-
-
-@dataclass(frozen=True)
-class ValueAccess(Access):
-    """A value that is not in memory: a literal, or a private expression."""
-
-    text: str = ""
-
-    def read(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class GatherAccess(Access):
-    """A vector assembled from scalars that are not adjacent in memory."""
-
-    parts: tuple = ()
-    vtype: Optional[VectorType] = None
-
-    def read(self) -> str:
-        return f"({c_type_name(self.vtype)})({', '.join(p.read() for p in self.parts)})"
-
-    def write(self, value: str) -> C.Stmt:
-        return C.Block(tuple(p.write(f"({value}).s{k:x}") for k, p in enumerate(self.parts)))
-
-
-@dataclass(frozen=True)
-class GuardedAccess(Access):
-    """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
-    destination of a `take`), a vector's `lanes` one by one where it does not. `bounds`: for the bounds check
-    of a vector read of a clamped array, the names of the variables `condition` reads (a `map-seq-unswitch`
-    may test it once for its iteration), else None."""
-
-    condition: str = ""
-    inner: Optional[Access] = None
-    default: str = ""
-    lanes: tuple = ()
-    bounds: Optional[frozenset] = None
-
-    def read(self) -> str:
-        return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
-
-    def write(self, value: str) -> C.Stmt:
-        whole = C.Block((self.inner.write(C.assuming(self.condition, value)),), guard=self.condition)
-        if not self.lanes:
-            return whole
-        parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
-        return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
 
 
 # --- views ----------------------------------------------------------------------------------------------
