@@ -78,6 +78,9 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
 ROUND_TIMING = TimingPolicy(min_runs=5, max_runs=5, max_s=0.0)
 """One candidate's timing in one round of `retime`: the median of five runs."""
 
+REFERENCE_LIMIT_S = 10.0
+"""`retime` checks outputs against a reference that takes at most this long to compute (seconds)."""
+
 
 def generated(saved: dict) -> list:
     """Each saved candidate's generated program, replayed from its derivation."""
@@ -102,10 +105,12 @@ def predicted_now(saved: dict) -> list:
 
 def retime(path: Path, rounds: int, timeout_s: float = 60.0) -> Path:
     """Time the saved candidates of one program again in interleaved rounds; save their medians (see the module
-    docstring). A candidate that fails in a round (a timeout under load) has that round left out."""
+    docstring). A candidate that fails in a round (a timeout under load) has that round left out. The outputs are
+    checked where the reference takes at most `REFERENCE_LIMIT_S` (the search checked them all)."""
     saved = json.loads(path.read_text())
     case = next(c for c in CASES if c.name == saved["case"])
-    problem = Problem.prepare(load_program_file(EXAMPLES / case.file), case.kernel, saved["sizes"], seed=0)
+    problem = Problem.prepare(load_program_file(EXAMPLES / case.file), case.kernel, saved["sizes"], seed=0,
+                              reference_limit_s=REFERENCE_LIMIT_S)
     plans = [make_plan(g, saved["sizes"]) for g in generated(saved)]
     times = [[] for _ in plans]
     with tempfile.TemporaryDirectory(prefix="lift-cost-model-") as tmp, \
