@@ -121,7 +121,7 @@ def retime(path: Path, rounds: int, timeout_s: float = 60.0) -> Path:
                 if outcome.ok:
                     runs.append(outcome.timing.median_ms)
     for c, runs in zip(saved["candidates"], times):
-        c["retimed_ms"] = statistics.median(runs) if runs else None
+        c["retimed_ms"], c["rounds_ms"] = statistics.median(runs) if runs else None, runs
     saved["retimed"] = dict(rounds=rounds, load=os.getloadavg()[0])
     path.write_text(json.dumps(saved, indent=1))
     return path
@@ -130,8 +130,10 @@ def retime(path: Path, rounds: int, timeout_s: float = 60.0) -> Path:
 def rank(path: Path) -> str:
     """One line: the program, its sizes and candidates, the correlations of the predictions made when measured
     ("then") and of today's ("now") with the in-search times, of today's with the re-timed medians ("re-timed")
-    and of the in-search times with those ("search": how reproducible the in-search times are), and the time of
-    the model's first pick against the fastest one's (re-timed where the candidates were)."""
+    and of the in-search times with those ("search": how reproducible the in-search times are), of the medians of
+    the odd and of the even rounds ("halves": how reproducible the re-timed ones are, the most any model can
+    reach), and the time of the model's first pick against the fastest one's (re-timed where the candidates
+    were)."""
     saved = json.loads(path.read_text())
     cands = saved["candidates"]
     if not cands:
@@ -145,12 +147,14 @@ def rank(path: Path) -> str:
 
     searched = [c["time_ms"] for c in cands]
     retimed = [c.get("retimed_ms") for c in cands]
+    halves = [[statistics.median(r[k::2]) if len(r) > k else None for r in (c.get("rounds_ms", []) for c in cands)]
+              for k in (0, 1)]
     fastest = min(range(len(cands)), key=lambda i: measured[i])
     picked = min((i for i in range(len(cands)) if now[i] is not None), key=lambda i: now[i])
     sizes = ",".join(f"{k}={v}" for k, v in saved["sizes"].items())
     fmt = (lambda x: "  n/a" if x is None else f"{x:+.2f}")
     return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(rho([c['predicted_ms'] for c in cands], searched)):>7}"
-            f"{fmt(rho(now, searched)):>7}{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}"
+            f"{fmt(rho(now, searched)):>7}{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}"
             f"  pick {measured[picked]:.3g} ms / best {measured[fastest]:.3g} ms"
             f" = {measured[fastest] / measured[picked]:.2f}")
 
@@ -181,7 +185,7 @@ def main(argv=None) -> None:
         for path in paths:
             print(f"re-timed {retime(path, args.rounds)} (load average {os.getloadavg()[0]:.2f})", flush=True)
         return
-    print(f"{'program':<22}{'sizes':<24}{'n':>4}{'then':>7}{'now':>7}{'re-timed':>9}{'search':>8}"
+    print(f"{'program':<22}{'sizes':<24}{'n':>4}{'then':>7}{'now':>7}{'re-timed':>9}{'search':>8}{'halves':>8}"
           "  model's pick / fastest measured")
     for path in paths:
         print(rank(path), flush=True)
