@@ -20,7 +20,8 @@ A search measures each candidate once, as it comes; under load, identical kernel
 every saved candidate of a program again in `--rounds` interleaved rounds (round-robin: each round times each
 candidate once, the median of `ROUND_TIMING`'s runs), through the explorer's device worker
 (`lift.explore.worker`), and saves each one's median over the rounds as `retimed_ms`; `rank` then prints the
-correlation of today's predictions with those medians too ("re-timed"), and the model's pick among them.
+correlation of today's predictions with those medians too ("re-timed"), how reproducible they are (the odd rounds'
+medians against the even ones', "halves"), and the model's pick among them.
 """
 
 from __future__ import annotations
@@ -153,8 +154,9 @@ def rank(path: Path) -> str:
     picked = min((i for i in range(len(cands)) if now[i] is not None), key=lambda i: now[i])
     sizes = ",".join(f"{k}={v}" for k, v in saved["sizes"].items())
     fmt = (lambda x: "  n/a" if x is None else f"{x:+.2f}")
-    return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(rho([c['predicted_ms'] for c in cands], searched)):>7}"
-            f"{fmt(rho(now, searched)):>7}{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}"
+    then = rho([c["predicted_ms"] for c in cands], searched)
+    return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(then):>7}{fmt(rho(now, searched)):>7}"
+            f"{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}"
             f"  pick {measured[picked]:.3g} ms / best {measured[fastest]:.3g} ms"
             f" = {measured[fastest] / measured[picked]:.2f}")
 
