@@ -3,6 +3,7 @@ per program (issue 18's floor: at least +0.5 on each).
 
     python -m benchmarks.bench_cost_model measure [--only asum,gemv] [--budget 90] [--max-candidates 60]
                                                   [--scale 4] [--out /tmp/lift-cost-model]
+    python -m benchmarks.bench_cost_model retime [--only ...] [--rounds 5] [--out /tmp/lift-cost-model]
     python -m benchmarks.bench_cost_model rank [--only ...] [--out /tmp/lift-cost-model]
 
 `measure` explores each program of `benchmarks.contender_cases` (at its sizes divided by `--scale` in each size
@@ -13,6 +14,14 @@ the current cost model (`lift.explore.cost_model`) for the saved device, and pri
 candidates, the Spearman correlation of the predictions made when measured ("then") and of today's ("now"),
 and the measured time of the candidate today's model ranks first against the fastest one's. So the model can be
 changed and judged again without measuring anything again.
+
+A search measures each candidate once, as it comes; under load, identical kernels measured minutes apart differ
+2x, more than the candidates of a program that chunks one algorithm differently do (MD, N-body). `retime` times
+every saved candidate of a program again in `--rounds` interleaved rounds (round-robin: each round times each
+candidate once, the median of `ROUND_TIMING`'s runs), through the explorer's device worker
+(`lift.explore.worker`), and saves each one's median over the rounds as `retimed_ms`; `rank` then prints the
+correlation of today's predictions with those medians too ("re-timed"), how reproducible they are (the odd rounds'
+medians against the even ones', "halves"), and the model's pick among them.
 """
 
 from __future__ import annotations
@@ -20,17 +29,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
 from lift.explore import explore
 from lift.explore.candidate import LOCAL_SIZE, Candidate
 from lift.explore.cost_model import DeviceModel, predict, profile, spearman
+from lift.explore.evaluation import TimingPolicy
+from lift.explore.problem import Problem
 from lift.explore.rewrite_search import RewriteSearch
 from lift.explore.tuning_database import TuningDatabase
-from lift.explore.worker import device_facts
+from lift.explore.worker import DEVICE, Worker, device_facts, evaluate
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen import runtime
+from lift.opencl_gen.runner import make_plan
 from lift.rules import Derivation
 
 from benchmarks.contender_cases import CASES, EXAMPLES, Case
@@ -63,49 +76,99 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
     return path
 
 
+ROUND_TIMING = TimingPolicy(min_runs=5, max_runs=5, max_s=0.0)
+"""One candidate's timing in one round of `retime`: the median of five runs."""
+
+REFERENCE_LIMIT_S = 10.0
+"""`retime` checks outputs against a reference that takes at most this long to compute (seconds)."""
+
+
+def generated(saved: dict) -> list:
+    """Each saved candidate's generated program, replayed from its derivation."""
+    case = next(c for c in CASES if c.name == saved["case"])
+    program, sizes = load_program_file(EXAMPLES / case.file).kernels[case.kernel], saved["sizes"]
+    return [Candidate(Derivation.from_json(json.dumps({"sizes": sizes, "steps": c["derivation"]})).replay(program),
+                      local_size=c["params"].get(LOCAL_SIZE)).generate(case.kernel, sizes)
+            for c in saved["candidates"]]
+
+
 def predicted_now(saved: dict) -> list:
     """Today's model's prediction for each saved candidate (None where it cannot profile it)."""
-    case = next(c for c in CASES if c.name == saved["case"])
-    pf = load_program_file(EXAMPLES / case.file)
-    program, sizes = pf.kernels[case.kernel], saved["sizes"]
     model = DeviceModel.for_device(**saved["device"])
     out = []
-    for c in saved["candidates"]:
-        lowered = Derivation.from_json(json.dumps({"sizes": sizes, "steps": c["derivation"]})).replay(program)
-        generated = Candidate(lowered, local_size=c["params"].get(LOCAL_SIZE)).generate(case.kernel, sizes)
+    for g in generated(saved):
         try:
-            out.append(predict(profile(generated), model))
+            out.append(predict(profile(g), model))
         except ValueError:
             out.append(None)
     return out
 
 
+def retime(path: Path, rounds: int, timeout_s: float = 60.0) -> Path:
+    """Time the saved candidates of one program again in interleaved rounds; save their medians (see the module
+    docstring). A candidate that fails in a round (a timeout under load) has that round left out. The outputs are
+    checked where the reference takes at most `REFERENCE_LIMIT_S` (the search checked them all)."""
+    saved = json.loads(path.read_text())
+    case = next(c for c in CASES if c.name == saved["case"])
+    problem = Problem.prepare(load_program_file(EXAMPLES / case.file), case.kernel, saved["sizes"], seed=0,
+                              reference_limit_s=REFERENCE_LIMIT_S)
+    plans = [make_plan(g, saved["sizes"]) for g in generated(saved)]
+    times = [[] for _ in plans]
+    with tempfile.TemporaryDirectory(prefix="lift-cost-model-") as tmp, \
+            Worker(DEVICE, None, problem.save(Path(tmp) / "inputs.npz"), ROUND_TIMING) as worker:
+        for _ in range(rounds):
+            for plan, runs in zip(plans, times):
+                outcome = evaluate(worker, plan, timeout_s)
+                if outcome.ok:
+                    runs.append(outcome.timing.median_ms)
+    for c, runs in zip(saved["candidates"], times):
+        c["retimed_ms"], c["rounds_ms"] = statistics.median(runs) if runs else None, runs
+    saved["retimed"] = dict(rounds=rounds, load=os.getloadavg()[0])
+    path.write_text(json.dumps(saved, indent=1))
+    return path
+
+
 def rank(path: Path) -> str:
-    """One line: the program, its sizes and candidates, then and now correlations, and the model's first pick."""
+    """One line: the program, its sizes and candidates, the correlations of the predictions made when measured
+    ("then") and of today's ("now") with the in-search times, of today's with the re-timed medians ("re-timed")
+    and of the in-search times with those ("search": how reproducible the in-search times are), of the medians of
+    the odd and of the even rounds ("halves": how reproducible the re-timed ones are, the most any model can
+    reach), and the time of the model's first pick against the fastest one's (re-timed where the candidates
+    were)."""
     saved = json.loads(path.read_text())
     cands = saved["candidates"]
     if not cands:
         return f"{saved['case']:<22}no working candidate was measured"
     now = predicted_now(saved)
-    both = [(p, c["time_ms"]) for p, c in zip(now, cands) if p is not None]
-    then = spearman([c["predicted_ms"] for c in cands], [c["time_ms"] for c in cands]) if len(cands) > 1 else None
-    rho = spearman(*zip(*both)) if len(both) > 1 else None
-    fastest = min(range(len(cands)), key=lambda i: cands[i]["time_ms"])
+    measured = [c.get("retimed_ms") or c["time_ms"] for c in cands]
+
+    def rho(xs, ys):
+        both = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
+        return spearman(*zip(*both)) if len(both) > 1 else None
+
+    searched = [c["time_ms"] for c in cands]
+    retimed = [c.get("retimed_ms") for c in cands]
+    halves = [[statistics.median(r[k::2]) if len(r) > k else None for r in (c.get("rounds_ms", []) for c in cands)]
+              for k in (0, 1)]
+    fastest = min(range(len(cands)), key=lambda i: measured[i])
     picked = min((i for i in range(len(cands)) if now[i] is not None), key=lambda i: now[i])
     sizes = ",".join(f"{k}={v}" for k, v in saved["sizes"].items())
     fmt = (lambda x: "  n/a" if x is None else f"{x:+.2f}")
-    return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(then):>7}{fmt(rho):>7}"
-            f"  pick {cands[picked]['time_ms']:.3g} ms / best {cands[fastest]['time_ms']:.3g} ms"
-            f" = {cands[fastest]['time_ms'] / cands[picked]['time_ms']:.2f}")
+    then = rho([c["predicted_ms"] for c in cands], searched)
+    return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(then):>7}{fmt(rho(now, searched)):>7}"
+            f"{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}"
+            f"  pick {measured[picked]:.3g} ms / best {measured[fastest]:.3g} ms"
+            f" = {measured[fastest] / measured[picked]:.2f}")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_cost_model", description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=("measure", "rank"))
+    parser.add_argument("mode", choices=("measure", "retime", "rank"))
     parser.add_argument("--only", help="comma-separated case names (asum, gemv, matmul 1024x1024x1024, ...)")
     parser.add_argument("--budget", type=float, default=90.0, help="explore seconds per program")
     parser.add_argument("--max-candidates", type=int, default=60)
     parser.add_argument("--scale", type=int, default=4, help="divide each size variable by this")
+    parser.add_argument("--rounds", type=int, default=5, help="retime: interleaved rounds")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "lift-cost-model")
     args = parser.parse_args(argv)
     names = None if args.only is None else {n.strip() for n in args.only.split(",")}
@@ -119,11 +182,15 @@ def main(argv=None) -> None:
             print(f"{case.name} {sizes}: saved {measure(case, sizes, args.budget, args.max_candidates, args.out)} "
                   f"(load average {os.getloadavg()[0]:.2f})", flush=True)
         return
-    print(f"{'program':<22}{'sizes':<24}{'n':>4}{'then':>7}{'now':>7}  model's pick / fastest measured")
-    for case in cases:
-        path = args.out / f"{case.name.replace(' ', '-')}.json"
-        if path.is_file():
-            print(rank(path), flush=True)
+    paths = [p for p in (args.out / f"{c.name.replace(' ', '-')}.json" for c in cases) if p.is_file()]
+    if args.mode == "retime":
+        for path in paths:
+            print(f"re-timed {retime(path, args.rounds)} (load average {os.getloadavg()[0]:.2f})", flush=True)
+        return
+    print(f"{'program':<22}{'sizes':<24}{'n':>4}{'then':>7}{'now':>7}{'re-timed':>9}{'search':>8}{'halves':>8}"
+          "  model's pick / fastest measured")
+    for path in paths:
+        print(rank(path), flush=True)
 
 
 if __name__ == "__main__":

@@ -172,25 +172,30 @@ def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
     return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
 
 
-MIN_DRIVER_GROUP = 4
-"""The fewest work-items a CPU driver leaves in a group when it splits the global size so that every compute unit
-has a group (PoCL's four times its preferred multiple; PoCL 3.1 ran MD's 24 and 48 work-items, and N-body's 32, as
-fast as many groups)."""
+MIN_DRIVER_GROUPS = 4
+"""A CPU driver splits a group for idle compute units only while each part keeps this many times its preferred
+work-group multiple of work-items (PoCL's `pocl_default_local_size_optimizer`; PoCL's preferred multiple on a CPU is
+its native vector width: 8 on AVX2, so groups of at least 32). Timed in interleaved rounds on two idle cores, PoCL
+3.1 ran N-body's 16 and 32 work-items on one core (74-76 ms) and 64 or 128 on both (38-43 ms)."""
 
 
 def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
     """The work-group size a driver picks where the generator leaves it. A GPU's: a group of `lanes` work-items. A
     CPU's (PoCL's, whose group is a loop over its work-items, so that large groups cost least): in each dimension,
-    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then split
-    until every compute unit has a group, as long as groups keep `MIN_DRIVER_GROUP` work-items."""
+    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then, while
+    compute units outnumber groups by a factor `splits`, groups are split by the largest factor up to `splits` that
+    divides them, as long as they keep `MIN_DRIVER_GROUPS` preferred multiples (`vector_width`) of work-items each."""
     if m.lanes > 1:
         return min(k.work_items, m.lanes)
     size = 1
     for n in k.global_sizes or (k.work_items,):
         size *= _largest_divisor(n, m.max_work_group_size // size)
-    groups = k.work_items // size
-    while groups < m.compute_units and size % 2 == 0 and size // 2 >= MIN_DRIVER_GROUP:
-        size, groups = size // 2, groups * 2
+    least = min(MIN_DRIVER_GROUPS * m.vector_width, m.max_work_group_size)
+    while (splits := m.compute_units // (k.work_items // size)) > 1 and size >= splits * least:
+        split = next((d for d in range(splits, 1, -1) if size % d == 0), 1)
+        if split == 1:
+            break
+        size //= split
     return size
 
 

@@ -1,5 +1,5 @@
-"""The cost model's benchmark (`benchmarks.bench_cost_model`): a tiny search is saved, then ranked again from the
-saved candidates alone. No timing is asserted."""
+"""The cost model's benchmark (`benchmarks.bench_cost_model`): a tiny search is saved, ranked again from the
+saved candidates alone, re-timed in interleaved rounds and ranked against those. No timing is asserted."""
 
 import json
 import sys
@@ -15,7 +15,7 @@ if ROOT not in sys.path:
 from benchmarks.bench_cost_model import main, predicted_now  # noqa: E402
 
 
-def test_measured_candidates_are_saved_and_predicted_again(device, tmp_path, capsys):
+def test_measured_candidates_are_saved_predicted_and_retimed(device, tmp_path, capsys):
     main(["measure", "--only", "asum", "--budget", "20", "--max-candidates", "3", "--scale", "4096",
           "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "asum.json").read_text())
@@ -27,3 +27,12 @@ def test_measured_candidates_are_saved_and_predicted_again(device, tmp_path, cap
     (line,) = [row.split() for row in capsys.readouterr().out.splitlines() if row.startswith("asum")]
     assert line[:3] == ["asum", "N=65536", str(len(saved["candidates"]))]
     assert line[3] == line[4], "the same model ranks the same candidates alike"
+    main(["retime", "--only", "asum", "--rounds", "2", "--out", str(tmp_path)])
+    retimed = json.loads((tmp_path / "asum.json").read_text())
+    assert retimed["retimed"]["rounds"] == 2
+    assert all(len(c["rounds_ms"]) == 2 and c["retimed_ms"] == pytest.approx(sum(c["rounds_ms"]) / 2)
+               for c in retimed["candidates"])
+    capsys.readouterr()
+    main(["rank", "--only", "asum", "--out", str(tmp_path)])
+    (line,) = [row.split() for row in capsys.readouterr().out.splitlines() if row.startswith("asum")]
+    assert all(-1 <= float(rho) <= 1 for rho in line[3:8]), "then, now, re-timed, search and halves"

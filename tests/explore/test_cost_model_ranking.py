@@ -65,3 +65,16 @@ def test_jacobi1d_blocks_of_vectors_beat_windows_read_one_by_one(examples):
     naive = _predicted(program, {"N": n}, moves, at, name="global")
     assert blocked[8] < blocked[4] < blocked[1] < naive
     assert naive > 3 * blocked[8]
+
+
+def test_nbody_driver_leaves_too_few_work_items_in_one_group(examples):
+    """Where the generator leaves the group size to PoCL, it splits a group for an idle core only while each part
+    keeps 32 work-items (four times its preferred multiple, the native vector width 8): N-body's 4096 bodies in
+    chunks of 128 (32 work-items) run on one core, in chunks of 32 (128 work-items) on both (measured 74 ms and
+    38 ms at 4096 bodies, interleaved)."""
+    program, n = examples["nbody"].kernels["nbody"], 4096
+    moves = map_moves(n, False)
+    at = lambda s: body(argument(0, s))  # noqa: E731 (the map under the join)
+    chunks = {c: _predicted(program, {"N": n}, moves, at, name="chunks-global", chunk=c) for c in (16, 32, 128, 256)}
+    assert chunks[128] > 1.8 * chunks[32] and chunks[256] > 1.8 * chunks[16]
+    assert chunks[16] == pytest.approx(chunks[32], rel=0.1)
