@@ -21,24 +21,22 @@ from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 
 
-def _constant_length(call) -> None:
-    requires(type(call.f) is MapSeq, "the map-seq is already unrolled")
-    requires(integer(call.args[0].t.length) is not None, "the length is not a constant")
+def _constant_length(pattern: type):
+    """Matches a plain `pattern` (not yet unrolled) over an array of constant length."""
+    def match(call) -> None:
+        requires(type(call.f) is pattern, f"the {pattern.paper} is already unrolled")
+        requires(integer(call.args[0].t.length) is not None, "the length is not a constant")
+    return match
 
 
-@rule("map-seq-unroll", figure="CASES16", heads=MapSeq, sized=True, match=_constant_length,
+@rule("map-seq-unroll", figure="CASES16", heads=MapSeq, sized=True, match=_constant_length(MapSeq),
       description="a sequential map of constant length unrolled, so that its indices are constants",
       equation="map-seq(f) → map-seq-unroll(f)")
 def map_seq_unroll(call):
     return MapSeqUnroll(call.f.f)(*call.args)
 
 
-def _constant_fold(call) -> None:
-    requires(type(call.f) is ReduceSeq, "the reduce-seq is already unrolled")
-    requires(integer(call.args[0].t.length) is not None, "the length is not a constant")
-
-
-@rule("reduce-seq-unroll", figure="CASES16", heads=ReduceSeq, sized=True, match=_constant_fold,
+@rule("reduce-seq-unroll", figure="CASES16", heads=ReduceSeq, sized=True, match=_constant_length(ReduceSeq),
       description="a sequential reduction of constant length unrolled, so that its indices are constants",
       equation="reduce-seq(f, z) → reduce-seq-unroll(f, z)")
 def reduce_seq_unroll(call):
