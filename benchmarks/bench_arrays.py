@@ -278,9 +278,13 @@ def main(argv=None) -> list:
     parser.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated programs")
     parser.add_argument("--device", default=None)
     args = parser.parse_args(argv)
+    names = args.only.split(",")
+    unknown = [n for n in names if n not in PROGRAMS]
+    if unknown:
+        parser.error(f"unknown program {', '.join(unknown)}; choose from {', '.join(PROGRAMS)}")
     device = runtime.select_device(args.device)
     rng = np.random.default_rng(0)
-    rows = [measure(name, args.scale, device, rng) for name in args.only.split(",")]
+    rows = [measure(name, args.scale, device, rng) for name in names]
     print(f"lift arrays on {device.name.strip()} (medians of {RUNS} runs, ms; ratios: numpy's time over lift's)")
     print("  kern: lift's kernels; resident: an evaluation on device arrays (graph, cache, kernels); whole: from "
           "numpy to numpy")

@@ -175,12 +175,13 @@ def _chunks(chunk: int, of_map: bool) -> Strategy:
 
 
 def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
-    """At a reduction outside every map: `_chunks`, of float4 lanes where they pay (module docstring, step 2)."""
+    """At a reduction outside every map: `_chunks`, of float4 lanes where they pay (a reduction of no map
+    reduces `map(id)` of its input, `reduce-map-id`) (module docstring, step 2)."""
     def chunks(chunk: int, of_map: bool) -> Strategy:
         scalar = _chunks(chunk, of_map)
-        if of_map and _vectorises(vector_width) and chunk >= LANES * LANES:
+        if _vectorises(vector_width) and chunk >= LANES * LANES:
             lanes = _REDUCE_LANES >> arguments(0, 0)(_chunks(chunk // LANES, True)) >> rewrite("reduce-to-seq")
-            return lanes | scalar
+            return (lanes if of_map else rewrite("reduce-map-id") >> lanes) | scalar
         return scalar
 
     def run(focus: Focus):
