@@ -11,7 +11,8 @@ chooses, in order:
    array, one kernel fewer;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
-   of `c` elements, chosen from the size (`reduction_chunk`); where the mapped elements are scalars, `g`
+   of `c` elements, chosen from the size (`reduction_chunk`); a reduction of no map reduces `map(id)` of its
+   input (`reduce-map-id`); where the mapped elements are scalars, `g`
    and `f` have vector versions and a chunk holds at least 4 float4s, the chunks are of float4 lanes
    (`vectorize-map`, `reduce-lanes`, Figure 9(c)), and a third, one-work-item kernel adds the 4 lanes:
    `reduce-seq ∘ asScalar ∘ reduce-seq(vect-4(f)) ∘ join ∘ map-global(reduce-seq(vect-4(f ∘ g)))
