@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test fuzz bench clean
 
 setup: $(VENV)/.installed
 
@@ -21,6 +21,10 @@ demo: setup
 test: setup
 	scripts/install-system-packages.sh --test
 	$(BIN)/python -m pytest
+
+fuzz: setup
+	scripts/install-system-packages.sh --test
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
 
 bench: setup
 	scripts/install-system-packages.sh --bench

@@ -4,10 +4,18 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from lift.ir.program_file import load_program_file
 
 os.environ.setdefault("LIFT_DEBUG_PASSES", "1")  # validate the program after every code-generation pass
+
+# Property tests: random examples by default; CI replays a fixed sequence (a red CI is a regression, never a
+# draw); `make fuzz` draws many more examples to find what the default misses.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("fuzz", max_examples=1000, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

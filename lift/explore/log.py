@@ -166,7 +166,7 @@ _CHECKS = {
     "runs": (_count, "an integer >= 0"),
     "per_kernel_ms": (lambda v: isinstance(v, list) and all(_number(t) and t >= 0 for t in v),
                       "a list of finite numbers >= 0"),
-    "expression": (_text, "a string"), "derivation": (lambda v: isinstance(v, list), "a list"),
+    "expression": (_text, "a string"), "derivation": (lambda v: isinstance(v, list) and _finite_json(v), "a list of finite values"),
     "params": (lambda v: isinstance(v, dict) and _finite_json(v), "an object of finite values"),
     "role": (lambda v: v in (CANDIDATE, BASELINE), f"{CANDIDATE} or {BASELINE}"),
     "recorded_at": (_text, "a string"),

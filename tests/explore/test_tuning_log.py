@@ -21,7 +21,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lift.cli import main
@@ -276,6 +276,7 @@ def log_lines(draw):
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(log_lines(), max_size=12), st.binary(max_size=20))
+@example([json.dumps({**json.loads(record("0").to_json()), "derivation": [math.inf]})], b"")  # found by CI's draw
 def test_fuzz_the_log_reader_never_crashes_and_keeps_only_valid_records(lines, tail):
     with tempfile.TemporaryDirectory() as folder, mock.patch.object(os, "fsync"):  # reading is fuzzed, not durability
         path = Path(folder) / "log.jsonl"
