@@ -20,10 +20,10 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   read, one that does not vary with their index, is read from memory once per group and from the cache
   by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
   work-items of a column of blocks, or the rows of A by those of a row). Each read of a program's input array
-  is counted against that array: where the array fits in the device's cache (`cache_bytes`, with the smaller
-  inputs), its reads beyond its size come from the cache, at the compute units' local-memory bandwidth (a CPU's
-  local memory is its cache), not from memory: a 1024³ matrix multiplication re-reads B (4 MB) once per row of
-  blocks, and PoCL runs it from its 32 MB cache;
+  is counted against that array: on a device with a cache (`cache_bytes`), its reads beyond its size pass
+  through the cache, at the compute units' local-memory bandwidth (a CPU's local memory is its cache), and where
+  the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
+  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache;
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -166,27 +166,31 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
-    cached = _cached_bytes(k, m, unshared)
+    rereads, cached = _rereads(k, m, unshared)
     memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached) / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + (k.local_bytes + cached) / m.local_gbps + scheduled * m.work_item_ns
+    compute_ns = (ops * m.op_ns + (k.local_bytes + rereads) / m.local_gbps + scheduled * m.work_item_ns
                   + groups * m.group_ns)
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
 
 
-def _cached_bytes(k: KernelProfile, m: DeviceModel, unshared: float) -> float:
-    """The reads of input arrays served by the cache: of each array that fits in the cache with the smaller ones,
-    its reads (less those shared by consecutive work-items, `unshared` of them) beyond its size."""
-    cached, held = 0.0, 0
+def _rereads(k: KernelProfile, m: DeviceModel, unshared: float) -> tuple:
+    """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
+    work-items, `unshared` of them) beyond its size, all of which pass through the cache, and of them those of the
+    arrays that fit in it with the smaller ones, which the cache serves alone. None where no cache is known."""
+    if not m.cache_bytes:
+        return 0.0, 0.0
+    rereads = cached = 0.0
+    held = 0
     for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
+        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - size, 0.0)
         held += size
-        if held > m.cache_bytes:
-            break
-        cached += max(k.array_reads[name] - k.array_shared[name] * unshared - size, 0.0)
-    return cached
+        rereads += extra
+        cached += extra if held <= m.cache_bytes else 0.0
+    return rereads, cached
 
 
 def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:

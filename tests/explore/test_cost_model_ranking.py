@@ -97,8 +97,8 @@ def _register_blocked(examples, n: int, blocking: str, device: DeviceModel) -> f
 
 def test_matmul_rereads_b_from_the_cache_where_it_fits(examples):
     """A work-item per row and 64 columns re-reads all of B once per row: where B fits in the cache the re-reads
-    come from it, not from memory (PoCL ran 1024³, B 4 MB in a 32 MB cache, at 9 GFLOP/s, not at the 4 GB of
-    B's re-reads over the 16 GB/s that memory streams)."""
+    come from it alone, where it does not from memory too (PoCL ran 1024³, B 4 MB in a 32 MB cache, at 9 GFLOP/s,
+    not at the 4 GB of B's re-reads over the 16 GB/s that memory streams)."""
     blocking = "h=1, w=64, vector=1, dims=10"
     fits = _register_blocked(examples, 256, blocking, CPU)
     spills = _register_blocked(examples, 256, blocking, dataclasses.replace(CPU, cache_bytes=64 << 10))
