@@ -280,4 +280,5 @@ def device_facts(device) -> DeviceFacts:
 
     return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
                        device.max_compute_units, device.local_mem_size, device.max_work_group_size,
-                       device.native_vector_width_float, tuple(device.max_work_item_sizes), device.global_mem_cache_size)
+                       device.native_vector_width_float, tuple(device.max_work_item_sizes),
+                       device.global_mem_cache_size)
