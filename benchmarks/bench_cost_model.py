@@ -10,7 +10,8 @@ per program (issue 18's floor: at least +0.5 on each).
 variable, a modest size) for `--budget` seconds, in a new temporary tuning database, and saves the working
 candidates it measured (derivation, work-group size, measured and predicted time) with the device's facts to
 `<out>/<program>.json`. `rank` needs no device time: it replays each saved derivation, predicts its time with
-the current cost model (`lift.explore.cost_model`) for the saved device, and prints per program the number of
+the current cost model (`lift.explore.cost_model`) for the saved device (one saved without `cache_bytes` as a
+device with no known cache), and prints per program the number of
 candidates, the Spearman correlation of the predictions made when measured ("then") and of today's ("now"),
 and the measured time of the candidate today's model ranks first against the fastest one's. So the model can be
 changed and judged again without measuring anything again.

@@ -48,7 +48,8 @@ class WorkerTimedOut(LiftError):
 
 @dataclass(frozen=True)
 class DeviceFacts:
-    """The device a worker opened, as the explorer needs it: label (with driver version) and limits."""
+    """The device a worker opened, as the explorer needs it: label (with driver version), limits and the size of
+    its global-memory cache."""
 
     label: str
     kind: str
