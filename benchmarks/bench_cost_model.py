@@ -12,8 +12,9 @@ candidates it measured (derivation, work-group size, measured and predicted time
 `<out>/<program>.json`. `rank` needs no device time: it replays each saved derivation, predicts its time with
 the current cost model (`lift.explore.cost_model`) for the saved device (one saved without `cache_bytes` as a
 device with no known cache), and prints per program the number of candidates, the Spearman correlation of the
-predictions made when measured ("then") and of today's ("now"), and the measured time of the candidate today's model ranks first against the fastest one's. So the model can be
-changed and judged again without measuring anything again.
+predictions made when measured ("then") and of today's ("now"), and the measured time of the candidate today's
+model ranks first against the fastest one's. So the model can be changed and judged again without measuring
+anything again.
 
 A search measures each candidate once, as it comes; under load, identical kernels measured minutes apart differ
 2x, more than the candidates of a program that chunks one algorithm differently do (MD, N-body). `retime` times
