@@ -9,10 +9,11 @@ import pytest
 from lift import Float, UserFun, Vectorize
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import MATH_CALL_OPS, DeviceModel, operations, predict, profile
-from lift.explore.macro_space import macro_derivations
 from lift.explore.rewrite_search import lower_rest, map_moves, window_moves
 from lift.rules.default_lowering import clean_up
-from lift.rules.strategy import argument, body, derive
+from lift.rules.engine import RewriteEngine
+from lift.rules.macro_rules import register_blocked
+from lift.rules.strategy import Focus, argument, body, derive
 
 CPU = DeviceModel.for_device("cpu", 2, 20.0, 0.002, 32768, 4096, 8, 32 << 20)
 
@@ -87,11 +88,11 @@ POCL = DeviceModel.for_device("cpu", 2, 41.0, 0.004, 524288, 4096, 8, 32 << 20)
 """The PoCL device (2 cores, a 32 MB cache) that measured the matrix multiplications quoted below at 512³."""
 
 
-def _register_blocked(examples, n: int, blocking: str, device: DeviceModel) -> float:
-    """The predicted time on `device` of the `n`³ matrix multiplication register-blocked as `blocking` (the macro
-    space's parameters), in the work-groups the driver picks."""
+def _register_blocked(examples, n: int, h: int, w: int, dims: tuple, device: DeviceModel) -> float:
+    """The predicted time on `device` of the `n`³ matrix multiplication register-blocked in `h × w` blocks of scalars
+    (the macro space's candidate), its (rows, columns) on global dimensions `dims`, in the driver's work-groups."""
     program, sizes = examples["matmul"].kernels["matmul"], {"M": n, "N": n, "K": n}
-    (lowered,) = [p for p, _, params in macro_derivations(program, sizes) if params["register-blocked"] == blocking]
+    lowered = register_blocked(h, w, None, dims)(Focus(program, RewriteEngine(sizes=sizes))).program
     return predict(profile(Candidate(lowered).generate("k", sizes)), device)
 
 
@@ -99,9 +100,8 @@ def test_matmul_rereads_b_from_the_cache_where_it_fits(examples):
     """A work-item per row and 64 columns re-reads all of B once per row: where B fits in the cache the re-reads
     come from it alone, where it does not from memory too (PoCL ran 1024³, B 4 MB in a 32 MB cache, at 9 GFLOP/s,
     not at the 4 GB of B's re-reads over the 16 GB/s that memory streams)."""
-    blocking = "h=1, w=64, vector=1, dims=10"
-    fits = _register_blocked(examples, 256, blocking, CPU)
-    spills = _register_blocked(examples, 256, blocking, dataclasses.replace(CPU, cache_bytes=64 << 10))
+    fits = _register_blocked(examples, 256, 1, 64, (1, 0), CPU)
+    spills = _register_blocked(examples, 256, 1, 64, (1, 0), dataclasses.replace(CPU, cache_bytes=64 << 10))
     assert spills > 1.3 * fits
 
 
@@ -109,7 +109,7 @@ def test_matmul_work_items_down_columns_share_b_and_reread_a_little(examples):
     """Consecutive work-items down a column of blocks (rows on dimension 0) share their block of B and each
     re-reads a few rows of A from the cache; along a row of blocks they share A and each re-reads a block of B
     (measured 6.4 ms and 13 ms for 2x32 blocks at 512³, 9.9 ms and 17 ms for 1x64)."""
-    for blocking in ("h=2, w=32, vector=1, dims={}", "h=1, w=64, vector=1, dims={}"):
-        down = _register_blocked(examples, 256, blocking.format("01"), POCL)
-        along = _register_blocked(examples, 256, blocking.format("10"), POCL)
+    for h, w in ((2, 32), (1, 64)):
+        down = _register_blocked(examples, 256, h, w, (0, 1), POCL)
+        along = _register_blocked(examples, 256, h, w, (1, 0), POCL)
         assert along > 1.1 * down
