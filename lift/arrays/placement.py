@@ -131,7 +131,7 @@ def _device_rates(device) -> dict:
     kind = "gpu" if info.type & cl.device_type.GPU else "cpu"
     model = cost_model.DeviceModel.for_device(kind, info.max_compute_units, bandwidth.gbps, bandwidth.launch_ms,
                                               info.local_mem_size, info.max_work_group_size,
-                                              info.preferred_vector_width_float)
+                                              info.preferred_vector_width_float, info.global_mem_cache_size)
     return {"model": model, "transfer_gbps": _transfer_gbps(device)}
 
 

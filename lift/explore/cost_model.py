@@ -19,7 +19,11 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   an operation (a load or a store). A value the consecutive work-items of a group (along dimension 0) all
   read, one that does not vary with their index, is read from memory once per group and from the cache
   by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
-  work-items of a column of blocks, or the rows of A by those of a row);
+  work-items of a column of blocks, or the rows of A by those of a row). Each read of a program's input array
+  is counted against that array: on a device with a cache (`cache_bytes`), its reads beyond its size pass
+  through the cache, at the compute units' local-memory bandwidth (a CPU's local memory is its cache), and where
+  the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
+  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache;
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -60,7 +64,7 @@ from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
-from lift.opencl_gen.memory import element_bytes, memory_bytes
+from lift.opencl_gen.memory import element_bytes, memory_bytes, value_bytes
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
@@ -73,7 +77,8 @@ class DeviceModel:
     its lanes busy; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
-    bandwidth.
+    bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
+    none known).
     """
 
     compute_units: int
@@ -87,15 +92,17 @@ class DeviceModel:
     work_item_ns: float
     group_ns: float
     local_gbps: float
+    cache_bytes: int = 0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
-                   local_mem_bytes: int, max_work_group_size: int, vector_width: int) -> "DeviceModel":
+                   local_mem_bytes: int, max_work_group_size: int, vector_width: int,
+                   cache_bytes: int = 0) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
         constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, group_ns=50.0, local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants)
+                   max(vector_width, 1), **constants, cache_bytes=cache_bytes)
 
 
 @dataclass
@@ -117,16 +124,20 @@ class KernelProfile:
     packed: Counter = field(default_factory=Counter)  # scalar operations of loops a CPU compiler vectorises
     item_packed: Counter = field(default_factory=Counter)  # scalar operations of straight-line work-items
     straight_items: bool = False  # the work-items (dimension 0) run straight-line code: `item_packed` holds it
+    array_bytes: dict = field(default_factory=dict)  # the size of each input array read
+    array_reads: Counter = field(default_factory=Counter)  # of `global_bytes`: the reads of each input array
+    array_shared: Counter = field(default_factory=Counter)  # of `shared_bytes`: the same, by array
 
 
 def profile(g: GeneratedProgram) -> list:
     """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
     (`Kernel.expr`), launch and local memories."""
     lam = g.typed.expr
-    params = {p.name: GLOBAL if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    params = {p.name: _Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    sizes = {p.name: value_bytes(p.t, g.sizes) for p in lam.params if isinstance(p.t, ArrayType)}
     profiles = []
     for k in g.kernels:
-        prof = KernelProfile(k.name)
+        prof = KernelProfile(k.name, array_bytes=sizes)
         walk = CostWalk(prof)
         e = k.expr
         spaces = [_top_level_space(a, params) for a in e.args]
@@ -154,14 +165,32 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    shared = k.shared_bytes * (1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1))
-    memory_ns = (k.global_bytes - shared) / m.bandwidth_gbps
+    unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
+    rereads, cached = _rereads(k, m, unshared)
+    memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached) / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
-    compute_ns = ops * m.op_ns + k.local_bytes / m.local_gbps + scheduled * m.work_item_ns + groups * m.group_ns
+    compute_ns = (ops * m.op_ns + (k.local_bytes + rereads) / m.local_gbps + scheduled * m.work_item_ns
+                  + groups * m.group_ns)
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+
+
+def _rereads(k: KernelProfile, m: DeviceModel, unshared: float) -> tuple:
+    """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
+    work-items, `unshared` of them) beyond its size, all of which pass through the cache, and of them those of the
+    arrays that fit in it with the smaller ones, which the cache serves alone. None where no cache is known."""
+    if not m.cache_bytes:
+        return 0.0, 0.0
+    rereads = cached = 0.0
+    held = 0
+    for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
+        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - size, 0.0)
+        held += size
+        rereads += extra
+        cached += extra if held <= m.cache_bytes else 0.0
+    return rereads, cached
 
 
 def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
@@ -306,11 +335,13 @@ class _Space(str):
     of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
     to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
     vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
-    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them)."""
+    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them), and
+    `array`, the program's input array it is part of (`KernelProfile.array_reads`)."""
 
-    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False):
+    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
+                array: Optional[str] = None):
         new = super().__new__(cls, space)
-        new.varies, new.spilled, new.gathered = varies, spilled, gathered
+        new.varies, new.spilled, new.gathered, new.array = varies, spilled, gathered, array
         return new
 
 
@@ -322,7 +353,8 @@ def _element(space, loop, rolled: bool):
         return tuple(_element(s, loop, rolled) for s in space)
     varies = getattr(space, "varies", frozenset())
     spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
-    return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space))
+    return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space),
+                  getattr(space, "array", None))
 
 
 def _spilled(space):
@@ -336,7 +368,8 @@ def _gathered(space):
     """`space`, marked as read through a boundary (`_Space.gathered`)."""
     if isinstance(space, tuple):
         return tuple(_gathered(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True)
+    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True,
+                  getattr(space, "array", None))
 
 
 def _gathers(space) -> bool:
@@ -541,6 +574,10 @@ class CostWalk(Mapper):
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
                 self.kernel.shared_bytes += nbytes if shared else 0.0
+                array = getattr(space, "array", None)
+                if array is not None:
+                    self.kernel.array_reads[array] += nbytes
+                    self.kernel.array_shared[array] += nbytes if shared else 0.0
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
                 self._count(self.kernel.calls, width, times, packed)

@@ -48,7 +48,8 @@ class WorkerTimedOut(LiftError):
 
 @dataclass(frozen=True)
 class DeviceFacts:
-    """The device a worker opened, as the explorer needs it: label (with driver version) and limits."""
+    """The device a worker opened, as the explorer needs it: label (with driver version), limits and the size of
+    its global-memory cache."""
 
     label: str
     kind: str
@@ -57,11 +58,13 @@ class DeviceFacts:
     max_work_group_size: int
     vector_width: int
     max_item_sizes: tuple = ()
+    cache_bytes: int = 0
 
     def model(self, bandwidth) -> DeviceModel:
         """The cost model's view of this device, with its measured `StreamingBandwidth`."""
         return DeviceModel.for_device(self.kind, self.compute_units, bandwidth.gbps, bandwidth.launch_ms,
-                                      self.local_mem_bytes, self.max_work_group_size, self.vector_width)
+                                      self.local_mem_bytes, self.max_work_group_size, self.vector_width,
+                                      self.cache_bytes)
 
 
 class Worker:
@@ -278,4 +281,5 @@ def device_facts(device) -> DeviceFacts:
 
     return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
                        device.max_compute_units, device.local_mem_size, device.max_work_group_size,
-                       device.native_vector_width_float, tuple(device.max_work_item_sizes))
+                       device.native_vector_width_float, tuple(device.max_work_item_sizes),
+                       device.global_mem_cache_size)

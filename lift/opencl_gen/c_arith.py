@@ -4,6 +4,13 @@
 and `%` that lift generates (C's `/` and `%` truncate; on non-negative operands they are floor division
 and modulo). An exact division is printed over a common denominator, `(3*N)/4` for `3*N/4`, so that C's
 truncating `/` is exact wherever `eval` is integral.
+
+A sum prints its terms outermost first (`nesting_order`): the generator numbers its index variables in the order
+it opens their loops, so that the part of an index that a loop does not change is a prefix the C compiler hoists
+out of it, and the innermost loop's counter comes last. Printed the other way round (`i_6 + 1024*l_2 + 8192*wg_0`,
+by name), PoCL's compiler neither hoists the work-item part nor vectorises the loads of an unrolled loop:
+a 1024³ matrix multiplication indexed by group and local ids took 4-6x as long as the same loops indexed
+by global ids, and as long once its terms were reordered.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from lift.types.arith import ArithExpr, FloorDiv, Mod, Var, term_order
+from lift.types.arith import ArithExpr, FloorDiv, Mod, Var
 
 _C_OPERATORS = {FloorDiv: "/", Mod: "%"}
 
@@ -63,7 +70,7 @@ def _c_sum(terms: dict) -> str:
     if not terms:
         return "0"
     text = ""
-    for mono, coeff in sorted(terms.items(), key=term_order):
+    for mono, coeff in sorted(terms.items(), key=nesting_order):
         k = abs(coeff)
         factors = [str(k)] if k != 1 or not mono else []
         for atom, p in sorted(mono, key=lambda ap: str(ap[0])):
@@ -74,6 +81,21 @@ def _c_sum(terms: dict) -> str:
         else:
             text += (" - " if coeff < 0 else " + ") + term
     return text
+
+
+def nesting_order(item) -> tuple:
+    """The order in which the `(monomial, coefficient)` items of a sum print (see the module docstring): by the
+    innermost variable each depends on (the highest number `n` of a generated name `x_n`; sizes, unnumbered, come
+    first), constants last, then by name."""
+    mono, _ = item
+    serials = [_serial(v.name) for a, _ in mono for v in a.free_vars()]
+    return not mono, max(serials, default=-1), sorted((str(a), -p) for a, p in mono)
+
+
+def _serial(name: str) -> int:
+    """The number of a generated name (`i_6`: 6); -1 for another name (a size)."""
+    _, _, n = name.rpartition("_")
+    return int(n) if n.isdigit() else -1
 
 
 def _c_operand(e: ArithExpr) -> str:

@@ -312,6 +312,15 @@ def test_to_c():
     assert c_arith(N * N - 1) == "N*N - 1"
 
 
+def test_c_sums_print_the_innermost_loop_counter_last():
+    """The generator numbers its loop variables as it opens their loops: a sum prints the terms of enclosing ones
+    first (sizes before them), so that what an inner loop does not change is a prefix the C compiler hoists."""
+    wg, l, k, u = (Var(name, 0, 8) for name in ("wg_0", "l_2", "i_6", "i_10"))
+    assert c_arith(k + 1024 * l + 8192 * wg) == "8192*wg_0 + 1024*l_2 + i_6"
+    assert c_arith(u + 64 * k + N * l + 3) == "N*l_2 + 64*i_6 + i_10 + 3"
+    assert c_arith((u + 3 * wg) // 4 + 2 * l) == "2*l_2 + ((3*wg_0 + i_10)/4)"
+
+
 # --- properties -------------------------------------------------------------------------------
 #
 # Random trees over the variables above are built twice: with the ArithExpr operators, and as
