@@ -21,7 +21,10 @@ chooses, in order:
    padding to it, with copies of its last element for `max` and `min` (`pad-reduction-repeat`), or a smaller
    chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
-   reduces everything;
+   reduces everything. A reduction from a `z` that is not neutral (`f(z, z) ≠ z`: `+` from 5, whose chunks
+   would each add 5) reduces `z` with the reduction from the operator's neutral element `e`, `reduce(f, z) ∘
+   reduce(f, e)` (`reduce-neutral-init`), whose chunks are these; the two final sequential folds are then one
+   (`reduce-seq-neutral-init`); with no neutral element known, one work-item reduces everything;
 3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
    of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
    float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
@@ -72,7 +75,7 @@ from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments,
                                  is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
-           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
+           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
 
 clean_up = normalize(first_of(r for r in RULES if r.name in CLEANUP))
 """The fusion and identity rules wherever they apply, outermost first, until none does."""

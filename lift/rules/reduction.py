@@ -6,6 +6,7 @@
                    | join ∘ map(part-red(f, z)) ∘ split-n
                    | iterate-n(part-red(f, z))
     reduce(f, z)   → reduce(f, z) ∘ reduce(f, e)               (f(e, x) = x, f(z, z) ≠ z)
+    reduce-seq(f, z) ∘ reduce-seq(f, e) → reduce-seq(f, z)     (f(e, x) = x)
 
 `part-red(f, z, m)` reduces `T[n]` to `T[m]`; lift reads it as the reduction of `m` contiguous chunks of
 `n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the paper's
@@ -21,7 +22,9 @@ from anything), as do the rules elsewhere that pad a reduction with `z` or add l
 from `z` (`requires_absorbing`). `reduce-neutral-init` makes any other reduction of an operator with a
 known neutral element `e` one of those: `reduce(f, z)(x) = f(z, reduce(f, e)(x))`, the reduction of the
 one-element result from `z`, so that `z` is reduced once however the inner reduction is split (`+` from 5
-over 4099 ones is 4104, not 5 more per chunk).
+over 4099 ones is 4104, not 5 more per chunk). Once both are sequential, the last rule folds the inner one's
+input from `z` directly, `f(z, f(e, x1) .. xn) = f(z, x1) .. xn`: one loop, not a kernel of its own for
+the outer fold of one element.
 
 Two choices are forced by `part-red` carrying its result length `m`:
 
@@ -36,9 +39,9 @@ Two choices are forced by `part-red` carrying its result length `m`:
 from __future__ import annotations
 
 from lift.ir.associativity import absorbs_itself, is_associative, neutral_element
-from lift.ir.nodes import FunCall
+from lift.ir.nodes import FunCall, Literal
 from lift.ir.printer import paper
-from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
+from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, ReduceSeq, Reorder, Split
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer, ratio, size
 
@@ -89,6 +92,23 @@ def partial_reduction(call, chunk):
       equation="reduce(f, z) → reduce(f, z) ∘ reduce(f, e)    (f(e, x) = x)")
 def reduce_neutral_init(call, e):
     return call.f(Reduce(call.f.f, e)(call.args[0]))
+
+
+def _folds_from_neutral(call: FunCall) -> None:
+    outer, inner = call.f, call.args[0]
+    requires(isinstance(inner, FunCall) and isinstance(inner.f, ReduceSeq) and inner.f.f == outer.f,
+             f"the input is not a reduce-seq of {paper(outer.f)}")
+    requires_associative(outer.f)
+    e = neutral_element(outer.f, inner.f.init.t)
+    requires(e is not None and isinstance(inner.f.init, Literal) and inner.f.init.value == e.value,
+             f"the inner reduce-seq does not start from the neutral element of {paper(outer.f)}")
+
+
+@rule("reduce-seq-neutral-init", figure="3(d)", heads=ReduceSeq, reassociates=True, match=_folds_from_neutral,
+      description="a fold of a fold from the neutral element is one fold",
+      equation="reduce-seq(f, z) ∘ reduce-seq(f, e) → reduce-seq(f, z)    (f(e, x) = x)")
+def reduce_seq_neutral_init(call):
+    return call.f(call.args[0].args[0])
 
 
 @rule("part-red-to-reduce", figure="3(d)", heads=PartRed,
@@ -164,5 +184,5 @@ def _root(x: int, k: int):
     return next((d for d in (c - 1, c, c + 1) if d >= 2 and d ** k == x), None)
 
 
-RULES = (partial_reduction, reduce_neutral_init, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
+RULES = (partial_reduction, reduce_neutral_init, reduce_seq_neutral_init, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
          part_red_iterate)
