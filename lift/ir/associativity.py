@@ -27,6 +27,7 @@ reduce(f, e)` (`reduce-neutral-init`, `lift.rules.reduction`), and the inner red
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -61,10 +62,14 @@ def is_associative(op: FunDecl) -> bool:
 def absorbs_itself(op: FunDecl, z) -> bool:
     """Whether `op(z, z) = z` for a constant `z`, by the reference interpreter: then a reduction of an associative
     `op` from `z` may start any number of partial reductions from `z` (see the module)."""
+    return isinstance(z, Literal) and _absorbs(op, z)
+
+
+@lru_cache(maxsize=1024)
+def _absorbs(op: FunDecl, z: Literal) -> bool:
+    """`absorbs_itself`, evaluated once per operator and constant (rules ask at every reduction they match)."""
     from lift.ir.interpreter import interpret
 
-    if not isinstance(z, Literal):
-        return False
     try:
         got = np.asarray(interpret(Lambda((), FunCall(op, (z, z)))))
     except (LiftError, TypeError, ValueError):

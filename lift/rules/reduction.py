@@ -184,5 +184,5 @@ def _root(x: int, k: int):
     return next((d for d in (c - 1, c, c + 1) if d >= 2 and d ** k == x), None)
 
 
-RULES = (partial_reduction, reduce_neutral_init, reduce_seq_neutral_init, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
-         part_red_iterate)
+RULES = (partial_reduction, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
+         part_red_iterate, reduce_neutral_init, reduce_seq_neutral_init)
