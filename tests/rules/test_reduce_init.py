@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, UserFun, fun, infer, interpret, paper
+from lift import (ArrayType, Float, Map, MapSeq, Reduce, ReduceSeq, SizeVar, UserFun, fun, infer, interpret,
+                  paper)
 from lift.ir.associativity import absorbs_itself, neutral_element
 from lift.ir.nodes import Literal
 from lift.rules import RewriteEngine, RuleNotApplicable, Rewrite
@@ -94,6 +95,24 @@ def test_the_default_lowering_of_a_reduction_from_any_value_keeps_its_meaning(na
     _close(interpret(lowered, x), interpret(program, x), paper(lowered))
     if not absorbs_itself(OPS[name], Literal(z, F)):
         assert "reduce-seq(" + name + f", {z})" in paper(lowered) and paper(lowered).count(f"{z})") == 1
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(OPS)), st.sampled_from([0.0, 2.0, 5.0, -3.0]), st.sampled_from([1, 2, 7, 16]),
+       st.booleans(), st.integers(0, 1 << 16))
+def test_reduce_seq_neutral_init_folds_a_fold_from_the_neutral_element(name, z, n, mapped, seed):
+    op = OPS[name]
+    e = neutral_element(op, F)
+    inner = e.value if e is not None else 0.0
+    program = fun([ArrayType(F, n)], lambda x: (ReduceSeq(op, z) @ ReduceSeq(op, inner))(
+        MapSeq(absf)(x) if mapped else x))
+    x = np.random.default_rng(seed).choice(np.float32([-1, -0.5, 0.5, 1, 2]), n)
+    offered = [rw for rw in ENGINE.rewrites(program) if rw.rule == "reduce-seq-neutral-init"]
+    assert len(offered) == (e is not None)
+    for rw in offered:
+        new = ENGINE.apply(program, rw)
+        assert paper(new).startswith(f"reduce-seq({name}, {z})") and paper(new).count("reduce-seq") == 1
+        _close(interpret(new, x), interpret(program, x), paper(new))
 
 
 def _signs(n):
