@@ -39,7 +39,7 @@ Lowering = Union[None, str, Path, Derivation]
 
 class LoweredProgram(NamedTuple):
     """A lowered program, and the work-group size of its kernels that the generator leaves to the driver that its
-    derivation was measured at (None: the driver's choice; `lift.opencl_gen.launch.fitting_local_size`)."""
+    derivation was measured at (None: the driver's choice; `lift.opencl_gen.compiled.generate_lowered`)."""
 
     program: Lambda
     local_size: Optional[int] = None
