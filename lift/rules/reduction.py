@@ -38,7 +38,7 @@ Two choices are forced by `part-red` carrying its result length `m`:
 
 from __future__ import annotations
 
-from lift.ir.associativity import absorbs_itself, is_associative, neutral_element
+from lift.ir.associativity import absorbs_itself, is_associative, neutral_element, operator_of
 from lift.ir.nodes import FunCall, Literal
 from lift.ir.printer import paper
 from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, ReduceSeq, Reorder, Split
@@ -96,12 +96,17 @@ def reduce_neutral_init(call, e):
 
 def _folds_from_neutral(call: FunCall) -> None:
     outer, inner = call.f, call.args[0]
-    requires(isinstance(inner, FunCall) and isinstance(inner.f, ReduceSeq) and inner.f.f == outer.f,
-             f"the input is not a reduce-seq of {paper(outer.f)}")
+    requires(isinstance(inner, FunCall) and isinstance(inner.f, ReduceSeq) and inner.f.init.t == outer.init.t
+             and _same_operator(inner.f.f, outer.f), f"the input is not a reduce-seq of {paper(outer.f)}")
     requires_associative(outer.f)
     e = neutral_element(outer.f, inner.f.init.t)
     requires(e is not None and isinstance(inner.f.init, Literal) and inner.f.init.value == e.value,
              f"the inner reduce-seq does not start from the neutral element of {paper(outer.f)}")
+
+
+def _same_operator(f, g) -> bool:
+    """`f` is `g`, or both compute one known operator (`λa, b. mult(a, b)` and `mult`)."""
+    return f == g or operator_of(f) is not None and operator_of(f) == operator_of(g)
 
 
 @rule("reduce-seq-neutral-init", figure="3(d)", heads=ReduceSeq, reassociates=True, match=_folds_from_neutral,

@@ -99,12 +99,14 @@ def test_the_default_lowering_of_a_reduction_from_any_value_keeps_its_meaning(na
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(sorted(OPS)), st.sampled_from([0.0, 2.0, 5.0, -3.0]), st.sampled_from([1, 2, 7, 16]),
-       st.booleans(), st.integers(0, 1 << 16))
-def test_reduce_seq_neutral_init_folds_a_fold_from_the_neutral_element(name, z, n, mapped, seed):
+       st.booleans(), st.booleans(), st.integers(0, 1 << 16))
+def test_reduce_seq_neutral_init_folds_a_fold_from_the_neutral_element(name, z, n, mapped, forwarded, seed):
+    """`reduce-seq(f, z) ∘ reduce-seq(g, e)` with `g` being `f` or `λa, b. f(a, b)` (as fusion leaves it)."""
     op = OPS[name]
     e = neutral_element(op, F)
     inner = e.value if e is not None else 0.0
-    program = fun([ArrayType(F, n)], lambda x: (ReduceSeq(op, z) @ ReduceSeq(op, inner))(
+    g = (lambda a, b: op(a, b)) if forwarded else op
+    program = fun([ArrayType(F, n)], lambda x: (ReduceSeq(op, z) @ ReduceSeq(g, inner))(
         MapSeq(absf)(x) if mapped else x))
     x = np.random.default_rng(seed).choice(np.float32([-1, -0.5, 0.5, 1, 2]), n)
     offered = [rw for rw in ENGINE.rewrites(program) if rw.rule == "reduce-seq-neutral-init"]
