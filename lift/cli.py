@@ -239,6 +239,7 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
     """Write a kernel as a standalone OpenCL C file and a JSON manifest (a high-level kernel lowered first)."""
     from lift.explore.tuned_compile import KnownLowerings
     from lift.opencl_gen import runtime
+    from lift.opencl_gen.compiled import generate_lowered
     from lift.opencl_gen.kernels import generate
     from lift.opencl_gen.manifest import write_cl
     from lift.rules.default_lowering import LANES
@@ -258,7 +259,8 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
     tuned = KnownLowerings(expr, runtime.device_label(dev)) if dev is not None else None
     width = dev.native_vector_width_float if dev is not None else LANES
     lower = lowering_for(expr, lowering, name, tuned, width)
-    g = generate(expr if lower is None else lower(bound), name, parse_sizes(sizes))
+    g = generate(expr, name, parse_sizes(sizes)) if lower is None else \
+        generate_lowered(lower(bound), name, parse_sizes(sizes), dev)
     if check:
         if dev is not None:
             with native_stderr_silenced():

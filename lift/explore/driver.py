@@ -47,7 +47,7 @@ from lift.explore.tuning_database import SharedLog, TuningDatabase
 from lift.ir.printer import paper
 from lift.ir.program_file import ProgramFile, load_program_file
 from lift.opencl_gen.kernels import GeneratedProgram
-from lift.opencl_gen.launch import check_launch, local_size_overrides
+from lift.opencl_gen.launch import fitting_overrides
 
 # The work-group sizes tried for kernels whose local size the generator leaves to the driver (None: the
 # driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
@@ -485,15 +485,8 @@ class _Search:
     def _fits(self, generated: GeneratedProgram, local_size: Optional[int]) -> bool:
         """Whether the device can run `generated` with `local_size` work-items per work-group in its kernels
         the driver would size: the size divides their global sizes and the device's limits allow it."""
-        if local_size is None:
-            return True
-        max_work_group, max_item_sizes = self.settings.max_work_group_size, self.settings.max_item_sizes
-        try:
-            for i, launch in local_size_overrides(generated.kernels, local_size).items():
-                check_launch(launch, self.problem.sizes, max_work_group, max_item_sizes, generated.kernels[i].name)
-        except LiftError:
-            return False
-        return True
+        return fitting_overrides(generated.kernels, local_size, self.problem.sizes, self.settings.max_work_group_size,
+                                 self.settings.max_item_sizes) is not None
 
     def _skip(self, candidate: Candidate, records: list) -> list:
         """Count the logged evaluations of `candidate` as skipped and tell the search the best of them."""

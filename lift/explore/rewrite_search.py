@@ -35,6 +35,7 @@ from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.explore.macro_space import macro_derivations
 from lift.ir import patterns as P
+from lift.ir.associativity import absorbs_itself, neutral_element
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
@@ -401,14 +402,16 @@ class RewriteSearch:
                 length = self.length(node.args[0].t)
                 if length is not None:
                     scalars = isinstance(node.args[0].t.elem, ScalarType)
-                    return ctx, f"reduce@{ctx.path}", array_reduction_moves(length, in_pattern, scalars)
+                    moves = array_reduction_moves(length, in_pattern, scalars)
+                    return ctx, f"reduce@{ctx.path}", _from_neutral(node.f, moves)
             if isinstance(node.f, P.Reduce) and _is_call_of(node.args[0], P.Map):
                 mapped_ = node.args[0]
                 length = self.length(mapped_.t)
                 if length is not None:
                     zipped = _is_call_of(mapped_.args[0], P.Zip)
                     scalars = _scalar_elements(mapped_) or (zipped and _scalar_result(mapped_))
-                    return ctx, f"reduce@{ctx.path}", reduction_moves(length, in_pattern, scalars, zipped)
+                    moves = reduction_moves(length, in_pattern, scalars, zipped)
+                    return ctx, f"reduce@{ctx.path}", _from_neutral(node.f, moves)
             if maps is None and isinstance(node.f, P.Map) and P.is_high_level(node.f) and not in_pattern:
                 length = self.length(node.args[0].t)
                 if length is not None:
@@ -422,6 +425,16 @@ class RewriteSearch:
             return t.length.eval(self.sizes)
         except (AttributeError, LiftError):
             return None
+
+
+def _from_neutral(r: P.Reduce, moves: tuple) -> tuple:
+    """The moves at `reduce(f, z)` where `f(z, z) ≠ z` and `f` has a known neutral element `e`: each at the inner
+    reduction of `reduce(f, z) ∘ reduce(f, e)` (`reduce-neutral-init`, `lift.rules.reduction`), which splits
+    where the reduction from `z` does not; `moves` where no such `e` is known, or none is needed."""
+    if absorbs_itself(r.f, r.init) or neutral_element(r.f, r.init.t) is None:
+        return moves
+    return tuple((name, dict(params, neutral_init=True), rewrite("reduce-neutral-init") >> argument(0, strategy))
+                 for name, params, strategy in moves)
 
 
 LANES_MAX = 16

@@ -24,7 +24,7 @@ from lift.rules.lowering_choice import Lowering
 
 class KnownLowerings:
     """The derivations the tuning database holds for `program` on the device labelled `device`, best first
-    (`lift.rules.lowering_choice.Tuned`)."""
+    (`lift.rules.lowering_choice.Tuned`), each with the work-group size it was measured at (`local_size`)."""
 
     def __init__(self, program: Lambda, device: str, store: Optional[TuningDatabase] = None):
         self.store = store or TuningDatabase()
@@ -35,7 +35,8 @@ class KnownLowerings:
         return not any(r.ok and r.derivation and r.device == self.device for r in self.store.records(self.program))
 
     def derivations(self, sizes: Mapping[str, int]) -> list:
-        return [Derivation.from_json(json.dumps({"sizes": dict(r.sizes), "steps": list(r.derivation)}))
+        return [Derivation.from_json(json.dumps({"sizes": dict(r.sizes), "steps": list(r.derivation),
+                                                 "params": dict(r.params)}, default=str))
                 for r in self.store.ranked(self.program, self.device, sizes)]
 
 

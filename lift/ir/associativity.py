@@ -14,26 +14,44 @@ Floating-point `+` and `*` are taken as associative, as the paper does: re-assoc
 rounding. A `reduce` whose operator is not known to be associative means `reduce-seq` (a fold from the
 left): the reference interpreter folds it in order and the rules that split a reduction into partial
 reductions do not apply (`lift.rules.reduction`).
+
+`reduce(f, z)` folds from `z` once. A split reduction starts every partial reduction from `z`, and padding
+adds more `z`, so it reduces `z` several times: that is the same value for every input exactly when
+`f(z, z) = z` (`absorbs_itself`), since then, `f` being associative and commutative, the copies of `z`
+combine into one. That holds for a neutral `z` (`+` from 0, `*` from 1) and for `max`, `min` from anything,
+and is evaluated by the reference interpreter. Where it fails (`+` from 5), a neutral element `e` of `f`
+(`neutral_element`: 0 for `+`, 1 for `*`) takes `z` out of the reduction, `reduce(f, z) = reduce(f, z) ∘
+reduce(f, e)` (`reduce-neutral-init`, `lift.rules.reduction`), and the inner reduction splits.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Optional
 
+import numpy as np
+
+from lift.errors import LiftError
 from lift.ir import patterns as P
-from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
+from lift.types.types import ScalarType, Type, VectorType
 
 ASSOCIATIVE_BINARY = ("+", "*", "and", "or")
 ASSOCIATIVE_CALLS = ("max", "min", "fmax", "fmin")
+NEUTRAL = {"+": 0, "*": 1, "and": True, "or": False}
+"""The neutral element of each recognised operator that has one for every type (`max` and `min` need none:
+`f(z, z) = z` holds for any `z`)."""
 _C_BODY = re.compile(r"return\s*\(?\s*(?:(\w+)\s*([+*]|&&|\|\|)\s*(\w+)|(\w+)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\))\s*\)?\s*;")
+_C_OPERATORS = {"&&": "and", "||": "or"}
 
 
 def is_associative(op: FunDecl) -> bool:
     """Whether `op` is known to be associative and commutative (see the module)."""
     if isinstance(op, UserFun):
-        return op.associative or _known_userfun(op)
+        return op.associative or _operator(op) is not None
     if isinstance(op, P.Vectorize):
         return is_associative(op.f)
     if isinstance(op, Lambda) and len(op.params) == 2:
@@ -41,34 +59,76 @@ def is_associative(op: FunDecl) -> bool:
     return False
 
 
-def _known_userfun(f: UserFun) -> bool:
-    if f.arity != 2 or len({f.in_types[0], f.in_types[1], f.out_type}) != 1:
+def absorbs_itself(op: FunDecl, z) -> bool:
+    """Whether `op(z, z) = z` for a constant `z`, by the reference interpreter: then a reduction of an associative
+    `op` from `z` may start any number of partial reductions from `z` (see the module)."""
+    return isinstance(z, Literal) and _absorbs(op, z)
+
+
+@lru_cache(maxsize=1024)
+def _absorbs(op: FunDecl, z: Literal) -> bool:
+    """`absorbs_itself`, evaluated once per operator and constant (rules ask at every reduction they match)."""
+    from lift.ir.interpreter import interpret
+
+    try:
+        got = np.asarray(interpret(Lambda((), FunCall(op, (z, z)))))
+    except (LiftError, TypeError, ValueError):
         return False
+    return got.dtype.kind in "fiub" and bool(np.all(got == z.value))
+
+
+def neutral_element(op: FunDecl, t: Type) -> Optional[Literal]:
+    """The neutral element `e` of `op` (`op(e, x) = x`) of the scalar or vector type `t`, where `op` is a recognised
+    operator that has one (`NEUTRAL`), else None."""
+    value = NEUTRAL.get(operator_of(op))
+    return None if value is None or not isinstance(t, (ScalarType, VectorType)) else Literal(value, t)
+
+
+def operator_of(op: FunDecl) -> Optional[str]:
+    """The operator (`+`, `*`, `max`, ...) that `op` is known to compute, through `vectorize-n` and a lambda that
+    passes its parameters on, else None."""
+    if isinstance(op, UserFun):
+        return _operator(op)
+    if isinstance(op, P.Vectorize):
+        return operator_of(op.f)
+    if isinstance(op, Lambda) and len(op.params) == 2 and _passes_on(op.body, op.params):
+        return operator_of(op.body.f)
+    return None
+
+
+def _operator(f: UserFun) -> Optional[str]:
+    if f.arity != 2 or len({f.in_types[0], f.in_types[1], f.out_type}) != 1:
+        return None
     params = set(f.param_names)
     body = getattr(f.origin, "body", None)
     if body is not None:
         if len(body) != 1 or not isinstance(body[0], Return):
-            return False
+            return None
         v = body[0].value
         if isinstance(v, Binary) and v.op in ASSOCIATIVE_BINARY:
-            operands = (v.left, v.right)
+            operator, operands = v.op, (v.left, v.right)
         elif isinstance(v, Call) and v.name in ASSOCIATIVE_CALLS and len(v.args) == 2:
-            operands = v.args
+            operator, operands = v.name, v.args
         else:
-            return False
-        return all(isinstance(o, Variable) for o in operands) and {o.name for o in operands} == params
+            return None
+        named = all(isinstance(o, Variable) for o in operands) and {o.name for o in operands} == params
+        return operator if named else None
     m = _C_BODY.fullmatch(f.body.strip())
     if m is None:
-        return False
+        return None
     if m.group(1):
-        return {m.group(1), m.group(3)} == params
-    return m.group(4) in ASSOCIATIVE_CALLS and {m.group(5), m.group(6)} == params
+        return _C_OPERATORS.get(m.group(2), m.group(2)) if {m.group(1), m.group(3)} == params else None
+    return m.group(4) if m.group(4) in ASSOCIATIVE_CALLS and {m.group(5), m.group(6)} == params else None
+
+
+def _passes_on(body, params: tuple) -> bool:
+    return (isinstance(body, FunCall) and len(body.args) == 2 and set(body.args) == set(params)
+            and all(isinstance(a, Param) for a in body.args))
 
 
 def _forwards(body, params: tuple) -> bool:
     """`f(a, b)` or `f(b, a)` for the lambda's parameters `a, b` and an associative `f`."""
-    return (isinstance(body, FunCall) and len(body.args) == 2 and set(body.args) == set(params)
-            and all(isinstance(a, Param) for a in body.args) and is_associative(body.f))
+    return _passes_on(body, params) and is_associative(body.f)
 
 
 def _element_wise(body, params: tuple) -> bool:

@@ -26,11 +26,11 @@ from lift.ir.typecheck import infer
 from lift.opencl_gen import runtime
 from lift.opencl_gen.index_width import INT, array_lengths, index_type
 from lift.opencl_gen.kernels import GeneratedProgram, generate
-from lift.opencl_gen.launch import Launch
+from lift.opencl_gen.launch import Launch, fitting_overrides
 from lift.opencl_gen.manifest import manifest
 from lift.opencl_gen.memory import is_storable, output_types
 from lift.opencl_gen.runner import Run, RunPlan, allocate, check_device, elapsed_ms, kernels_of, make_plan, upload
-from lift.rules.lowering_choice import Lowering, Tuned, lowering_for
+from lift.rules.lowering_choice import LoweredProgram, Lowering, Tuned, lowering_for
 from lift.types.types import TupleType, Type
 
 
@@ -69,7 +69,8 @@ class CompiledProgram:
 
     def __init__(self, program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None,
                  name: str = "lift", launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None,
-                 lowering: Optional[Callable[[dict], Lambda]] = None, context=None, queue=None, allocator=None):
+                 lowering: Optional[Callable[[dict], LoweredProgram]] = None, context=None, queue=None,
+                 allocator=None):
         self.program = program
         self.lowering = lowering
         self.in_place = in_place
@@ -87,12 +88,16 @@ class CompiledProgram:
         """The generated program for a size binding (the compile-time sizes by default)."""
         key = tuple(sorted((sizes or self.sizes).items()))
         if key not in self._generated:
-            self._generated[key] = generate(self.lowered(dict(key)), self.name, dict(key), self.launch, self.in_place)
+            self._generated[key] = self._generate(dict(key))
         return self._generated[key]
+
+    def _generate(self, sizes: dict) -> GeneratedProgram:
+        lowered = LoweredProgram(self.program) if self.lowering is None else self.lowering(sizes)
+        return generate_lowered(lowered, self.name, sizes, self.device, self.launch, self.in_place)
 
     def lowered(self, sizes: Optional[Mapping[str, int]] = None) -> Lambda:
         """The lowered program the kernels are generated from, for a size binding (`lowering`)."""
-        return self.program if self.lowering is None else self.lowering(dict(sizes or self.sizes))
+        return self.program if self.lowering is None else self.lowering(dict(sizes or self.sizes)).program
 
     @property
     def source(self) -> str:
@@ -316,6 +321,19 @@ def _result(t: Type, outputs):
     if is_storable(t) or not isinstance(t, TupleType):
         return next(outputs)
     return tuple(_result(e, outputs) for e in t.elems)
+
+
+def generate_lowered(lowered: LoweredProgram, name: str, sizes: Mapping[str, int], device=None,
+                     launch: Optional[Mapping[int, Launch]] = None, in_place: Optional[str] = None) -> GeneratedProgram:
+    """The kernels of a lowered program for `sizes`, launched at the work-group size its derivation was measured at
+    (`LoweredProgram.local_size`) where no `launch` is given and `device` can run it at these sizes
+    (`fitting_overrides`, the rule `lift explore` kept it by), else as the generator leaves them (the driver's)."""
+    g = generate(lowered.program, name, sizes, launch, in_place)
+    if launch or lowered.local_size is None or device is None:
+        return g
+    overrides = fitting_overrides(g.kernels, lowered.local_size, sizes, device.max_work_group_size,
+                                  tuple(device.max_work_item_sizes))
+    return generate(lowered.program, name, sizes, overrides, in_place) if overrides else g
 
 
 def compile(program: Lambda, device=None, sizes: Optional[Mapping[str, int]] = None, name: str = "lift",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from lift.errors import LiftDeviceError
+from lift.errors import LiftDeviceError, LiftError
 from lift.ir import patterns as P
 from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
@@ -72,6 +72,23 @@ def local_size_overrides(kernels, local_size: int) -> dict:
     """
     return {i: Launch(k.launch.global_size, (Cst(local_size),) + (Cst(1),) * (len(k.launch.global_size) - 1))
             for i, k in enumerate(kernels) if k.launch.local_size is None}
+
+
+def fitting_overrides(kernels, local_size: Optional[int], sizes: Mapping[str, int], max_work_group: int,
+                      max_item_sizes: tuple) -> Optional[dict]:
+    """`local_size_overrides` where the device can run every one of them at `sizes` (`check_launch`: the size
+    divides the global sizes, within the device's limits), `{}` for `local_size` None (the driver's choice), else
+    None: the rule by which `lift explore` keeps a work-group size for a candidate, and `lift.compile` a tuned
+    winner's for the sizes of a call."""
+    if local_size is None:
+        return {}
+    overrides = local_size_overrides(kernels, local_size)
+    try:
+        for i, launch in overrides.items():
+            check_launch(launch, sizes, max_work_group, max_item_sizes, kernels[i].name)
+    except LiftError:
+        return None
+    return overrides
 
 
 def check_launch(launch: Launch, sizes: Mapping[str, int], max_work_group: int, max_item_sizes: tuple,

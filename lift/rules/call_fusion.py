@@ -60,6 +60,7 @@ from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq
                               Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract
+from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import Rule, SizedRule, expect, requires, rule
 
 
@@ -223,7 +224,7 @@ class TransposePartialReduction(SizedRule):
     reassociates = True
 
     def allowed(self, call, ctx):
-        column_reduction(self, call)
+        requires_absorbing(column_reduction(self, call)[1])
 
     def length(self, call):
         return column_reduction(self, call)[0].t.length

@@ -21,7 +21,10 @@ chooses, in order:
    padding to it, with copies of its last element for `max` and `min` (`pad-reduction-repeat`), or a smaller
    chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
-   reduces everything;
+   reduces everything. A reduction from a `z` that is not neutral (`f(z, z) ≠ z`: `+` from 5, whose chunks
+   would each add 5) reduces `z` with the reduction from the operator's neutral element `e`, `reduce(f, z) ∘
+   reduce(f, e)` (`reduce-neutral-init`), whose chunks are these; the two final sequential folds are then one
+   (`reduce-seq-neutral-init`); with no neutral element known, one work-item reduces everything;
 3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
    of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
    float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
@@ -56,7 +59,7 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir import patterns as P
-from lift.ir.associativity import is_associative
+from lift.ir.associativity import absorbs_itself, is_associative
 from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
@@ -72,7 +75,7 @@ from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments,
                                  is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
-           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
+           "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
 
 clean_up = normalize(first_of(r for r in RULES if r.name in CLEANUP))
 """The fusion and identity rules wherever they apply, outermost first, until none does."""
@@ -165,6 +168,12 @@ _REDUCE_LANES = argument(0, _TO_VECTORS) >> rewrite("reduce-lanes")
 map(vect-4(g)) ∘ asVector-4`: the reduction of float4 lanes, then of the four lanes (Figure 9(c))."""
 
 
+def _from_neutral(s: Strategy) -> Strategy:
+    """At a reduction `reduce(f, z)` with `f(z, z) ≠ z`: `reduce(f, z) ∘ reduce(f, e)` (`reduce-neutral-init`),
+    `s` at the inner reduction from the neutral element `e`, which splits (`lift.rules.reduction`)."""
+    return rewrite("reduce-neutral-init") >> argument(0, s)
+
+
 def _chunks(chunk: int, of_map: bool) -> Strategy:
     """At a reduction: Figure 8's chunks of `chunk` elements on global work-items, then a final sequential
     reduction (two kernels); a reduction of a map fuses the map into the chunks' reductions."""
@@ -191,6 +200,8 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         chunk = reduction_chunk(length)
         if chunk is None or not is_associative(ctx.node.f.f):
             return None
+        if not absorbs_itself(ctx.node.f.f, ctx.node.f.init):
+            return _from_neutral(top)(focus)
         of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
         if length % chunk == 0:
             return chunks(chunk, of_map)(focus)
@@ -198,7 +209,8 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         dividing = _dividing_chunk(length, chunk)
         return padded if padded is not None or dividing is None else chunks(dividing, of_map)(focus)
 
-    return Strategy(run, "top_reduction")
+    top = Strategy(run, "top_reduction")
+    return top
 
 
 def pad_reduction(k: int) -> Strategy:
@@ -217,13 +229,16 @@ def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
         length = _length(arg.t, sizes)
         if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
             return None
+        if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
+            return _from_neutral(inner)(focus)
         of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
         lanes = _REDUCE_LANES if of_map else rewrite("reduce-map-id") >> _REDUCE_LANES
         if length % LANES == 0 and (of_map or length >= LANES * LANES):
             return lanes(focus)
         return (pad_reduction(LANES) >> lanes)(focus) if length >= LANES * LANES else None
 
-    return Strategy(run, "inner_lanes")
+    inner = Strategy(run, "inner_lanes")
+    return inner
 
 
 def _reduces_rows(sizes: Mapping[str, int]) -> Selector:

@@ -9,7 +9,9 @@ sign and the whole expression in the paper's notation:
       =[3(d) part-red-split-join(n=128)] reduce(add, 0.0) ∘ join ∘ map(part-red(add, 0.0, 1)) ∘ ...   (3)
 
 As JSON: `{"sizes": {...}, "steps": [{"rule": "split-join", "at": "body.args0", "params": {"n": 128}}]}`,
-`sizes` being the size binding the parameters were chosen under, which replay checks them against.
+`sizes` being the size binding the parameters were chosen under, which replay checks them against. A
+derivation `lift explore` measured at a work-group size for the kernels the generator leaves to the driver
+also has `"params": {"local_size": 64}` (`local_size`): not a rewrite, the launch its program was fastest at.
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ class Derivation:
 
     steps: tuple = ()
     sizes: tuple = ()
+    local_size: Optional[int] = None
 
     def then(self, rule: str, location: str, **params) -> "Derivation":
         """This derivation followed by one more step."""
-        return Derivation(self.steps + (Rewrite.of(rule, location, params),), self.sizes)
+        return Derivation(self.steps + (Rewrite.of(rule, location, params),), self.sizes, self.local_size)
 
     def __add__(self, other: "Derivation") -> "Derivation":
-        return Derivation(self.steps + other.steps, self.sizes or other.sizes)
+        local_size = other.local_size if other.local_size is not None else self.local_size
+        return Derivation(self.steps + other.steps, self.sizes or other.sizes, local_size)
 
     def engine(self) -> RewriteEngine:
         return RewriteEngine(sizes=dict(self.sizes))
@@ -66,10 +70,12 @@ class Derivation:
 
     def to_json(self) -> str:
         steps = [{"rule": s.rule, "at": s.location, "params": s.param_dict} for s in self.steps]
-        return json.dumps({"sizes": dict(self.sizes), "steps": steps}, indent=1)
+        launch = {} if self.local_size is None else {"params": {"local_size": self.local_size}}
+        return json.dumps({"sizes": dict(self.sizes), "steps": steps, **launch}, indent=1)
 
     @classmethod
     def from_json(cls, text: str) -> "Derivation":
         data = json.loads(text)
         steps = tuple(Rewrite.of(s["rule"], s["at"], s.get("params")) for s in data["steps"])
-        return cls(steps, tuple(sorted(data.get("sizes", {}).items())))
+        local_size = (data.get("params") or {}).get("local_size")
+        return cls(steps, tuple(sorted(data.get("sizes", {}).items())), local_size)

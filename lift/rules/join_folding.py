@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall, Lambda, fresh_param
 from lift.ir.patterns import Get, Join, Map, Reduce, Zip
-from lift.rules.reduction import requires_associative
+from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, rule
 
 
@@ -57,7 +57,7 @@ def _joined_rows(call) -> None:
 
 
 @rule("reduce-join", figure="3(d)", heads=Reduce, on_functions=False, reassociates=True, match=_joined_rows,
-      allowed=lambda call, ctx: requires_associative(call.f.f),
+      allowed=lambda call, ctx: requires_absorbing(call.f),
       description="a reduction of a joined array is the reduction of the reductions of its rows",
       equation="reduce(f, z)(join(x)) → reduce(f, z)(join(map(reduce(f, z))(x)))")
 def reduce_join(call):

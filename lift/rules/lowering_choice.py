@@ -15,12 +15,14 @@ divisibility constraints hold at the sizes (one tuned at other sizes of the same
 
 `lowering_for` turns the choice into a function from a size binding to the lowered program (None where the
 program compiles as it is); every lowering is made of rules, so the lowered program means what the program means.
+A tuned or given derivation carries the work-group size `lift explore` measured it at (`Derivation.local_size`),
+which the lowered program keeps for its launch (`LoweredProgram`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Optional, Protocol, Union
+from typing import Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Union
 
 from lift.errors import LiftError, LiftSizeError
 from lift.ir import patterns as P
@@ -33,6 +35,14 @@ from lift.rules.rule import RuleNotApplicable
 TUNED_ROOT = Path("lift-out")
 
 Lowering = Union[None, str, Path, Derivation]
+
+
+class LoweredProgram(NamedTuple):
+    """A lowered program, and the work-group size of its kernels that the generator leaves to the driver that its
+    derivation was measured at (None: the driver's choice; `lift.opencl_gen.compiled.generate_lowered`)."""
+
+    program: Lambda
+    local_size: Optional[int] = None
 
 
 class Tuned(Protocol):
@@ -82,30 +92,33 @@ def replayed(derivation: Derivation, program: Lambda, where: str) -> Lambda:
     return result
 
 
-def tuned_lowering(program: Lambda, tuned: Optional[Tuned], sizes: Mapping[str, int]) -> Optional[Lambda]:
-    """`program` lowered by the best known derivation that applies at `sizes`, or None where none does."""
+def tuned_lowering(program: Lambda, tuned: Optional[Tuned],
+                   sizes: Mapping[str, int]) -> Optional[LoweredProgram]:
+    """`program` lowered by the best known derivation that applies at `sizes`, with its work-group size, or None
+    where none does."""
     for derivation in (tuned.derivations(sizes) if tuned is not None else ()):
         try:
             lowered = derivation.replay(program)
             if is_lowered(lowered):
                 infer(lowered).check_sizes(dict(sizes))
-                return lowered
+                return LoweredProgram(lowered, derivation.local_size)
         except (RuleNotApplicable, LiftSizeError):
             continue
     return None
 
 
 def lowering_for(program: Lambda, lowering: Lowering, kernel: str, tuned: Optional[Tuned] = None,
-                 vector_width: int = LANES) -> Optional[Callable[[dict], Lambda]]:
+                 vector_width: int = LANES) -> Optional[Callable[[dict], LoweredProgram]]:
     """A function from a size binding to `program` lowered as `lowering` says (module docstring); None where
     `program` compiles as it is. `tuned` gives the tuning database's derivations (module docstring);
     `vector_width` is the device's native vector width, which decides whether the default lowering vectorises."""
     if lowering is None:
         if is_lowered(program):
             return None
-        return lambda sizes: tuned_lowering(program, tuned, sizes) or lower(program, sizes, vector_width)
+        return lambda sizes: (tuned_lowering(program, tuned, sizes)
+                              or LoweredProgram(lower(program, sizes, vector_width)))
     if isinstance(lowering, str) and lowering == "default":
-        return lambda sizes: lower(program, sizes, vector_width)
+        return lambda sizes: LoweredProgram(lower(program, sizes, vector_width))
     if isinstance(lowering, str) and lowering == "tuned":
         folder = TUNED_ROOT / kernel
         explored = derivation_file(folder, kernel).is_file() or tuned is None or tuned.empty
@@ -119,11 +132,11 @@ def lowering_for(program: Lambda, lowering: Lowering, kernel: str, tuned: Option
     else:
         raise LiftError(f"lowering={lowering!r}: expected 'default', 'tuned', a Derivation or the path of a "
                         f".derivation.json file")
-    result = replayed(lowering, program, where)
+    result = LoweredProgram(replayed(lowering, program, where), lowering.local_size)
     return lambda sizes: result
 
 
-def _no_tuned(kernel: str, sizes: Mapping[str, int]) -> Lambda:
+def _no_tuned(kernel: str, sizes: Mapping[str, int]) -> LoweredProgram:
     bound = ", ".join(f"{k}={v}" for k, v in sizes.items())
     raise LoweringError(f"no tuned lowering for kernel {kernel!r} at {bound} on this device: none that the tuning "
                         f"database knows applies at these sizes (run `lift explore` at them, or give lowering='default')")

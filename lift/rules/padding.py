@@ -9,8 +9,9 @@ and 9) then applies unchanged, at any size, symbolic or concrete:
     reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)       where g(v) = z
                                 (over a zip, each array padded: zip(pad-to-multiple-k(v1) x1, ...))
 
-Both hold because `z` is the neutral element of `f`, the contract of `reduce` that the partial reduction
-(Figure 3(d)) relies on too: the padded elements contribute `f(a, z) = a`. The second is the first with
+Both hold where `f(z, z) = z`, as the partial reduction (Figure 3(d)) requires too
+(`lift.rules.reduction.requires_absorbing`): the padded elements contribute more copies of `z`, which the
+reduction's own `z` absorbs (a neutral `z` contributes `f(a, z) = a`). The second is the first with
 the padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`): the padded elements are
 read as `v`, the zero of their type, and `g(v) = z` is checked by evaluating `g` with the reference
 interpreter (so `asum`'s `abs(0) = 0` and `dot`'s `0 * 0 = 0` qualify). The map stays next to the
@@ -36,6 +37,7 @@ from lift.errors import LiftError
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
 from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
 from lift.ir.ufuncs import ufunc_of
+from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType, ScalarType
 
@@ -73,6 +75,7 @@ def _reduction_padding(call: FunCall):
     r, arg = call.f, call.args[0]
     requires(isinstance(r.init, Literal) and isinstance(r.init.t, ScalarType),
              f"needs a scalar constant as the neutral element, got {r.init}")
+    requires_absorbing(r)
     if not (isinstance(arg, FunCall) and isinstance(arg.f, Map)):
         requires(arg.t.elem == r.init.t, f"needs an array of {r.init.t} (the neutral element's type), got {arg.t}")
         return (arg,), (r.init,), lambda xs: xs[0]

@@ -5,6 +5,8 @@
                    | part-red(f, z) ∘ reorder
                    | join ∘ map(part-red(f, z)) ∘ split-n
                    | iterate-n(part-red(f, z))
+    reduce(f, z)   → reduce(f, z) ∘ reduce(f, e)               (f(e, x) = x, f(z, z) ≠ z)
+    reduce-seq(f, z) ∘ reduce-seq(f, e) → reduce-seq(f, z)     (f(e, x) = x)
 
 `part-red(f, z, m)` reduces `T[n]` to `T[m]`; lift reads it as the reduction of `m` contiguous chunks of
 `n/m` elements. The rules hold for an associative, commutative `f` with neutral element `z` (the paper's
@@ -13,6 +15,16 @@ contract for `reduce`), so they require an operator of type `(T, T) -> T` known 
 sequentially); they re-associate the reduction, which may change floating-point rounding. Every rule
 keeps the contiguous-chunk meaning except `part-red ∘ reorder`, whose `reorder` may only become a real
 permutation where the partial results are reduced further (`lift.rules.order_flow`).
+
+`reduce(f, z) → reduce(f, z) ∘ part-red(f, z)` and `iterate-n` reduce `z` once per partial reduction, not
+once: they require `f(z, z) = z` (`lift.ir.associativity.absorbs_itself`: a neutral `z`, or `max`, `min`
+from anything), as do the rules elsewhere that pad a reduction with `z` or add lanes or rows each reduced
+from `z` (`requires_absorbing`). `reduce-neutral-init` makes any other reduction of an operator with a
+known neutral element `e` one of those: `reduce(f, z)(x) = f(z, reduce(f, e)(x))`, the reduction of the
+one-element result from `z`, so that `z` is reduced once however the inner reduction is split (`+` from 5
+over 4099 ones is 4104, not 5 more per chunk). Once both are sequential, the last rule folds the inner one's
+input from `z` directly, `f(z, f(e, x1) .. xn) = f(z, x1) .. xn`: one loop, not a kernel of its own for
+the outer fold of one element.
 
 Two choices are forced by `part-red` carrying its result length `m`:
 
@@ -26,10 +38,10 @@ Two choices are forced by `part-red` carrying its result length `m`:
 
 from __future__ import annotations
 
-from lift.ir.associativity import is_associative
-from lift.ir.nodes import FunCall
+from lift.ir.associativity import absorbs_itself, is_associative, neutral_element, operator_of
+from lift.ir.nodes import FunCall, Literal
 from lift.ir.printer import paper
-from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, Reorder, Split
+from lift.ir.patterns import Iterate, Join, Map, PartRed, Reduce, ReduceSeq, Reorder, Split
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer, ratio, size
 
@@ -40,10 +52,31 @@ def requires_associative(op) -> None:
                                  f"the reduction means reduce-seq (declare it with userfun(..., associative=True))")
 
 
+def requires_absorbing(r) -> None:
+    """A rule that reduces the initial value `z` of the reduction `r` more than once (once per partial reduction,
+    lane or row, or once per padding element) applies only where `f` is associative and `f(z, z) = z`."""
+    requires_associative(r.f)
+    requires(absorbs_itself(r.f, r.init),
+             f"{paper(r.f)}({r.init}, {r.init}) is not {r.init}: each partial reduction would reduce the initial "
+             f"value {r.init} again (reduce-neutral-init first takes it out where {paper(r.f)} has a neutral element)")
+
+
 def _monoid(call: FunCall, ctx=None) -> None:
     requires(call.args[0].t.elem == call.f.init.t,
              f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
-    requires_associative(call.f.f)
+    requires_absorbing(call.f)
+
+
+def _neutral_for(call: FunCall) -> tuple:
+    r, length = call.f, call.args[0].t.length
+    requires(not (length.is_constant and length.value <= 1), f"reduces {length} element")
+    requires(call.args[0].t.elem == r.init.t,
+             f"needs an operator of type (T, T) -> T, got an accumulator {r.init.t} over {call.args[0].t.elem}")
+    requires_associative(r.f)
+    requires(not absorbs_itself(r.f, r.init), f"{paper(r.f)}({r.init}, {r.init}) is {r.init} already")
+    e = neutral_element(r.f, r.init.t)
+    requires(e is not None, f"no neutral element of {paper(r.f)} is known")
+    return (e,)
 
 
 @rule("partial-reduction", figure="3(d)", heads=Reduce, param="chunk", reassociates=True, allowed=_monoid,
@@ -52,6 +85,35 @@ def _monoid(call: FunCall, ctx=None) -> None:
 def partial_reduction(call, chunk):
     r = call.f
     return r(PartRed(r.f, r.init, call.args[0].t.length / chunk)(call.args[0]))
+
+
+@rule("reduce-neutral-init", figure="3(d)", heads=Reduce, reassociates=True, match=_neutral_for,
+      description="a reduction from z is z reduced with the reduction from the neutral element",
+      equation="reduce(f, z) → reduce(f, z) ∘ reduce(f, e)    (f(e, x) = x)")
+def reduce_neutral_init(call, e):
+    return call.f(Reduce(call.f.f, e)(call.args[0]))
+
+
+def _folds_from_neutral(call: FunCall) -> None:
+    outer, inner = call.f, call.args[0]
+    requires(isinstance(inner, FunCall) and isinstance(inner.f, ReduceSeq) and inner.f.init.t == outer.init.t
+             and _same_operator(inner.f.f, outer.f), f"the input is not a reduce-seq of {paper(outer.f)}")
+    requires_associative(outer.f)
+    e = neutral_element(outer.f, inner.f.init.t)
+    requires(e is not None and isinstance(inner.f.init, Literal) and inner.f.init.value == e.value,
+             f"the inner reduce-seq does not start from the neutral element of {paper(outer.f)}")
+
+
+def _same_operator(f, g) -> bool:
+    """`f` is `g`, or both compute one known operator (`λa, b. mult(a, b)` and `mult`)."""
+    return f == g or operator_of(f) is not None and operator_of(f) == operator_of(g)
+
+
+@rule("reduce-seq-neutral-init", figure="3(d)", heads=ReduceSeq, reassociates=True, match=_folds_from_neutral,
+      description="a fold of a fold from the neutral element is one fold",
+      equation="reduce-seq(f, z) ∘ reduce-seq(f, e) → reduce-seq(f, z)    (f(e, x) = x)")
+def reduce_seq_neutral_init(call):
+    return call.f(call.args[0].args[0])
 
 
 @rule("part-red-to-reduce", figure="3(d)", heads=PartRed,
@@ -101,6 +163,7 @@ def part_red_split_join(call, n):
 def _shrink(call) -> int:
     shrink = ratio(call.args[0].t.length, call.f.m)
     requires(shrink is not None and shrink > 1, "needs a constant reduction ratio above 1")
+    requires_absorbing(call.f)
     return shrink
 
 
@@ -127,4 +190,4 @@ def _root(x: int, k: int):
 
 
 RULES = (partial_reduction, part_red_to_reduce, reduce_to_part_red, part_red_reorder, part_red_split_join,
-         part_red_iterate)
+         part_red_iterate, reduce_neutral_init, reduce_seq_neutral_init)

@@ -50,7 +50,7 @@ from dataclasses import replace
 from lift.ir.nodes import FunCall, Literal
 from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, PartRed, Reduce, ReorderStride, Unzip, Zip,
                               vector_literal)
-from lift.rules.reduction import requires_associative
+from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize
@@ -141,7 +141,7 @@ def _lanes_to_reduce(call) -> tuple:
              f"needs a 1-D array of vectors under asScalar, got {x.t}")
     requires(call.args[0].t.elem == r.init.t and isinstance(r.init, Literal),
              "needs a (T, T) -> T operator with a constant neutral element")
-    requires_associative(r.f)
+    requires_absorbing(r)
     n = x.t.elem.width
     return n, _vectorised(reduce_lanes, n, r.f), r.init, x
 
