@@ -69,7 +69,7 @@ from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
+                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
@@ -279,6 +279,46 @@ _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                                              >> rewrite("map-to-global", dim=0)))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 
+STENCIL_BLOCK, STENCIL_LANES = 64, 16
+"""The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most)."""
+
+
+def _slid(ctx) -> bool:
+    """A map call whose argument is made of windows of step 1 (`slide(n, 1)`, in any dimension): its windows,
+    `n` at a time across them, are `n` consecutive grid values (one vector load, `vectorize-windows`)."""
+    slides = [c.node for c in L.subtree(L.descend(ctx, "args0")) if isinstance(c.node, P.Slide)]
+    return bool(slides) and all(s.step == 1 for s in slides)
+
+
+def _stencil(sizes: Mapping[str, int]) -> Strategy:
+    """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
+    and a map over windows (`lift.rules.column_sums.windows`): each window's fold unrolled and the windows in blocks of
+    up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector (`lift.rules.column_sums.vector_windows`), padded
+    to a multiple of the block where it does not divide their number; the blocks on global work-items of
+    dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
+    (module docstring, step 1)."""
+    from lift.rules.column_sums import vector_windows, windows
+
+    def blocks(levels: int) -> Strategy:
+        def run(focus: Focus):
+            length = _length(focus.ctx.node.args[0].t, sizes)
+            if length is None or not windows(focus.ctx):
+                return None
+            w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
+            lowered = _top_map(sizes, 1) if levels == 0 else rewrite("map-to-global", dim=0)
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0)(focus)
+
+        return Strategy(run, "stencil_blocks")
+
+    def nested(levels: int, depth: int = 0) -> Strategy:
+        if depth == levels:
+            return blocks(levels)
+        inner = _under_views(where(is_call(P.Map)) >> nested(levels, depth + 1))
+        return try_(rewrite("map-eta-expansion")) >> mapped_body(inner) >> rewrite("map-to-global", dim=levels - depth)
+
+    return nested(0) | nested(1) | nested(2)
+
+
 def _hoists_a_private_value(ctx) -> bool:
     """A map whose function computes, without its element, a value of constant size (a reduction's): bound
     before the map inside a work-item, it lives in private memory."""
@@ -327,7 +367,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
+                if _vectorises(vector_width) else identity)
+    general = stencils >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 
