@@ -138,16 +138,17 @@ def window_moves(length: int, in_map: bool) -> tuple:
     """The moves at a stencil's map over `length` windows: the map's moves (inside a map, sequential), each flat
     2-D window folded row by row (`lift.rules.column_sums.folded_window_rows`), blocks of results, each
     folding whole shifted rows of the grid (`lift.rules.column_sums.blocked_windows`), or blocks of windows
-    computed a vector of windows at a time (`lift.rules.column_sums.vector_windows`), one global work-item per
-    block (inside a map, one after the other)."""
+    computed a vector of windows at a time (`lift.rules.column_sums.vector_windows`; over the windows padded to a
+    multiple of the block where it does not divide `length`), one global work-item per block (inside a map, one
+    after the other)."""
     rows = (("folded-rows", {}, folded_window_rows >> (rewrite("map-to-seq") if in_map else GLOBAL0)),)
     if in_map:
         seq = rewrite("map-to-seq")
         return ((("sequential", {}, seq),) + rows
                 + _blocked(length, "blocked", lambda w, width: blocked_windows(w, width, seq))
-                + _vectors(length, "vector-windows", lambda w, width: vector_windows(w, width, seq)))
+                + _vectors(length, "vector-windows", lambda w, width, padded: vector_windows(w, width, seq, padded)))
     return (map_moves(length, False) + rows + _blocked(length, "blocked", blocked_windows)
-            + _vectors(length, "vector-windows", vector_windows))
+            + _vectors(length, "vector-windows", lambda w, width, padded: vector_windows(w, width, padded=padded)))
 
 
 @lru_cache(maxsize=1024)
@@ -156,7 +157,7 @@ def grid_moves(cols: int) -> tuple:
     then get `window_moves`), a work-item per output on two dimensions, each window folded row by row
     (`lift.rules.column_sums.folded_grid`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks
     of a row's results on global work-items of dimension 0, the rows on dimension 1, or its blocks of windows in
-    vectors (`lift.rules.column_sums.vector_grid`)."""
+    vectors (`lift.rules.column_sums.vector_grid`, padded where the block does not divide `cols`)."""
     return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
             + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid))
 
@@ -174,11 +175,13 @@ to spread over its cores, long ones fewer to schedule."""
 
 
 def _vectors(length: int, name: str, strategy) -> tuple:
-    """`strategy(w, width)` for blocks of `w` windows (one vector of `width`, or `VECTOR_WINDOW_BLOCKS`) dividing
-    `length`, `width` of 4, 8 or 16."""
-    return tuple((name, {"block": w, "width": width}, strategy(w, width))
-                 for width in (4, 8, 16) for w in (width,) + VECTOR_WINDOW_BLOCKS
-                 if w <= length and length % w == 0 and w % width == 0)
+    """`strategy(w, width, padded)` for blocks of `w` windows (one vector of `width`, or `VECTOR_WINDOW_BLOCKS`),
+    `width` of 4, 8 or 16: blocks that do not divide `length` over its windows padded to a multiple of `w`
+    (`padded`), up to the power of two at or above `length` (`pad-map`'s multiples)."""
+    top = 1 << max(length - 1, 1).bit_length()
+    return tuple((name, {"block": w, "width": width, **({"padded": True} if length % w else {})},
+                  strategy(w, width, bool(length % w)))
+                 for width in (4, 8, 16) for w in (width,) + VECTOR_WINDOW_BLOCKS if w <= top and w % width == 0)
 
 
 @lru_cache(maxsize=1024)

@@ -357,30 +357,47 @@ class AsVectorView(View):
     def access(self, idx: tuple) -> Access:
         *outer, i = idx
         lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
-        first, last = lanes[0], lanes[-1]
-        if _adjacent(lanes):
-            return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=self.n)
-        lets = tuple(l for a in lanes for l in a.lets)
-        gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=_element(self.type))
-        if (all(isinstance(a, GuardedAccess) and a.default == first.default for a in lanes)
-                and _adjacent([a.inner for a in lanes])):
-            # a padded array: one vector load where the first and last lanes are in range (so all between are)
-            vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=self.n)
-            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
-                                 default=gathered.read() if first.default else "", lanes=tuple(lanes))
-        rows = _rows(lanes)
-        if rows is not None:
-            # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
-            # first and last lanes need no bringing back
-            return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
-                                 inner=replace(rows, width=self.n), default=gathered.read(),
-                                 bounds=first.row_vars | last.row_vars)
-        if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
-            # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
-            vector = replace(first.direct, width=self.n)
-            return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
-                                 default=gathered.read(), bounds=first.inside_vars | last.inside_vars)
-        return gathered
+        names = frozenset(v.name for e in idx for v in as_arith(e).free_vars())
+        return _vector(lanes, self.n, _element(self.type), names)
+
+
+def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
+    """The access of `n` lanes read as one vector of type `vtype`: one vector load where they are adjacent, a
+    guarded one where they are adjacent within the edges of a padded array, else gathered. `names`: the
+    variables of the vector's index, which the bounds check of lanes padded to a multiple (`pad-to-multiple`, a
+    stencil's windows of `pad-map`) reads."""
+    first, last = lanes[0], lanes[-1]
+    if _adjacent(lanes):
+        return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=n)
+    lets = tuple(l for a in lanes for l in a.lets)
+    gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=vtype)
+    guarded = all(isinstance(a, GuardedAccess) and a.default == first.default and a.bounds is None for a in lanes)
+    if guarded and _adjacent([a.inner for a in lanes]):
+        # a padded array: one vector load where the first and last lanes are in range (so all between are)
+        vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=n)
+        return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
+                             default=gathered.read() if first.default else "", lanes=tuple(lanes))
+    if guarded and not first.lanes:
+        # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
+        # read where the first and last lanes are in range
+        inner = _vector([a.inner for a in lanes], n, vtype, names)
+        if isinstance(inner, GuardedAccess) and inner.bounds is not None:
+            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition}) && "
+                                 f"{inner.condition}", inner=inner.inner, default=gathered.read(),
+                                 bounds=inner.bounds | names)
+    rows = _rows(lanes)
+    if rows is not None:
+        # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
+        # first and last lanes need no bringing back
+        return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
+                             inner=replace(rows, width=n), default=gathered.read(),
+                             bounds=first.row_vars | last.row_vars)
+    if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
+        # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
+        vector = replace(first.direct, width=n)
+        return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
+                             default=gathered.read(), bounds=first.inside_vars | last.inside_vars)
+    return gathered
 
 
 @dataclass(eq=False)

@@ -132,14 +132,17 @@ unrolled_window_fold = mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite
 """At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`)."""
 
 
-def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0) -> Strategy:
+def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False) -> Strategy:
     """At `windows`: each window's fold unrolled (`unrolled_window_fold`), then blocks of `w` windows (split-join,
     3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
     after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
-    `lowered` (one global work-item per block by default)."""
+    `lowered` (one global work-item per block by default). `padded`: the windows first padded to a multiple of
+    `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not divide their
+    number; the vectors that read past the last window test that once too."""
     vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
-    return unrolled_window_fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
+    blocks = unrolled_window_fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
+    return rewrite("pad-map", k=w) >> argument(0, blocks) if padded else blocks
 
 
 folded_window_rows = mapped_body(argument(0, argument(0, rewrite("zip-join")) >> rewrite("map-join"))
@@ -159,10 +162,10 @@ def blocked_grid(w: int, width: Optional[int] = None) -> Strategy:
             >> rewrite("map-to-global", dim=1))
 
 
-def vector_grid(w: int, width: int) -> Strategy:
-    """At `grid_windows`: each row's windows in blocks of `w`, `width` windows to a vector (`vector_windows`, on
-    global work-items of dimension 0), the rows on dimension 1."""
-    return (try_(rewrite("map-eta-expansion")) >> mapped_body(vector_windows(w, width))
+def vector_grid(w: int, width: int, padded: bool = False) -> Strategy:
+    """At `grid_windows`: each row's windows in blocks of `w` (padded to a multiple of `w` if `padded`), `width`
+    windows to a vector (`vector_windows`, on global work-items of dimension 0), the rows on dimension 1."""
+    return (try_(rewrite("map-eta-expansion")) >> mapped_body(vector_windows(w, width, padded=padded))
             >> rewrite("map-to-global", dim=1))
 
 

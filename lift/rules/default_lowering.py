@@ -9,6 +9,14 @@ chooses, in order:
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
    array, one kernel fewer;
+1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
+   over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
+   (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
+   step) and computes `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
+   4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
+   `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
+   (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where it does not
+   divide them (`pad-map`); the blocks on global work-items of dimension 0, the outer maps on dimensions 1 and 2;
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
    of `c` elements, chosen from the size (`reduction_chunk`); a reduction of no map reduces `map(id)` of its
@@ -72,7 +80,7 @@ from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
+                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
@@ -294,6 +302,49 @@ _MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
                                              >> rewrite("map-to-global", dim=0)))
                     | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
 
+STENCIL_BLOCK, STENCIL_LANES = 64, 16
+"""The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
+64 windows of 16 lanes are among the fastest `lift explore` finds for jacobi2d on PoCL (issue 18)."""
+
+
+def _slid(ctx) -> bool:
+    """A map call whose argument is made of windows of step 1 (`slide(n, 1)`, in any dimension): its windows,
+    `n` at a time across them, are `n` consecutive grid values (one vector load, `vectorize-windows`)."""
+    arg = L.descend(ctx, "args0")
+    slides = [c.node for c in L.subtree(arg) if isinstance(c.node, P.Slide)] if arg is not None else []
+    return bool(slides) and all(s.step == 1 for s in slides)
+
+
+def _stencil(sizes: Mapping[str, int]) -> Strategy:
+    """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
+    and a map over windows (`lift.rules.column_sums.windows`): each window's fold unrolled and the windows in blocks of
+    up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector (`lift.rules.column_sums.vector_windows`), padded
+    to a multiple of the block where it does not divide their number; the blocks on global work-items of
+    dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
+    (module docstring, step 1b)."""
+    from lift.rules.column_sums import vector_windows, windows
+
+    def blocks(levels: int) -> Strategy:
+        def run(focus: Focus):
+            length = _length(focus.ctx.node.args[0].t, sizes)
+            if length is None or not windows(focus.ctx):
+                return None
+            w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
+            on_global = rewrite("map-to-global", dim=0)
+            lowered = _top_map(sizes, 1) | on_global if levels == 0 else on_global
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0)(focus)
+
+        return Strategy(run, "stencil_blocks")
+
+    def nested(levels: int, depth: int = 0) -> Strategy:
+        if depth == levels:
+            return blocks(levels)
+        inner = _under_views(where(is_call(P.Map)) >> nested(levels, depth + 1))
+        return try_(rewrite("map-eta-expansion")) >> mapped_body(inner) >> rewrite("map-to-global", dim=levels - depth)
+
+    return nested(0) | nested(1) | nested(2)
+
+
 def _hoists_a_private_value(ctx) -> bool:
     """A map whose function computes, without its element, a value of constant size (a reduction's): bound
     before the map inside a work-item, it lives in private memory."""
@@ -342,7 +393,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
+                if _vectorises(vector_width) else identity)
+    general = stencils >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 

@@ -105,3 +105,16 @@ def test_default_lowering_benchmark_prints_a_ratio_per_program(device, monkeypat
     assert asum[0] == "asum" and asum[-1] in ("asum_cpu", "asum_intel") and float(asum[4]) > 0
     assert matmul[0] == "matmul" and "no contender" in lines[2]
     assert lines[4].startswith("asum: default reduce-seq(add, 0.0) ∘ asScalar")
+
+
+def test_default_stencils_benchmark_checks_each_stencil_against_numpy(device, monkeypatch, capsys):
+    from benchmarks import bench_default_stencils as bds
+
+    monkeypatch.setattr(sys, "argv", ["bench_default_stencils", "--size", "13x21", "--grid3d", "3x5x19",
+                                      "--rounds", "2"])
+    bds.main()
+    out = capsys.readouterr().out
+    assert "WRONG" not in out
+    for name in ("jacobi2d-5pt-clamp", "stencil2d-9pt-mirror", "jacobi3d-7pt-clamp"):
+        assert f"{name} " in out and "numpy/lift best" in out
+    assert out.count("reduce-seq-unroll") == 3

@@ -38,6 +38,12 @@ PROGRAMS = [
      r"map-global\(.*reduce-seq-unroll\(.*asVector-8 ∘ transpose\) ∘ split-8 ∘ slide"),
     ("jacobi", "jacobi2d", {"L": 1, "N": 64, "M": 13},
      r"map-global\[1\]\(join ∘ map-global\(.*reduce-seq-unroll\(.*asVector-\d+"),  # vector windows in rows
+    ("jacobi", "jacobi1d", {"L": 201},  # 201 is odd: vector windows over windows padded to a multiple of the block
+     r"take-\(L\) ∘ join ∘ map-global\(.*reduce-seq-unroll\(.*asVector-\d+ ∘ transpose\) ∘ split-\d+ "
+     r"∘ pad-to-multiple"),
+    ("jacobi", "jacobi2d", {"L": 1, "N": 37, "M": 5},  # rows of 37 windows padded to a multiple of the block
+     r"map-global\[1\]\(take-\(N\) ∘ join ∘ map-global\(.*reduce-seq-unroll\(.*asVector-\d+"
+     r".*pad-to-multiple"),
 ]
 
 

@@ -184,6 +184,23 @@ def test_high_level_stencils_compile_with_the_default_lowering(S, kernel, multip
     _check(got, interpret(program, a, k, numpy_shapes=True))
 
 
+@needs_device
+@pytest.mark.parametrize("boundary", ["clamp", "mirror", "wrap"])
+@pytest.mark.parametrize("kernel", HIGH_LEVEL)
+def test_the_default_lowering_reads_windows_as_vectors(S, kernel, boundary):
+    """A high-level stencil under the default lowering: each window's fold unrolled, 16 windows to a vector
+    (unaligned vector loads of the grid, tested once for its edges per vector), at sizes that are no multiple of
+    the block or of 16 (the windows padded, the padding's results dropped), against numpy."""
+    weights, _, sizes = HIGH_LEVEL[kernel]
+    program = S[f"{kernel}_program"](boundary)
+    a, k = _grid_of(sizes), _weights(kernel, weights)
+    compiled = lift.compile(program, sizes=sizes)
+    lowered = lift.paper(compiled.lowered())
+    assert "reduce-seq-unroll" in lowered and "asVector-16" in lowered, lowered
+    assert "vload16(" in compiled.source and "/* the clamped vector reads in bounds */" in compiled.source
+    _check(compiled(a, k), _stencil(a, boundary, weights))
+
+
 # --- views: nested, transposed, composed ----------------------------------------------------------------
 
 

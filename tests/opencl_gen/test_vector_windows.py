@@ -1,7 +1,7 @@
 """The Jacobi stencils of `examples/jacobi.py` lowered with vectors of windows (`lift.rules.column_sums.vector_windows`,
-`vector_grid`): the kernels against numpy (`np.pad` and slicing) on the device at sizes that are and are not
-multiples of the block and of 16, and under oclgrind's race and uninitialised-memory checks, unaligned vector loads
-and clamped edges included."""
+`vector_grid`, over windows padded to a multiple of the block where it does not divide their number): the kernels
+against numpy (`np.pad` and slicing) on the device at sizes that are and are not multiples of the block and of 16,
+and under oclgrind's race and uninitialised-memory checks, unaligned vector loads and clamped edges included."""
 
 import sys
 from pathlib import Path
@@ -33,7 +33,8 @@ def _numpy(kernel, a, k):
 def _lowered(kernel, block, width, sizes):
     program, place, strategy = ((jacobi1d, windows, vector_windows) if kernel == "jacobi1d"
                                 else (jacobi2d, grid_windows, vector_grid))
-    focus = (outermost(place, strategy(block, width)) >> lower_rest >> clean_up)(
+    length = sizes["L" if kernel == "jacobi1d" else "N"]
+    focus = (outermost(place, strategy(block, width, padded=length % block != 0)) >> lower_rest >> clean_up)(
         Focus(program, RewriteEngine(sizes=sizes)))
     assert focus is not None, f"vector windows ({block}, {width}) do not apply at {sizes}"
     return focus.program
@@ -46,6 +47,12 @@ CASES = [
     ("jacobi2d", 8, 8, {"M": 5, "N": 24}),
     ("jacobi2d", 16, 16, {"M": 3, "N": 16}),
     ("jacobi2d", 64, 8, {"M": 7, "N": 128}),
+    # the windows padded to a multiple of the block (`pad-map`): the vectors past the last window test that once
+    ("jacobi1d", 16, 8, {"L": 37}),
+    ("jacobi1d", 64, 16, {"L": 101}),
+    ("jacobi2d", 16, 16, {"M": 5, "N": 37}),
+    ("jacobi2d", 64, 16, {"M": 3, "N": 41}),
+    ("jacobi2d", 32, 8, {"M": 4, "N": 19}),
 ]
 
 
@@ -62,7 +69,7 @@ def test_vector_windows_agree_with_numpy(kernel, block, width, sizes):
 
 
 @needs_oclgrind
-@pytest.mark.parametrize("kernel, block, width, sizes", [CASES[0], CASES[2], CASES[3]])
+@pytest.mark.parametrize("kernel, block, width, sizes", [CASES[0], CASES[2], CASES[3], CASES[6], CASES[8]])
 def test_vector_windows_under_oclgrind(tmp_path, kernel, block, width, sizes):
     program = _lowered(kernel, block, width, sizes)
     path = tmp_path / "lowered.py"

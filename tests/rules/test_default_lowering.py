@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lift
 from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper, userfun
@@ -255,13 +257,37 @@ def test_a_high_level_stencil_keeps_its_maps_of_views(examples):
 
 def test_a_2d_stencil_whose_rows_are_joined_runs_on_two_dimensions(examples):
     """`map(join ∘ map(f) ∘ transpose)` (a 2-D stencil's rows of windows, joined): the map under the views is the
-    second dimension of global work-items, not a sequential loop in a work-item per row."""
+    second dimension of global work-items, not a sequential loop in a work-item per row (its windows in blocks
+    of vectors, `_stencil`)."""
     jacobi2d = examples["stencils"].kernels["jacobi2d_high"]
     sizes = {"M": 9, "N": 11}
     lowered = default_lowering(jacobi2d, sizes).replay(jacobi2d, RewriteEngine(sizes=sizes))
-    assert paper(lowered).startswith("λ a, k. map-global[1](join ∘ map-global(λ nb. ")
+    assert paper(lowered).startswith("λ a, k. map-global[1](join ∘ take-(N) ∘ join ∘ map-global(")
     a = RNG.uniform(-1, 1, (9, 11)).astype(np.float32)
     k = (np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]) / 5).astype(np.float32)
     p = np.pad(a.astype(np.float64), 1, mode="edge")
     want = sum(k[i, j] * p[i:i + 9, j:j + 11] for i in range(3) for j in range(3))
     np.testing.assert_allclose(interpret(lowered, a, k), want, rtol=1e-5, atol=1e-6)
+
+
+STENCIL_BOUNDARIES = ["clamp", "mirror", "wrap", 0.0]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["jacobi1d_high", "conv2d_high", "jacobi3d_high"]), st.sampled_from(STENCIL_BOUNDARIES),
+       st.integers(1, 70), st.integers(1, 4), st.integers(0, 1 << 16))
+def test_a_stencil_lowers_to_blocks_of_vector_windows_at_any_size(examples, kernel, boundary, n, m, seed):
+    """A high-level stencil (1-D, 2-D or 3-D) at any row length: each window's fold unrolled, 16 windows (fewer
+    in rows shorter than 16) to a vector, in blocks padded where they do not divide the row; the interpreter
+    gives what it gives for the program as written."""
+    program = examples["stencils"].namespace[f"{kernel}_program"](boundary)
+    sizes = {"N": n, "M": m, "O": 2}
+    shape = {"jacobi1d_high": (n,), "conv2d_high": (m, n), "jacobi3d_high": (2, m, n)}[kernel]
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 5, shape).astype(np.float32) / 2
+    k = rng.integers(-4, 5, (3, 3) if kernel == "conv2d_high" else (3 ** len(shape),)).astype(np.float32) / 4
+    lowered = lower(program, sizes)
+    text = paper(lowered)
+    assert "reduce-seq-unroll(" in text and "vectorize-" in text and "map-global(" in text, text
+    assert ("pad-to-multiple" in text) == (n % min(64, 1 << max(n - 1, 1).bit_length()) != 0), text
+    np.testing.assert_allclose(np.ravel(interpret(lowered, a, k)), np.ravel(interpret(program, a, k)), rtol=1e-5)

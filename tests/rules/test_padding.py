@@ -130,12 +130,13 @@ def test_a_map_is_not_padded_where_the_chunk_divides(examples):
 
 def test_a_map_over_windows_is_padded_at_a_prime_size(examples):
     """A 1-D stencil's map over windows (arrays) at a prime length: the windows are padded with windows of zeros
-    up to whole work-groups (a prime global size leaves the driver work-groups of one work-item); the padded
-    results are dropped."""
+    up to whole blocks of 64 windows, one block per work-item (a prime global size would leave the driver
+    work-groups of one work-item); the padded results are dropped."""
     jacobi = examples["stencils"].kernels["jacobi1d_high"]
     n = 1021
     lowered = default_lowering(jacobi, {"N": n}).replay(jacobi, RewriteEngine(sizes={"N": n}))
-    assert "take-(N) ∘ map-global(" in paper(lowered) and "pad-to-multiple-64(0.0) ∘ slide(3, 1)" in paper(lowered)
+    assert "take-(N) ∘ join ∘ map-global(" in paper(lowered) and "split-64 ∘ pad-to-multiple-64(0.0) ∘ slide(3, 1)" \
+        in paper(lowered)
     (a,) = _inputs(n)
     k = np.array([0.25, 0.5, 0.25], np.float32)
     p = np.pad(a.astype(np.float64), 1, mode="edge")

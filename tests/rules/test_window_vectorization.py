@@ -146,6 +146,41 @@ def test_vector_grid_of_the_2d_jacobi(block_width, blocks, m, seed):
     np.testing.assert_allclose(interpret(new, a, k), interpret(jacobi2d, a, k), rtol=1e-5)
 
 
+@SETTINGS
+@given(st.sampled_from([(8, 8), (16, 8), (16, 4), (16, 16), (32, 16)]), st.integers(1, 40), st.integers(0, 1 << 16))
+def test_padded_vector_windows_of_the_1d_jacobi(block_width, length, seed):
+    """jacobi1d at any length, its windows padded to a multiple of the block (`pad-map`), the padding's results
+    dropped."""
+    block, width = block_width
+    sizes = {"L": length}
+    rng = np.random.default_rng(seed)
+    a, k = _rand(rng, length), _rand(rng, 3)
+    strategy = outermost(windows, vector_windows(block, width, padded=True))
+    focus = (strategy >> lower_rest >> clean_up)(Focus(jacobi1d, RewriteEngine(sizes=sizes)))
+    if length % block == 0 or block >= 2 * length:
+        assert focus is None, "pad-map pads only lengths the block does not divide, up to the next power of two"
+        return
+    assert focus is not None and f"pad-to-multiple-{block}" in paper(focus.program), paper(focus.program)
+    np.testing.assert_allclose(interpret(focus.program, a, k), interpret(jacobi1d, a, k), rtol=1e-5)
+
+
+@SETTINGS
+@given(st.sampled_from([(8, 8), (16, 4), (16, 16)]), st.integers(1, 4), st.integers(1, 40), st.integers(0, 1 << 16))
+def test_padded_vector_grid_of_the_2d_jacobi(block_width, m, n, seed):
+    """jacobi2d with rows of any length, each row's windows padded to a multiple of the block."""
+    block, width = block_width
+    sizes = {"M": m, "N": n}
+    rng = np.random.default_rng(seed)
+    a, k = _rand(rng, m, n), _rand(rng, 3, 3)
+    focus = (outermost(grid_windows, vector_grid(block, width, padded=True)) >> lower_rest >> clean_up)(
+        Focus(jacobi2d, RewriteEngine(sizes=sizes)))
+    if n % block == 0 or block >= 2 * n:
+        assert focus is None
+        return
+    assert focus is not None and "map-global[1](take-(N)" in paper(focus.program), paper(focus.program)
+    np.testing.assert_allclose(interpret(focus.program, a, k), interpret(jacobi2d, a, k), rtol=1e-5)
+
+
 def test_vector_windows_need_blocks_that_divide():
     assert outermost(windows, vector_windows(16, 8))(Focus(jacobi1d, RewriteEngine(sizes={"L": 24}))) is None
     assert outermost(windows, vector_windows(8, 8))(Focus(jacobi1d, RewriteEngine(sizes={"L": 24}))) is not None
