@@ -69,7 +69,7 @@ from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, where)
+                                 function, body, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")
@@ -274,10 +274,32 @@ def _under_views(s: Strategy) -> Strategy:
     return under
 
 
-_MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
-                >> (mapped_body(_under_views(where(is_call(P.Map) & Selector(_over_many, "over_many"))
-                                             >> rewrite("map-to-global", dim=0)))
-                    | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
+def _long(ctx) -> bool:
+    """A map call over an array of `MIN_CHUNK` elements at least, or of a length not known."""
+    length = getattr(ctx.node.args[0].t, "length", None)
+    return length is not None and (not length.is_constant or length.value >= MIN_CHUNK)
+
+
+def _global_maps(dims: tuple, over: Selector, point_free: bool) -> Strategy:
+    """At a map: `map-to-global` on `dims[0]`, then on each of the following dimensions the map its function
+    applies, called `over` an array (under views), or, if `point_free`, itself a map (`map(map(f))`)."""
+    to_global = rewrite("map-to-global", dim=dims[0])
+    if len(dims) == 1:
+        return to_global
+    inner = _global_maps(dims[1:], over, point_free)
+    called = _under_views(where(is_call(P.Map) & over) >> inner)
+    nested = mapped_body(called) | function(body(called))
+    if point_free:
+        nested = nested | mapped(where(is_fun(P.Map)) >> inner) | function(where(is_fun(P.Map)) >> inner)
+    return to_global >> nested
+
+
+_MAP_OF_MAPS = (_global_maps((2, 1, 0), Selector(_long, "long"), point_free=False)
+                | _global_maps((1, 0), Selector(_over_many, "over_many"), point_free=True))
+"""A map of maps on two dimensions of global work-items, a map of maps of maps each called over `MIN_CHUNK`
+elements or more (a 3-D grid, not a matrix of small vectors) on three: the innermost on dimension 0, along
+which the driver vectorises work-items, so that a work-item's neighbours along it read the next elements."""
+
 
 def _hoists_a_private_value(ctx) -> bool:
     """A map whose function computes, without its element, a value of constant size (a reduction's): bound
@@ -300,6 +322,20 @@ the calls taking them (`let-out-of-argument`), so that maps they separated fuse.
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))
                        >> rewrite("map-fusion"))
+
+
+_PARTIAL_REDUCTIONS = Selector(lambda ctx: isinstance(ctx.node.f.f, P.Reduce) and isinstance(ctx.node.args[0], FunCall)
+                               and isinstance(ctx.node.args[0].f, P.Join), "reductions_of_join")
+"""A map of a reduction over a joined array: `map(reduce(f, z))(join(x))`, which `reduce-join` leaves in 3-D."""
+
+fold_joins = normalize((where(is_call(P.Reduce) & inside())
+                        >> (rewrite("reduce-join")
+                            | argument(0, try_(argument(0, rewrite("zip-join"))) >> rewrite("map-join"))
+                            >> rewrite("reduce-join")))
+                       | (where(is_call(P.Map) & inside() & _PARTIAL_REDUCTIONS) >> rewrite("map-join")))
+"""Every reduction inside a map of a flattened array (a stencil's window `join(nb)`, weighted through
+`map(*) ∘ zip(join(nb), join(k))`) folded row by row, then over the rows' results (`lift.rules.join_folding`):
+no index is divided by the length of a row, and no float4 gathers the elements of several rows."""
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
@@ -327,7 +363,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    general = top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    general = fold_joins >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 
