@@ -22,13 +22,17 @@ chooses, in order:
    chunk that divides is taken; where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything;
-3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
+3. a reduction of a flattened array (`join(x)`, also through a map or a map of a zip) inside a map, or outside
+   every map where the rows are `MIN_CHUNK` elements or more, is folded row by row (`fold_joins`: `reduce-join`,
+   `map-join`, `zip-join`): a stencil's window is not gathered into float4s across its rows, a sum of a sliced
+   matrix divides no index by the row length; then a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
    of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
    float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
    to a multiple of 4 first (`pad-reduction`, `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
-   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
+   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
+   each (a 3-D grid) on three; a
    one-dimensional map of scalars whose function has a vector version maps float4s
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
@@ -328,14 +332,31 @@ _PARTIAL_REDUCTIONS = Selector(lambda ctx: isinstance(ctx.node.f.f, P.Reduce) an
                                and isinstance(ctx.node.args[0].f, P.Join), "reductions_of_join")
 """A map of a reduction over a joined array: `map(reduce(f, z))(join(x))`, which `reduce-join` leaves in 3-D."""
 
-fold_joins = normalize((where(is_call(P.Reduce) & inside())
-                        >> (rewrite("reduce-join")
-                            | argument(0, try_(argument(0, rewrite("zip-join"))) >> rewrite("map-join"))
-                            >> rewrite("reduce-join")))
+
+def _long_rows(ctx) -> bool:
+    """A reduction of a joined array (read directly, through a map, or through a map of a zip) whose rows have
+    `MIN_CHUNK` elements or more, or a length not known."""
+    e = ctx.node.args[0]
+    for _ in range(3):
+        if isinstance(e, FunCall) and isinstance(e.f, P.Join):
+            length = e.args[0].t.elem.length
+            return not length.is_constant or length.value >= MIN_CHUNK
+        if not (isinstance(e, FunCall) and e.args):
+            return False
+        e = e.args[0]
+    return False
+
+
+_FOLD_ROWS = (rewrite("reduce-join")
+              | argument(0, try_(argument(0, rewrite("zip-join"))) >> rewrite("map-join")) >> rewrite("reduce-join"))
+
+fold_joins = normalize((where(is_call(P.Reduce) & (inside() | Selector(_long_rows, "long_rows"))) >> _FOLD_ROWS)
                        | (where(is_call(P.Map) & inside() & _PARTIAL_REDUCTIONS) >> rewrite("map-join")))
-"""Every reduction inside a map of a flattened array (a stencil's window `join(nb)`, weighted through
-`map(*) ∘ zip(join(nb), join(k))`) folded row by row, then over the rows' results (`lift.rules.join_folding`):
-no index is divided by the length of a row, and no float4 gathers the elements of several rows."""
+"""Every reduction of a flattened array folded row by row, then over the rows' results
+(`lift.rules.join_folding`), inside a map (a stencil's window `join(nb)`, weighted through `map(*) ∘
+zip(join(nb), join(k))`), and outside every map where the rows are long (the sum of a sliced matrix, `join ∘
+map(drop-1) ∘ take-(n)`): no index is divided by the length of a row, no float4 gathers the elements of several
+rows, and a map over long rows runs on global work-items, each reducing its row."""
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
@@ -363,7 +384,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    general = fold_joins >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    general = fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 

@@ -111,3 +111,24 @@ def test_a_5x5_convolution_runs_at_odd_sizes(m, n):
 def test_a_3d_box_filter_runs_at_odd_sizes(shape):
     a = _f32(np.random.default_rng(sum(shape)), *shape)
     np.testing.assert_allclose(lift.compile(box3d(), lowering="default")(a), box3d_numpy(a), rtol=1e-5, atol=1e-5)
+
+
+def _sum_of_rows(length):
+    return fun([ArrayType(ArrayType(Float, length), M)], lambda a: Reduce(add, 0.0)(Join()(a)))
+
+
+def test_the_sum_of_a_matrix_of_long_rows_reduces_each_row_then_the_row_sums():
+    """`reduce(+)(join(a))`: rows on global work-items, no index divided by the row length."""
+    lowered = paper(lower(_sum_of_rows(N), {"M": 1001, "N": 999}))
+    assert lowered.endswith("join ∘ take-(M) ∘ map-global(reduce-seq(add, 0.0)) ∘ pad-to-multiple-64(0.0)")
+    short = paper(lower(_sum_of_rows(3), {"M": 1001}))
+    assert short.endswith("asVector-4 ∘ pad-to-multiple-16(0.0) ∘ join")  # short rows: chunks of the flat array
+
+
+@SETTINGS
+@given(st.integers(1, 40), st.sampled_from([1, 3, 16, 17, 33]), st.integers(0, 2**32 - 1))
+def test_a_sum_of_rows_computes_numpy_s(m, n, seed):
+    a = _f32(np.random.default_rng(seed), m, n)
+    program = _sum_of_rows(N)
+    got = interpret(lower(program, {"M": m, "N": n}), a, numpy_shapes=True)
+    np.testing.assert_allclose(got, a.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
