@@ -31,7 +31,7 @@ import numpy as np
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import MATH_FUNCTIONS
-from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
+from lift.types.types import VECTOR_WIDTHS, Bool, Double, Float, Int, ScalarType, Type, VectorType
 
 __all__ = ["ExprOperators", "LIFT_MATH", "builtin_of", "eq", "math_function", "math_userfun", "ne", "operator_userfun"]
 
@@ -116,6 +116,8 @@ def builtin_of(f) -> "tuple | None":
     if not name or scalar is None:
         return None
     width = type_name[len(scalar.name):]
+    if width and int(width) not in VECTOR_WIDTHS:
+        return None
     t = VectorType(scalar, int(width)) if width else scalar
     for build in (operator_userfun, math_userfun):
         try:

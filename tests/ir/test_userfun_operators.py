@@ -80,3 +80,10 @@ def test_python_source_of_operators_evaluates_back_with_lifts_names():
     for program in programs:
         source = lift.python_source(program)
         assert "operator_userfun(" in source and eval(source, vars(lift)) == program
+
+
+def test_python_source_writes_a_user_function_named_like_a_built_in_by_its_name():
+    """`add_float32` (a lift arrays function), `mul_float` defined by the user: not the built-ins."""
+    for name in ("add_float32", "mul_float"):
+        f = lift.UserFun(name, ("x", "y"), "return x + y;", (Float, Float), Float, python=np.add)
+        assert lift.python_source(fun([ArrayType(Float, N)], lambda x: Map(lambda v: f(v, v))(x))).count(name) == 1
