@@ -19,6 +19,7 @@ argmax = fun([ArrayType(Float, N), ArrayType(Int, N)], lambda x, i: Reduce(bette
 
 
 def inputs(kernel, sizes, rng):
+    """Normal random values and their indices."""
     return [rng.standard_normal(sizes["N"]).astype(np.float32), np.arange(sizes["N"], dtype=np.int32)]
 
 

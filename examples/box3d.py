@@ -38,4 +38,5 @@ def reference(a):
 
 
 def inputs(kernel, sizes, rng):
+    """Uniform random values in [-1, 1)."""
     return [rng.uniform(-1, 1, (sizes["O"], sizes["M"], sizes["N"])).astype(np.float32)]

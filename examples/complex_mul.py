@@ -23,4 +23,5 @@ def reference(a, b):
 
 
 def inputs(kernel, sizes, rng):
-    return [rng.uniform(-1, 1, 2 * sizes["N"]).astype(np.float32), rng.uniform(-1, 1, 2 * sizes["N"]).astype(np.float32)]
+    """Uniform random values in [-1, 1)."""
+    return [rng.uniform(-1, 1, 2 * sizes["N"]).astype(np.float32) for _ in range(2)]

@@ -1,6 +1,7 @@
 """Cosine similarity of every row of A with every row of B, as a new user writes it."""
 
 import math
+
 import numpy as np
 
 from lift import ArrayType, Float, Map, Reduce, SizeVar, Zip, fun, userfun
@@ -27,9 +28,9 @@ cosine = fun([ArrayType(ArrayType(Float, K), M), ArrayType(ArrayType(Float, K), 
 
 
 def reference(A, B):
-    A = A; B = B
     return (A @ B.T) / np.sqrt(np.outer((A * A).sum(1), (B * B).sum(1)))
 
 
 def inputs(kernel, sizes, rng):
-    return [rng.uniform(-1, 1, (sizes["M"], sizes["K"])).astype(np.float32), rng.uniform(-1, 1, (sizes["N"], sizes["K"])).astype(np.float32)]
+    """Uniform random values in [-1, 1)."""
+    return [rng.uniform(-1, 1, (sizes[rows], sizes["K"])).astype(np.float32) for rows in "MN"]

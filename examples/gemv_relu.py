@@ -25,5 +25,5 @@ def reference(A, x, b):
 
 
 def inputs(kernel, sizes, rng):
-    return [rng.uniform(-1, 1, (sizes["M"], sizes["N"])).astype(np.float32), rng.uniform(-1, 1, sizes["N"]).astype(np.float32),
-            rng.uniform(-1, 1, sizes["M"]).astype(np.float32)]
+    """Uniform random values in [-1, 1)."""
+    return [rng.uniform(-1, 1, shape).astype(np.float32) for shape in ((sizes["M"], sizes["N"]), sizes["N"], sizes["M"])]

@@ -19,6 +19,7 @@ horner = fun([ArrayType(Float, N), ArrayType(Float, D)], lambda xs, cs: Map(
 
 
 def inputs(kernel, sizes, rng):
+    """Uniform random values in [-1, 1)."""
     return [rng.uniform(-1, 1, sizes["N"]).astype(np.float32), rng.uniform(-1, 1, sizes["D"]).astype(np.float32)]
 
 

@@ -1,6 +1,7 @@
 """Layer normalisation of every row as a new user writes it: (x - mean) / sqrt(var + eps)."""
 
 import math
+
 import numpy as np
 
 from lift import ArrayType, Float, Map, Reduce, SizeVar, fun, userfun
@@ -37,10 +38,10 @@ layernorm = fun([ArrayType(ArrayType(Float, C), R), Float], lambda a, n: Map(lam
 
 
 def inputs(kernel, sizes, rng):
+    """Uniform random values in [-1, 1)."""
     return [rng.uniform(-1, 1, (sizes["R"], sizes["C"])).astype(np.float32), np.float32(sizes["C"])]
 
 
 def reference(a, n):
-    a = a
     m = a.mean(axis=1, keepdims=True)
     return (a - m) / np.sqrt(((a - m) ** 2).mean(axis=1, keepdims=True) + EPS)

@@ -79,7 +79,8 @@ def bind_sizes(param_types: Sequence[Type], values: Sequence, names: Sequence[st
     bound = dict(sizes or {})
     if len(values) != len(param_types):
         raise LiftTypeError(f"the program takes {len(param_types)} input(s) ({', '.join(names)}), got {len(values)}")
-    inputs = [(name, t, np.shape(v), _dimensions(name, t, np.shape(v))) for name, t, v in zip(names, param_types, values)]
+    inputs = [(name, t, np.shape(v), _dimensions(name, t, np.shape(v)))
+              for name, t, v in zip(names, param_types, values)]
     for _, _, shape, dims in inputs:
         for length, n in zip(dims, shape):
             if isinstance(length, Var) and length.name not in bound:

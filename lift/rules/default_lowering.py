@@ -25,10 +25,11 @@ chooses, in order:
 3. a reduction of a flattened array (`join(x)`, also through a map or a map of a zip) inside a map, or outside
    every map where the rows are `MIN_CHUNK` elements or more, is folded row by row (`fold_joins`: `reduce-join`,
    `map-join`, `zip-join`): a stencil's window is not gathered into float4s across its rows, a sum of a sliced
-   matrix divides no index by the row length; then a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
-   of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
-   float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
-   to a multiple of 4 first (`pad-reduction`, `pad-reduction-repeat`);
+   matrix divides no index by the row length; then a reduction inside a map reduces float4 lanes
+   (`vectorize-map`, `reduce-lanes`; a reduction of no map of 16 elements or more reduces `map(id)` of its
+   input, `reduce-map-id`): gemv's rows are dot products of float4s, a row sum a sum of float4s; where 4 does
+   not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
+   `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
@@ -72,8 +73,9 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
-                                 function, body, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
+                                 identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
+                                 where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lift
-from lift import ArrayType, Float, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip, fun, interpret, paper, userfun
+from lift import (ArrayType, Float, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip, fun, interpret, paper,
+                  userfun)
 from lift.rules.default_lowering import lower
 
 from opencl_device import needs_device
