@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Iterator, Mapping, Optional
 
 from lift.errors import LiftError
-from lift.explore.candidate import Candidate
+from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.explore.macro_space import macro_derivations
 from lift.ir import patterns as P
@@ -333,7 +333,7 @@ class RewriteSearch:
         except LiftError:
             derivation = None
         if derivation is not None:
-            yield derivation.replay(self.program, self.engine), derivation, {"default-lowering": "yes"}
+            yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
         yield from macro_derivations(self.program, self.sizes)
 
     def observe(self, candidate: Candidate, time_ms: Optional[float]) -> None:
