@@ -8,7 +8,7 @@ OpenCL-level expressions from it, and a code generator that decides nothing emit
 from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalError, LiftSizeError,
                          LiftTypeError)
 from lift.ir.interpreter import interpret
-from lift.ir.operators import LIFT_MATH, eq, ne
+from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
                               MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
@@ -38,5 +38,6 @@ __all__ = [
     "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take", "ToGlobal", "ToLocal",
     "ToPrivate", "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
     "Vectorize", "Zip", "asarray", "config", "eq", "evaluate", "explain", "fun", "infer", "inline_routines",
-    "interpret", "maximum", "minimum", "ne", "paper", "python_source", "routine", "userfun", "where",
+    "interpret", "math_userfun", "maximum", "minimum", "ne", "operator_userfun", "paper", "python_source", "routine",
+    "userfun", "where",
 ] + sorted(LIFT_MATH)

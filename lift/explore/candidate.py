@@ -27,6 +27,9 @@ from lift.opencl_gen.launch import local_size_overrides
 from lift.opencl_gen.userfun_c import userfun_c_body
 
 LOCAL_SIZE = "local_size"
+DEFAULT_LOWERING = "default-lowering"
+"""The parameter of the default lowering's candidate, which the explore loop evaluates first, whatever its
+predicted time, so that a short search never ends slower than `lift.compile`'s default."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,8 +5,8 @@ size of it when the explored size would take too long, `lift.explore.reference`)
 device worker with the inputs, and measures (or reads from the output folder) the device's streaming
 bandwidth. It then pulls candidates from the search, skipping those already in the log, generates
 their code and predicts their time with the cost model; within a window of `2 * jobs` candidates the
-ones predicted fastest go first. A candidate whose program has kernels that the generator leaves to the
-driver to size (`map-global` kernels) is evaluated at each work-group size of `work_group_sizes` the device
+ones predicted fastest go first, the default lowering's candidate before all. A candidate whose program has
+kernels that the generator leaves to the driver to size (`map-global` kernels) is evaluated at each work-group size of `work_group_sizes` the device
 can run (`Candidate.local_size`), these evaluations one after the other; the search hears the best of them.
 `jobs` build workers compile ahead while the single device worker runs, checks and times one candidate at
 a time. Every evaluation is logged at once, and a new best candidate is written out at once. The loop
@@ -30,7 +30,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence
 from lift.errors import LiftError
 from lift.explore import cost_model, report
 from lift.explore.bandwidth import StreamingBandwidth, cached
-from lift.explore.candidate import LOCAL_SIZE, Candidate
+from lift.explore.candidate import DEFAULT_LOWERING, LOCAL_SIZE, Candidate
 from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
 from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
@@ -497,11 +497,13 @@ class _Search:
 
     def _ordered(self, groups: Iterator[list]) -> Iterator[Prepared]:
         """The evaluations of `groups` (one per candidate), the candidates reordered by predicted time within
-        a window of `2 * jobs` (unknown predictions last); a candidate's evaluations stay together, in their
-        order, placed by the fastest of their predictions."""
+        a window of `2 * jobs` (unknown predictions last, the default lowering's candidate first); a candidate's
+        evaluations stay together, in their order, placed by the fastest of their predictions."""
         window: list = []
         for i, group in enumerate(groups):
             predicted = min((item.predicted_ms for item in group if item.predicted_ms is not None), default=math.inf)
+            if any(DEFAULT_LOWERING in item.candidate.params for item in group):
+                predicted = -math.inf
             heapq.heappush(window, (predicted, i, group))
             if len(window) >= 2 * self.settings.jobs:
                 yield from heapq.heappop(window)[2]

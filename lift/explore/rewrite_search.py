@@ -17,9 +17,10 @@ program means. The search builds one in three stages, as the issue describes:
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
     far (`observe`); untried options come first.
 
-Before these, the macro-rule space (`lift.explore.macro_space`: register blocking, interchange and 2-D thread
-mappings wherever the macro rules match, as for matrix multiply) proposes its candidates. Each distinct program
-(up to parameter names) is proposed once.
+Before these come the default lowering's candidate (`lift.rules.default_lowering`: what `lift.compile` runs
+without a tuned winner, so that a short search never ends slower than it) and those of the macro-rule space
+(`lift.explore.macro_space`: register blocking, interchange and 2-D thread mappings wherever the macro rules
+match, as for matrix multiply). Each distinct program (up to parameter names) is proposed once.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from functools import lru_cache
 from typing import Iterator, Mapping, Optional
 
 from lift.errors import LiftError
-from lift.explore.candidate import Candidate
+from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.explore.macro_space import macro_derivations
 from lift.ir import patterns as P
@@ -43,7 +44,8 @@ from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
                                    vector_grid, vector_windows, windows)
-from lift.rules.default_lowering import GROUP, clean_up, high_level, hoist_invariants, pad_reduction
+from lift.rules.default_lowering import (GROUP, LANES, clean_up, default_lowering, high_level, hoist_invariants,
+                                        pad_reduction)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -295,12 +297,15 @@ class RewriteSearch:
         self.choices_of: dict = {}
         self.best_ms: Optional[float] = None
         self.failed_moves: set = set()
+        self.vector_width = LANES
 
     def use_device(self, model: DeviceModel) -> None:
-        """The bandit learns from measured times alone: the device's figures change nothing."""
+        """The bandit learns from measured times alone; the device's vector width picks the default lowering's
+        vectors."""
+        self.vector_width = model.vector_width
 
     def __iter__(self) -> Iterator[Candidate]:
-        for program, derivation, params in macro_derivations(self.program, self.sizes):
+        for program, derivation, params in self.default_and_macro_derivations():
             key = canonical(program)
             if key not in self.seen:
                 self.seen.add(key)
@@ -323,6 +328,17 @@ class RewriteSearch:
             candidate = Candidate(program, tuple(_step_json(s) for s in derivation.steps), params)
             self.choices_of[candidate.key] = choices
             yield candidate
+
+    def default_and_macro_derivations(self) -> Iterator[tuple]:
+        """`(lowered program, derivation, params)`: the default lowering's (what `lift.compile` runs without a
+        tuned winner, so that a short search never ends slower than it), then the macro space's."""
+        try:
+            derivation = default_lowering(self.program, self.sizes, self.vector_width)
+        except LiftError:
+            derivation = None
+        if derivation is not None:
+            yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
+        yield from macro_derivations(self.program, self.sizes)
 
     def observe(self, candidate: Candidate, time_ms: Optional[float]) -> None:
         """A measured time (None for a failure) rewards the choices that built `candidate`."""

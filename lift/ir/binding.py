@@ -71,23 +71,30 @@ def result_shape(t: Type, sizes: Mapping[str, int]) -> tuple:
 
 def bind_sizes(param_types: Sequence[Type], values: Sequence, names: Sequence[str],
                sizes: Mapping[str, int] | None = None) -> dict:
-    """Size variables bound from input shapes (and `sizes`); conflicting or impossible shapes are errors."""
+    """Size variables bound from input shapes (and `sizes`); conflicting or impossible shapes are errors.
+
+    A length that is a variable binds it; one affine in a single variable not bound otherwise (`2*N` of
+    interleaved complex numbers, `N+2`, `N/4`) binds it to the value that gives the input's length, and a
+    length no value gives is an error naming the input."""
     bound = dict(sizes or {})
     if len(values) != len(param_types):
         raise LiftTypeError(f"the program takes {len(param_types)} input(s) ({', '.join(names)}), got {len(values)}")
-    for name, t, v in zip(names, param_types, values):
-        shape = np.shape(v)
-        dims = []
-        inner = t
-        while isinstance(inner, ArrayType):
-            dims.append(inner.length)
-            inner = inner.elem
-        want = len(dims) + (1 if isinstance(inner, VectorType) else 0)
-        if len(shape) != want:
-            raise LiftTypeError(f"input {name} should be {t} ({want}-D), got an array of shape {shape}")
+    inputs = [(name, t, np.shape(v), _dimensions(name, t, np.shape(v)))
+              for name, t, v in zip(names, param_types, values)]
+    for _, _, shape, dims in inputs:
         for length, n in zip(dims, shape):
             if isinstance(length, Var) and length.name not in bound:
                 bound[length.name] = int(n)
+    for name, t, shape, dims in inputs:
+        for length, n in zip(dims, shape):
+            unbound = [v for v in length.free_vars() if v.name not in bound]
+            if len(unbound) == 1:
+                solved = _solve(length, unbound[0].name, int(n), bound)
+                if solved is None:
+                    raise LiftSizeError(f"input {name} should be {t}: no {unbound[0].name} gives {length} = {n} "
+                                        f"(shape {shape})")
+                bound[unbound[0].name] = solved
+    for name, t, shape, dims in inputs:
         for length, n in zip(dims, shape):
             try:
                 expected = length.eval(bound)
@@ -97,9 +104,39 @@ def bind_sizes(param_types: Sequence[Type], values: Sequence, names: Sequence[st
                 raise LiftSizeError(f"input {name}: {e}") from None
             if expected != n:
                 raise LiftSizeError(f"input {name} should be {t} with {length} = {expected}, got shape {shape}")
-        if isinstance(inner, VectorType) and shape[-1] != inner.width:
-            raise LiftTypeError(f"input {name} should be {t}: its last axis must have {inner.width} lanes, got {shape}")
     return bound
+
+
+def _dimensions(name: str, t: Type, shape: tuple) -> list:
+    """The lengths of `t`'s array dimensions, outermost first, checked against the number of axes of `shape`."""
+    dims = []
+    inner = t
+    while isinstance(inner, ArrayType):
+        dims.append(inner.length)
+        inner = inner.elem
+    want = len(dims) + (1 if isinstance(inner, VectorType) else 0)
+    if len(shape) != want:
+        raise LiftTypeError(f"input {name} should be {t} ({want}-D), got an array of shape {shape}")
+    if isinstance(inner, VectorType) and shape[-1] != inner.width:
+        raise LiftTypeError(f"input {name} should be {t}: its last axis must have {inner.width} lanes, got {shape}")
+    return dims
+
+
+_PROBE = 720720  # divisible by 1..16, so that the exact divisions of a length (N/4) are integral there
+
+
+def _solve(length, var: str, n: int, bound: Mapping[str, int]) -> int | None:
+    """The value of `var` for which `length` (affine in it under `bound`) is `n`, or None if there is none."""
+    def at(v):
+        try:
+            return length.eval({**bound, var: v})
+        except NotDivisible:
+            return None
+    low, high = at(0), at(_PROBE)
+    if low is None or high is None or high == low or ((n - low) * _PROBE) % (high - low):
+        return None
+    v = (n - low) * _PROBE // (high - low)
+    return v if v > 0 and at(v) == n else None
 
 
 def to_host(value, t: Type, name: str) -> np.ndarray:

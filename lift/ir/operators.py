@@ -31,9 +31,9 @@ import numpy as np
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import MATH_FUNCTIONS
-from lift.types.types import Bool, Double, Float, Int, ScalarType, Type, VectorType
+from lift.types.types import VECTOR_WIDTHS, Bool, Double, Float, Int, ScalarType, Type, VectorType
 
-__all__ = ["ExprOperators", "LIFT_MATH", "eq", "math_function", "math_userfun", "ne", "operator_userfun"]
+__all__ = ["ExprOperators", "LIFT_MATH", "builtin_of", "eq", "math_function", "math_userfun", "ne", "operator_userfun"]
 
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -106,6 +106,26 @@ def _apply(op: str, *operands):
 
     exprs = tuple(to_expr(o) for o in operands)
     return operator_userfun(op, _operand_type(*exprs))(*exprs)
+
+
+def builtin_of(f) -> "tuple | None":
+    """`("operator_userfun" or "math_userfun", name, type)` where the user function `f` is that built-in (so that
+    `lift.python_source` writes it as the call that builds it), else None."""
+    name, _, type_name = f.name.rpartition("_")
+    scalar = {s.name: s for s in _WIDTH}.get(type_name.rstrip("0123456789"))
+    if not name or scalar is None:
+        return None
+    width = type_name[len(scalar.name):]
+    if width and int(width) not in VECTOR_WIDTHS:
+        return None
+    t = VectorType(scalar, int(width)) if width else scalar
+    for build in (operator_userfun, math_userfun):
+        try:
+            if build(name, t) == f:
+                return build.__name__, name, t
+        except (LiftTypeError, KeyError):
+            continue
+    return None
 
 
 @lru_cache(maxsize=None)

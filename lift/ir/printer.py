@@ -14,6 +14,7 @@ import re
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.operators import builtin_of
 from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun
 from lift.types.arith import ArithExpr
@@ -141,9 +142,16 @@ class PythonSource(Mapper):
         return f"fun(lambda {params}: {self(f.body)})"
 
     def map_UserFun(self, f: UserFun) -> str:
-        return f.name
+        """A user function by its name; a built-in one of an operator or math function (`mul_float`) by the call
+        that builds it (`operator_userfun('mul', Float)`), which evaluates with lift's names."""
+        built_in = builtin_of(f)
+        if built_in is None:
+            return f.name
+        build, name, t = built_in
+        return f"{build}({name!r}, {_py_type(t)})"
 
-    map_Routine = map_UserFun
+    def map_Routine(self, f: Routine) -> str:
+        return f.name
 
     def map_AbstractMap(self, f: P.AbstractMap) -> str:
         cls = type(f).__name__

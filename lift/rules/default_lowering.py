@@ -33,13 +33,18 @@ chooses, in order:
    would each add 5) reduces `z` with the reduction from the operator's neutral element `e`, `reduce(f, z) ∘
    reduce(f, e)` (`reduce-neutral-init`), whose chunks are these; the two final sequential folds are then one
    (`reduce-seq-neutral-init`); with no neutral element known, one work-item reduces everything;
-3. a reduction inside a map reduces float4 lanes (`vectorize-map`, `reduce-lanes`; a reduction of no map
-   of 16 elements or more reduces `map(id)` of its input, `reduce-map-id`): gemv's rows are dot products of
-   float4s, a row sum a sum of float4s; where 4 does not divide a length of 16 or more, the input is padded
-   to a multiple of 4 first (`pad-reduction`, `pad-reduction-repeat`);
+3. a reduction of a flattened array (`join(x)`, also through a map or a map of a zip) inside a map, or outside
+   every map where the rows are `MIN_CHUNK` elements or more, is folded row by row (`fold_joins`: `reduce-join`,
+   `map-join`, `zip-join`): a stencil's window is not gathered into float4s across its rows, a sum of a sliced
+   matrix divides no index by the row length; then a reduction inside a map reduces float4 lanes
+   (`vectorize-map`, `reduce-lanes`; a reduction of no map of 16 elements or more reduces `map(id)` of its
+   input, `reduce-map-id`): gemv's rows are dot products of float4s, a row sum a sum of float4s; where 4 does
+   not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
+   `pad-reduction-repeat`);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
-   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows); a
+   `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
+   each (a 3-D grid) on three; a
    one-dimensional map of scalars whose function has a vector version maps float4s
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
@@ -79,8 +84,9 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, first_of, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
+                                 identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
+                                 where)
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
@@ -297,10 +303,32 @@ def _under_views(s: Strategy) -> Strategy:
     return under
 
 
-_MAP_OF_MAPS = (rewrite("map-to-global", dim=1)
-                >> (mapped_body(_under_views(where(is_call(P.Map) & Selector(_over_many, "over_many"))
-                                             >> rewrite("map-to-global", dim=0)))
-                    | mapped(where(is_fun(P.Map)) >> rewrite("map-to-global", dim=0))))
+def _long(ctx) -> bool:
+    """A map call over an array of `MIN_CHUNK` elements at least, or of a length not known."""
+    length = getattr(ctx.node.args[0].t, "length", None)
+    return length is not None and (not length.is_constant or length.value >= MIN_CHUNK)
+
+
+def _global_maps(dims: tuple, over: Selector, point_free: bool) -> Strategy:
+    """At a map: `map-to-global` on `dims[0]`, then on each of the following dimensions the map its function
+    applies, called `over` an array (under views), or, if `point_free`, itself a map (`map(map(f))`)."""
+    to_global = rewrite("map-to-global", dim=dims[0])
+    if len(dims) == 1:
+        return to_global
+    inner = _global_maps(dims[1:], over, point_free)
+    called = _under_views(where(is_call(P.Map) & over) >> inner)
+    nested = mapped_body(called) | function(body(called))
+    if point_free:
+        nested = nested | mapped(where(is_fun(P.Map)) >> inner) | function(where(is_fun(P.Map)) >> inner)
+    return to_global >> nested
+
+
+_MAP_OF_MAPS = (_global_maps((2, 1, 0), Selector(_long, "long"), point_free=False)
+                | _global_maps((1, 0), Selector(_over_many, "over_many"), point_free=True))
+"""A map of maps on two dimensions of global work-items, a map of maps of maps each called over `MIN_CHUNK`
+elements or more (a 3-D grid, not a matrix of small vectors) on three: the innermost on dimension 0, along
+which the driver vectorises work-items, so that a work-item's neighbours along it read the next elements."""
+
 
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
@@ -368,6 +396,37 @@ _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.no
                        >> rewrite("map-fusion"))
 
 
+_PARTIAL_REDUCTIONS = Selector(lambda ctx: isinstance(ctx.node.f.f, P.Reduce) and isinstance(ctx.node.args[0], FunCall)
+                               and isinstance(ctx.node.args[0].f, P.Join), "reductions_of_join")
+"""A map of a reduction over a joined array: `map(reduce(f, z))(join(x))`, which `reduce-join` leaves in 3-D."""
+
+
+def _long_rows(ctx) -> bool:
+    """A reduction of a joined array (read directly, through a map, or through a map of a zip) whose rows have
+    `MIN_CHUNK` elements or more, or a length not known."""
+    e = ctx.node.args[0]
+    for _ in range(3):
+        if isinstance(e, FunCall) and isinstance(e.f, P.Join):
+            length = e.args[0].t.elem.length
+            return not length.is_constant or length.value >= MIN_CHUNK
+        if not (isinstance(e, FunCall) and e.args):
+            return False
+        e = e.args[0]
+    return False
+
+
+_FOLD_ROWS = (rewrite("reduce-join")
+              | argument(0, try_(argument(0, rewrite("zip-join"))) >> rewrite("map-join")) >> rewrite("reduce-join"))
+
+fold_joins = normalize((where(is_call(P.Reduce) & (inside() | Selector(_long_rows, "long_rows"))) >> _FOLD_ROWS)
+                       | (where(is_call(P.Map) & inside() & _PARTIAL_REDUCTIONS) >> rewrite("map-join")))
+"""Every reduction of a flattened array folded row by row, then over the rows' results
+(`lift.rules.join_folding`), inside a map (a stencil's window `join(nb)`, weighted through `map(*) ∘
+zip(join(nb), join(k))`), and outside every map where the rows are long (the sum of a sliced matrix, `join ∘
+map(drop-1) ∘ take-(n)`): no index is divided by the length of a row, no float4 gathers the elements of several
+rows, and a map over long rows runs on global work-items, each reducing its row."""
+
+
 def _bound(t, sizes: Mapping[str, int]) -> bool:
     """Whether `sizes` binds every length of the type `t`."""
     return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
@@ -395,7 +454,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
                 if _vectorises(vector_width) else identity)
-    general = stencils >> top_reductions >> inner_lanes >> top_maps >> lower_rest >> clean_up
+    general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
+               >> clean_up)
     return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 

@@ -65,6 +65,10 @@ CASES = {
     "slice_computed": (lambda a, b, v: (a * b)[1:-1, 2:] - 1.0, lambda a, b, v: (a * b)[1:-1, 2:] - 1),
     "slice_differences": (lambda a, b, v: v[1:] - v[:-1], lambda a, b, v: v[1:] - v[:-1]),
     "slice_sum": (lambda a, b, v: v[2:30].sum(), lambda a, b, v: v[2:30].sum()),
+    "slice_gradient_mean": (lambda a, b, v: lift.sqrt((a[1:-1, 2:] - a[1:-1, :-2]) ** 2
+                                                      + (a[2:, 1:-1] - a[:-2, 1:-1]) ** 2).mean(),
+                            lambda a, b, v: np.sqrt((a[1:-1, 2:] - a[1:-1, :-2]) ** 2
+                                                    + (a[2:, 1:-1] - a[:-2, 1:-1]) ** 2).mean()),
     "slice_of_reduced": (lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9],
                          lambda a, b, v: (a - a.sum(axis=0))[10:20, 3:9]),
     "slice_matmul": (lambda a, b, v: a[:16, :8] @ b[8:16, 4:20], lambda a, b, v: a[:16, :8] @ b[8:16, 4:20]),

@@ -10,6 +10,7 @@ from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 from lift.rules import Derivation, alpha_equal, canonical
+from lift.rules.default_lowering import default_lowering
 
 try:
     runtime.select_device()
@@ -106,7 +107,7 @@ def test_observed_times_steer_the_bandit():
 def test_a_search_rewards_the_choices_of_a_measured_candidate(examples):
     program = examples["scal"].kernels["scal"]
     search = RewriteSearch(program, {"N": 4096}, seed=0)
-    candidate = next(iter(search))
+    candidate = next(c for c in search if c.key in search.choices_of)  # the first the bandit built
     search.observe(candidate, 1.0)
     choices = search.choices_of[candidate.key]
     assert [d for d, _ in choices] == ["map@body", f"map@body/{choices[0][1]}"], "the kind of move, then its variant"
@@ -143,7 +144,7 @@ def test_asums_lanes_take_no_decision_and_every_kind_is_still_proposed(examples)
     nested in each vectorised candidate); now a vectorised candidate decides the vectorisation, then the
     reduction of float4s, and each kind of move, the winners' included, is still proposed."""
     search = RewriteSearch(examples["asum"].kernels["asum"], {"N": 1 << 16}, seed=0)
-    candidates = list(search)
+    candidates = [c for c in search if c.key in search.choices_of]  # the bandit's (not the default lowering's)
     decisions = [[d for d, _ in search.choices_of[c.key] if "/" not in d] for c in candidates]
     vectorised = [c for c in candidates if search.choices_of[c.key][0] == ("reduce@body", "vectorize")]
     assert vectorised and all(len(decisions[candidates.index(c)]) == 2 for c in vectorised)
@@ -160,3 +161,14 @@ def test_lift_explore_searches_rewrites_of_a_program_and_partitions_of_a_program
     assert isinstance(search_for(asum, {"N": 1 << 12}), RewriteSearch)
     atax = examples["sequences"].kernels["atax"]
     assert isinstance(search_for(atax, {"M": 64, "N": 64}), SequenceSearch)
+
+
+@pytest.mark.parametrize("stem, sizes", [("asum", {"N": 65537}), ("gemv", {"M": 37, "N": 101}),
+                                         ("softmax", {"R": 13, "C": 11})])
+def test_the_first_candidate_is_the_default_lowering(examples, stem, sizes):
+    """What `lift.compile` runs without a tuned winner is measured first, so a short search never ends slower."""
+    program = examples[stem].kernels[stem]
+    first = next(iter(RewriteSearch(program, sizes, seed=1)))
+    assert first.params == {"default-lowering": "yes"}
+    assert alpha_equal(first.program, default_lowering(program, sizes).replay(program))
+    assert alpha_equal(_derivation(first, sizes).replay(program), first.program)

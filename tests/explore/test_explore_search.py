@@ -17,7 +17,7 @@ import lift
 from lift import (ArrayType, AsScalar, AsVector, Float, Join, MapLcl, MapWrg, ReduceSeq, SizeVar, Split, Vectorize,
                   fun)
 from lift.explore.bandwidth import StreamingBandwidth, cached
-from lift.explore.candidate import Candidate
+from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.driver import BUDGET, EXHAUSTED, MAX_CANDIDATES, ExploreError, explore
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.worker import DEVICE, Worker, measure_streaming
@@ -143,6 +143,21 @@ def test_cost_model_orders_candidates_and_ranks_like_the_measurements(asum_file,
     fastest = [min(r["predicted_ms"] for r in logged if r["expression"] == e) for e in programs]
     assert fastest == sorted(fastest), "a window of 2 * jobs = 6 holds every candidate: fastest predicted first " \
                                        "(a candidate's evaluations at several work-group sizes placed by the fastest)"
+
+
+def test_the_default_lowerings_candidate_is_evaluated_first_whatever_its_prediction(asum_file, tmp_path):
+    """The candidate evaluated last by its prediction, marked as the default lowering's, is evaluated first."""
+    kernels = [asum_file.kernels[k] for k in ("asum_amd", "asum_nvidia", "asum_intel", "asum_cpu")]
+    settings = dict(jobs=3, budget_s=300, timing=FAST, bandwidth=KNOWN_BANDWIDTH, progress=False)
+
+    def order(candidates, out):
+        explore(asum_file, "asum", SIZES, candidates, out_dir=tmp_path / out, **settings)
+        return list(dict.fromkeys(json.loads(line)["expression"]
+                                  for line in (tmp_path / out / "log.jsonl").read_text().splitlines()))
+
+    last = order([Candidate(k) for k in kernels], "predicted")[-1]
+    marked = [Candidate(k, params={DEFAULT_LOWERING: "yes"} if lift.paper(k) == last else {}) for k in kernels]
+    assert order(marked, "default first")[0] == last
 
 
 def test_max_candidates_counts_distinct_candidates_and_a_rerun_goes_on(asum_file, tmp_path):

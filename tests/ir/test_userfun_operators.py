@@ -68,3 +68,22 @@ def test_python_max_on_lift_values_is_refused_not_silently_wrong():
     relu = fun([ArrayType(Float, N)], lambda x: Map(lambda v: lift.fmax(v, 0.0))(x))
     x = np.array([-1.0, 2.0, -3.0], np.float32)
     np.testing.assert_allclose(lift.interpret(relu, x), np.maximum(x, 0.0))
+
+
+def test_python_source_of_operators_evaluates_back_with_lifts_names():
+    """`v * 2.0`, `abs`, `lift.sqrt` on floats and doubles: their built-in user functions are written as the calls
+    that build them (`operator_userfun('mul', Float)`), so the source evaluates back to an equal program."""
+    two = lift.Literal(2.0, Double)
+    programs = [fun([ArrayType(Float, N)], lambda x: Map(lambda v: lift.sqrt(v * 2.0 + 1.0) - abs(v))(x)),
+                fun([ArrayType(Double, N)], lambda x: Map(lambda v: lift.exp(v * two) / (v - two))(x)),
+                fun([ArrayType(Int, N)], lambda x: Map(lambda v: -(v / 3) < v)(x))]
+    for program in programs:
+        source = lift.python_source(program)
+        assert "operator_userfun(" in source and eval(source, vars(lift)) == program
+
+
+def test_python_source_writes_a_user_function_named_like_a_built_in_by_its_name():
+    """`add_float32` (a lift arrays function), `mul_float` defined by the user: not the built-ins."""
+    for name in ("add_float32", "mul_float"):
+        f = lift.UserFun(name, ("x", "y"), "return x + y;", (Float, Float), Float, python=np.add)
+        assert lift.python_source(fun([ArrayType(Float, N)], lambda x: Map(lambda v: f(v, v))(x))).count(name) == 1

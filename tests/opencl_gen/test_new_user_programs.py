@@ -1,0 +1,33 @@
+"""The programs of issue 18's new user (`examples/layernorm.py`, `conv5x5.py`, `cosine.py`, `horner.py`,
+`argmax.py`, `gemv_relu.py`, `complex_mul.py`, `box3d.py`: written from the README, nothing tuned) compiled by
+`lift.compile` with the default lowering at small odd sizes, against their numpy references and the
+interpreter."""
+
+import numpy as np
+import pytest
+
+import lift
+
+from opencl_device import needs_device
+
+
+def _flat(a):
+    """A struct array (tuples) as a float64 array with a last axis of its fields."""
+    a = np.asarray(a)
+    return (np.stack([a[f] for f in a.dtype.names], axis=-1) if a.dtype.fields else a).astype(np.float64)
+
+
+@needs_device
+@pytest.mark.parametrize("name, sizes", [
+    ("layernorm", {"R": 7, "C": 19}), ("conv5x5", {"M": 11, "N": 13}), ("cosine", {"M": 5, "N": 7, "K": 17}),
+    ("horner", {"N": 101, "D": 5}), ("argmax", {"N": 1009}), ("gemv_relu", {"M": 13, "N": 31}),
+    ("complex_mul", {"N": 67}), ("box3d", {"O": 5, "M": 7, "N": 3}),
+])
+def test_new_user_programs_compute_numpy_s(examples, name, sizes):
+    pf = examples[name]
+    inputs = pf.inputs(name, sizes, seed=3)
+    got = _flat(lift.compile(pf.kernels[name], lowering="default")(*inputs))
+    want = np.asarray(pf.namespace["reference"](*inputs), np.float64)
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-4, atol=1e-5)
+    interpreted = _flat(lift.interpret(pf.kernels[name], *inputs, numpy_shapes=True))
+    np.testing.assert_allclose(got, interpreted.reshape(got.shape), rtol=1e-4, atol=1e-5)
