@@ -1,5 +1,6 @@
 """The default lowering of stencils over grids as a new user writes them (`lift.rules.default_lowering`): a window
-read flat (`join(nb)`, weighted through `zip(join(nb), join(k))`) is folded row by row (`fold_joins`: no float4
+read flat (`join(nb)`, weighted through `zip(join(nb), join(k))`) is computed in vector windows, or where the
+device has no vectors folded row by row (`fold_joins`: no float4
 gathering the elements of several rows, no index divided by the row length), and a map of maps of maps over a 3-D
 grid runs on three dimensions of global work-items. Values against numpy at odd sizes, by the interpreter of the
 lowered program and on the device."""
@@ -62,18 +63,25 @@ def _f32(rng, *shape):
     return rng.uniform(-1, 1, shape).astype(np.float32)
 
 
-def test_a_5x5_window_is_folded_row_by_row_not_gathered_into_float4s():
+def test_a_5x5_window_is_computed_in_vector_windows_not_gathered_into_float4s():
+    """A stencil takes the `vector-windows` form first: 16 windows to a vector, each window's fold unrolled."""
     lowered = paper(lower(conv2d(5), {"M": 1001, "N": 999}))
+    assert "asVector-4" not in lowered and "asVector-16" in lowered and "reduce-seq-unroll(" in lowered
+
+
+def test_without_vectors_a_5x5_window_is_folded_row_by_row_not_gathered():
+    lowered = paper(lower(conv2d(5), {"M": 1001, "N": 999}, vector_width=1))
     assert "asVector" not in lowered and "pad-to-multiple" not in lowered
     assert "reduce-seq(add, 0.0) ∘ join ∘ map-seq(reduce-seq(" in lowered
 
 
 @SETTINGS
-@given(st.sampled_from([3, 5, 7]), st.integers(1, 13), st.integers(1, 13), st.integers(0, 2**32 - 1))
-def test_a_folded_convolution_computes_numpy_s(k, m, n, seed):
+@given(st.sampled_from([3, 5, 7]), st.integers(1, 13), st.integers(1, 13), st.integers(0, 2**32 - 1),
+       st.sampled_from([1, 4]))
+def test_a_lowered_convolution_computes_numpy_s(k, m, n, seed, vector_width):
     rng = np.random.default_rng(seed)
     a, w = _f32(rng, m, n), _f32(rng, k, k)
-    lowered = lower(conv2d(k), {"M": m, "N": n})
+    lowered = lower(conv2d(k), {"M": m, "N": n}, vector_width)
     np.testing.assert_allclose(interpret(lowered, a, w, numpy_shapes=True), conv2d_numpy(a, w), rtol=1e-5, atol=1e-5)
 
 
