@@ -8,18 +8,10 @@ from lift import (ArrayType, AsScalar, AsVector, Double, Float, Get, Int, Iterat
                   PartRed, Reduce, ReduceSeq, ReorderStride, SizeVar, Slide, Split, Transpose, Tuple,
                   TupleType, UserFun, VectorType, Vectorize, Zip, fun, userfun)
 
+from userfuns import add, neg
+
 N = SizeVar("N")
 M = SizeVar("M")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def neg(x: Float) -> Float:
-    return -x
 
 
 @userfun
