@@ -123,3 +123,16 @@ def test_array_literal_errors():
         Literal(0.0, ArrayType(VectorType(Float, 4), N))
     with pytest.raises(lift.LiftTypeError, match="literal 'x' does not fit the type Float"):
         Literal("x", ArrayType(Float, N))
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 1 << 40])
+def test_an_int_literal_beyond_32_bits_is_a_type_error(value):
+    """OpenCL's `int` and the interpreter's int32 hold 32 bits: a larger literal was cut short in C and overflowed
+    numpy (a crash in `interpret`, a wrong kernel from `compile`)."""
+    from lift.ir.nodes import Literal
+
+    assert Literal(2**31 - 1, Int).value == 2**31 - 1 and Literal(-2**31, Int).value == -2**31
+    with pytest.raises(lift.LiftTypeError, match=f"literal {value} does not fit the type Int .a 32-bit int"):
+        fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+    with pytest.raises(lift.LiftTypeError, match=f"literal {value * 10**400} does not fit the type Float"):
+        Literal(value * 10**400, Float)
