@@ -1,7 +1,10 @@
 """The bad-program corpus: each ill-typed program fails with one clear `LiftTypeError` naming the pattern,
 the expected and actual types, and the place."""
 
+import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Double, Float, Get, Int, Iterate, Join, Map, Pad,
@@ -136,3 +139,17 @@ def test_an_int_literal_beyond_32_bits_is_a_type_error(value):
         fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
     with pytest.raises(lift.LiftTypeError, match=f"literal {value * 10**400} does not fit the type Float"):
         Literal(value * 10**400, Float)
+
+
+@given(st.integers(-2**40, 2**40) | st.integers())
+@example(2**31 - 1)
+@example(-2**31)
+@example(2**31)
+def test_an_int_literal_is_accepted_exactly_when_32_bits_hold_it(value):
+    """`x + value` over Int arrays: a type error beyond int32's range, the interpreter's int32 sum within it."""
+    if not -2**31 <= value < 2**31:
+        with pytest.raises(lift.LiftTypeError, match="does not fit the type Int"):
+            fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+        return
+    program = fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+    np.testing.assert_array_equal(lift.interpret(program, np.zeros(3, np.int32)), np.full(3, value, np.int32))
