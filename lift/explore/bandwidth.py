@@ -14,7 +14,6 @@ device worker; `cached` keeps it in the output folder, keyed by the device's lab
 from __future__ import annotations
 
 import json
-import math
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,7 +126,7 @@ def _stored(path: Path) -> dict:
     for label, entry in (data.items() if isinstance(data, dict) else [("(the whole file)", data)]):
         try:
             value = StreamingBandwidth(**entry)
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= sys.float_info.max
                        for v in asdict(value).values()):
                 raise ValueError("its rates must be finite and positive")
             stored[label] = value

@@ -132,7 +132,9 @@ def _count(v) -> bool:
 
 
 def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A finite number: not NaN, not infinite, and no integer beyond the largest float (`math.isfinite` of one
+    raises OverflowError)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= sys.float_info.max
 
 
 def _finite_json(v) -> bool:

@@ -338,12 +338,21 @@ def _normalise_literal(value, t: Type):
         if isinstance(value, (tuple, list)):
             if isinstance(t, ScalarType) or len(value) != t.width:
                 raise LiftTypeError(f"literal {value!r} does not fit the type {t}")
-            return tuple(cast(v) for v in value)
-        try:
-            return cast(value)
-        except (TypeError, ValueError):
-            raise LiftTypeError(f"literal {value!r} does not fit the type {t}") from None
+            return tuple(_scalar_literal(v, cast, t) for v in value)
+        return _scalar_literal(value, cast, t)
     raise LiftTypeError(f"literals must have a scalar, vector or array type, got {t}")
+
+
+def _scalar_literal(value, cast, t: Type):
+    """`value` cast to the scalar of `t`; an `Int` holds 32 bits, as OpenCL's `int` and the interpreter's int32
+    do (a larger literal would be cut short in C and overflow numpy)."""
+    try:
+        v = cast(value)
+    except (TypeError, ValueError, OverflowError):
+        raise LiftTypeError(f"literal {value!r} does not fit the type {t}") from None
+    if cast is int and not -2**31 <= v < 2**31:
+        raise LiftTypeError(f"literal {value!r} does not fit the type {t} (a 32-bit int, {-2**31} to {2**31 - 1})")
+    return v
 
 
 def bind_sizes_in(e: Node, sizes: dict) -> Node:

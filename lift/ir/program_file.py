@@ -17,7 +17,6 @@ The file's own folder is importable while it loads, so programs can share user f
 from __future__ import annotations
 
 import importlib.util
-import math
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -208,7 +207,7 @@ def _tolerance(path: Path, value, kernels: dict) -> dict:
     """`TOLERANCE`, checked: `{"rtol": r, "atol": a}` (either may be left out), or such a dict per kernel."""
     def valid(d) -> bool:
         return isinstance(d, dict) and all(k in TOLERANCE_KEYS and isinstance(v, (int, float))
-                                           and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                                           and not isinstance(v, bool) and 0 <= v <= sys.float_info.max
                                            for k, v in d.items())
 
     if valid(value) or (isinstance(value, dict) and all(k in kernels and valid(v) for k, v in value.items())):

@@ -16,7 +16,7 @@ from benchmarks.bench_cost_model import main, predicted_now  # noqa: E402
 
 
 def test_measured_candidates_are_saved_predicted_and_retimed(device, tmp_path, capsys):
-    main(["measure", "--only", "asum", "--budget", "20", "--max-candidates", "3", "--scale", "4096",
+    main(["measure", "--only", "asum", "--budget", "300", "--max-candidates", "3", "--scale", "4096",
           "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "asum.json").read_text())
     assert saved["sizes"] == {"N": 1 << 16} and len(saved["candidates"]) >= 2

@@ -58,7 +58,8 @@ def test_a_program_file_gives_the_tolerance_and_the_options_override_it(tmp_path
         assert stored["tolerance"].tolist() == [0.01, 0.5]
 
 
-@pytest.mark.parametrize("tolerance", ["{'rtol': -1}", "{'rtol': 'big'}", "{'tol': 1}", "{'q': {'atol': 1}}", "[1]"])
+@pytest.mark.parametrize("tolerance", ["{'rtol': -1}", "{'rtol': 'big'}", "{'tol': 1}", "{'q': {'atol': 1}}", "[1]",
+                                       "{'atol': 10 ** 400}"])
 def test_a_bad_tolerance_is_one_clear_error(tmp_path, tolerance):
     with pytest.raises(ProgramFileError, match="TOLERANCE must be"):
         _program_file(tmp_path, f"TOLERANCE = {tolerance}\n")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, MapGlb, SizeVar, Zip, fun, userfun
+from lift import ArrayType, Float, MapGlb, SizeVar, Zip, fun
 from lift.errors import LiftDeviceError, LiftMemoryError
 from lift.explore import problem as problem_module
 from lift.explore.evaluation import DeviceSession, TimingPolicy
@@ -19,14 +19,10 @@ from lift.opencl_gen.runner import check_device, make_plan
 from lift.opencl_gen.runtime import select_device
 
 from opencl_device import needs_device
+from userfuns import add
 
 N = SizeVar("N")
 GIB = 2**30
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 ADD = fun([ArrayType(Float, N), ArrayType(Float, N)], lambda a, b: MapGlb(add)(Zip(a, b)))

@@ -244,7 +244,8 @@ def test_a_garbage_bandwidth_file_is_measured_again_with_a_warning(tmp_path, cap
     path = tmp_path / "bandwidth.json"
     measured = StreamingBandwidth(10.0, 12.0, 0.01, 1 << 20)
     for garbage in ["not json", "[1, 2]", '{"dev": {"copy_gbps": "fast"}}', '{"dev": {"copy_gbps": NaN, '
-                    '"read_gbps": 1, "launch_ms": 1, "nbytes": 1}}', '{"dev": 5}']:
+                    '"read_gbps": 1, "launch_ms": 1, "nbytes": 1}}', '{"dev": 5}',
+                    '{"dev": {"copy_gbps": 1' + "0" * 400 + ', "read_gbps": 1, "launch_ms": 1, "nbytes": 1}}']:
         path.write_text(garbage)
         assert cached(path, "dev", lambda: measured) == measured
         assert "warning: " in capsys.readouterr().err
@@ -277,6 +278,7 @@ def log_lines(draw):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(log_lines(), max_size=12), st.binary(max_size=20))
 @example([json.dumps({**json.loads(record("0").to_json()), "derivation": [math.inf]})], b"")  # found by CI's draw
+@example([json.dumps({**json.loads(record("0").to_json()), "time_ms": 10 ** 400})], b"")  # beyond a float: no crash
 def test_fuzz_the_log_reader_never_crashes_and_keeps_only_valid_records(lines, tail):
     with tempfile.TemporaryDirectory() as folder, mock.patch.object(os, "fsync"):  # reading is fuzzed, not durability
         path = Path(folder) / "log.jsonl"

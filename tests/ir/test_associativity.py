@@ -1,6 +1,6 @@
 """Which reduce operators lift may re-associate (lift.ir.associativity), `reduce` of `(A, T) -> A` refused with a
 pointer to ReduceSeq, and a fold with `Reduce` whose operator is not associative meaning `reduce-seq` (issue 17,
-item 7): an N-body-style fold `acc + accel(p, q)` agrees with numpy."""
+item 7): an N-body-style fold `acc + pair_force(p, q)` agrees with numpy."""
 
 import numpy as np
 import pytest
@@ -12,13 +12,10 @@ from lift.errors import LiftTypeError
 from lift.ir.associativity import is_associative
 from lift.ir.nodes import Param
 
+from userfuns import add, pair_force
+
 N = SizeVar("N")
 Float4 = VectorType(Float, 4)
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 @userfun
@@ -46,11 +43,6 @@ def hypot_sum(x: Float, y: Float) -> Float:
     return x + y
 
 
-@userfun
-def accel(p: Float, q: Float) -> Float:
-    return (q - p) / (1.0 + (q - p) * (q - p))
-
-
 def test_known_operators_are_associative():
     c_add = UserFun("c_add", ("a", "b"), "return a + b;", (Float, Float), Float)
     c_max = UserFun("c_max", ("a", "b"), "return fmax(b, a);", (Float, Float), Float)
@@ -64,7 +56,7 @@ def test_known_operators_are_associative():
 def test_other_operators_are_not():
     c_sub = UserFun("c_sub", ("a", "b"), "return a - b;", (Float, Float), Float)
     c_mixed = UserFun("c_mixed", ("a", "b"), "return a + b;", (Float, Int), Float)
-    for op in (sub, add_twice, c_sub, c_mixed, lift.fun(lambda acc, q: add(acc, accel(acc, q)))):
+    for op in (sub, add_twice, c_sub, c_mixed, lift.fun(lambda acc, q: add(acc, pair_force(acc, q)))):
         assert not is_associative(op), op
 
 
@@ -88,10 +80,10 @@ def test_reduce_with_an_accumulator_of_another_type_points_to_reduce_seq():
 
 
 def n_body_fold():
-    """All-pairs accelerations written as a fold with `Reduce`: `acc + accel(p, q)` is (float, float) -> float, but
-    not associative (`accel(p, q)` of two accumulators means nothing)."""
+    """All-pairs accelerations written as a fold with `Reduce`: `acc + pair_force(p, q)` is (float, float) -> float, but
+    not associative (`pair_force(p, q)` of two accumulators means nothing)."""
     return fun([ArrayType(Float, N)],
-               lambda x: Map(lambda p: Reduce(lambda acc, q: add(acc, accel(p, q)), 0.0)(x))(x))
+               lambda x: Map(lambda p: Reduce(lambda acc, q: add(acc, pair_force(p, q)), 0.0)(x))(x))
 
 
 def n_body_reference(x):

@@ -14,6 +14,7 @@ from lift.ir.contraction import contract, reduce_axis
 from lift.ir.operators import operator_userfun
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from numpy_references import nbody
+from userfuns import add, mult
 
 RNG = np.random.default_rng(17)
 N, M, K = SizeVar("N"), SizeVar("M"), SizeVar("K")
@@ -21,18 +22,8 @@ Float4 = VectorType(Float, 4)
 
 
 @userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
 def add_swapped(x: Float, y: Float) -> Float:
     return y + x
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
 
 
 @userfun

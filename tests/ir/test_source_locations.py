@@ -5,24 +5,15 @@ import inspect
 
 import pytest
 
-from lift import (ArrayType, Float, LiftCodegenError, LiftTypeError, Map, MapGlb, Reduce, Split, ToLocal, compile,
-                  fun, userfun)
+from lift import ArrayType, Float, LiftCodegenError, LiftTypeError, Map, MapGlb, Reduce, Split, ToLocal, compile, fun
 from lift.ir.source_location import location_at
 from lift.rules import Rewrite, RewriteEngine
 from lift.types.arith import SizeVar
 
+from userfuns import absf, add
+
 N = SizeVar("N")
 HERE = "test_source_locations.py"
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return x if x >= 0.0 else -x
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 def line() -> int:

@@ -1,25 +1,20 @@
 """The bad-program corpus: each ill-typed program fails with one clear `LiftTypeError` naming the pattern,
 the expected and actual types, and the place."""
 
+import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Double, Float, Get, Int, Iterate, Join, Map, Pad,
                   PartRed, Reduce, ReduceSeq, ReorderStride, SizeVar, Slide, Split, Transpose, Tuple,
                   TupleType, UserFun, VectorType, Vectorize, Zip, fun, userfun)
 
+from userfuns import add, neg
+
 N = SizeVar("N")
 M = SizeVar("M")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def neg(x: Float) -> Float:
-    return -x
 
 
 @userfun
@@ -131,3 +126,30 @@ def test_array_literal_errors():
         Literal(0.0, ArrayType(VectorType(Float, 4), N))
     with pytest.raises(lift.LiftTypeError, match="literal 'x' does not fit the type Float"):
         Literal("x", ArrayType(Float, N))
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 1 << 40])
+def test_an_int_literal_beyond_32_bits_is_a_type_error(value):
+    """OpenCL's `int` and the interpreter's int32 hold 32 bits: a larger literal was cut short in C and overflowed
+    numpy (a crash in `interpret`, a wrong kernel from `compile`)."""
+    from lift.ir.nodes import Literal
+
+    assert Literal(2**31 - 1, Int).value == 2**31 - 1 and Literal(-2**31, Int).value == -2**31
+    with pytest.raises(lift.LiftTypeError, match=f"literal {value} does not fit the type Int .a 32-bit int"):
+        fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+    with pytest.raises(lift.LiftTypeError, match=f"literal {value * 10**400} does not fit the type Float"):
+        Literal(value * 10**400, Float)
+
+
+@given(st.integers(-2**40, 2**40) | st.integers())
+@example(2**31 - 1)
+@example(-2**31)
+@example(2**31)
+def test_an_int_literal_is_accepted_exactly_when_32_bits_hold_it(value):
+    """`x + value` over Int arrays: a type error beyond int32's range, the interpreter's int32 sum within it."""
+    if not -2**31 <= value < 2**31:
+        with pytest.raises(lift.LiftTypeError, match="does not fit the type Int"):
+            fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+        return
+    program = fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
+    np.testing.assert_array_equal(lift.interpret(program, np.zeros(3, np.int32)), np.full(3, value, np.int32))

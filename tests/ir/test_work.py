@@ -5,12 +5,9 @@ import pytest
 from lift import ArrayType, Float, Iterate, Join, Map, Reduce, SizeVar, Split, fun, userfun
 from lift.ir.work import work
 
+from userfuns import add
+
 N = SizeVar("N")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 @userfun

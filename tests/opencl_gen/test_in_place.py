@@ -7,21 +7,12 @@ import pytest
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Join, MapGlb, MapSeq, ReduceSeq, ReorderStride, SizeVar,
                   Split, Vectorize, Zip, fun, interpret)
 from lift.errors import LiftCodegenError
-from lift.ir.userfun import userfun
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 
+from userfuns import add, mult
+
 N = SizeVar("N")
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 scal4 = fun([Float, ArrayType(Float, N)], lambda a, x: (

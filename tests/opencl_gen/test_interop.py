@@ -8,6 +8,8 @@ import lift
 from lift import ArrayType, Float, Get, Map, Reduce, SizeVar, Zip, fun, interpret, userfun
 from lift.errors import LiftDeviceError, LiftTypeError
 
+from userfuns import absf, add
+
 cl = pytest.importorskip("pyopencl")
 cla = pytest.importorskip("pyopencl.array")
 
@@ -17,16 +19,6 @@ N, R = SizeVar("N"), SizeVar("R")
 @userfun
 def axpy(a: Float, x: Float, y: Float) -> Float:
     return a * x + y
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return abs(x)
 
 
 saxpy = fun([Float, ArrayType(Float, N), ArrayType(Float, N)],

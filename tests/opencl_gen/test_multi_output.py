@@ -20,24 +20,10 @@ from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 
 from opencl_device import MANIFEST_HOST, needs_device, needs_oclgrind, run_under_oclgrind
+from userfuns import absf, add, neg
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 N = SizeVar("N")
 V = ArrayType(Float, N)
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return x if x >= 0.0 else -x
-
-
-@userfun
-def neg(x: Float) -> Float:
-    return -x
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 @userfun

@@ -6,22 +6,13 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Drop, Float, Map, Reduce, SizeVar, Take, Transpose, fun, interpret, userfun
+from lift import ArrayType, Drop, Float, Map, Reduce, SizeVar, Take, Transpose, fun, interpret
 
 from opencl_device import needs_device
+from userfuns import add, neg
 
 N, M = SizeVar("N"), SizeVar("M")
 RNG = np.random.default_rng(5)
-
-
-@userfun
-def neg(x: Float) -> Float:
-    return -x
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 def _check(program, want, *inputs):

@@ -1,9 +1,6 @@
 """Bare and column reductions and stencil windows (`reduce-map-id`, `map-transpose-transpose`,
 `lift.rules.column_sums`): each rule and strategy against the interpreter on random sizes and data (Hypothesis)."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,8 +14,7 @@ from lift.rules.column_sums import (blocked_windows, column_reduction, folded_gr
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, outermost
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from blas import add, mult, neg  # noqa: E402
+from userfuns import add, mult, neg
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 ENGINE = RewriteEngine()

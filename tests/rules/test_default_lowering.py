@@ -13,37 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper, userfun
+from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper
 from lift.rules.default_lowering import LoweringError, default_lowering, lower, reduction_chunk
 from lift.rules.engine import RewriteEngine
 from lift.rules.lowering_choice import is_lowered
 
 from opencl_device import MANIFEST_HOST, needs_device
 from numpy_references import black_scholes, md
+from userfuns import add, divide_by, mult, pair_force
 
 RNG = np.random.default_rng(11)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 N, M, K = SizeVar("N"), SizeVar("M"), SizeVar("K")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
-
-
-@userfun
-def pair_force(p: Float, q: Float) -> Float:
-    return (q - p) / (1.0 + (q - p) * (q - p))
-
-
-@userfun
-def divide_by(x: Float, total: ArrayType(Float, 1)) -> Float:
-    return x / total[0]
 
 
 def _f32(*shape):

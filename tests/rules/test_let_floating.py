@@ -11,29 +11,11 @@ from lift import ArrayType, Float, Map, Reduce, SizeVar, fun, paper, userfun
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 
+from userfuns import absf, add, divide_by, maxf, pair_force
+
 N = SizeVar("N")
 ENGINE = RewriteEngine()
 RNG = np.random.default_rng(5)
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return x if x >= 0.0 else -x
-
-
-@userfun
-def divide_by(x: Float, total: ArrayType(Float, 1)) -> Float:
-    return x / total[0]
-
-
-@userfun
-def pair_force(p: Float, q: Float) -> Float:
-    return (q - p) / (1.0 + (q - p) * (q - p))
 
 
 def _hoisted(program):
@@ -77,11 +59,6 @@ def test_a_let_read_outside_every_function_is_inlined_as_before():
     composed = fun([ArrayType(Float, N)], lambda x: fun(lambda y: Map(absf)(y))(Map(absf)(x)))
     assert paper(composed) == "map(absf) ∘ map(absf)"
 
-
-
-@userfun
-def maxf(x: Float, y: Float) -> Float:
-    return max(x, y)
 
 
 @userfun

@@ -19,14 +19,10 @@ from lift.rules.strategy import Focus, outermost, is_call, rewrite
 from lift.ir import patterns as P
 from lift.ir.typecheck import infer
 from opencl_device import needs_device
+from userfuns import add, maxf
 
 N = SizeVar("N")
 SIZES = (1000, 1021, 4097, 65537)
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
 
 
 @userfun
@@ -141,11 +137,6 @@ def test_a_map_over_windows_is_padded_at_a_prime_size(examples):
     k = np.array([0.25, 0.5, 0.25], np.float32)
     p = np.pad(a.astype(np.float64), 1, mode="edge")
     np.testing.assert_allclose(interpret(lowered, a, k), 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:], rtol=1e-5)
-
-
-@userfun
-def maxf(x: Float, y: Float) -> Float:
-    return max(x, y)
 
 
 @userfun

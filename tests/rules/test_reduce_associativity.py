@@ -11,6 +11,7 @@ from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 from lift.rules.default_lowering import default_lowering
 
 from opencl_device import needs_device
+from userfuns import add, pair_force
 
 N = SizeVar("N")
 ENGINE = RewriteEngine()
@@ -18,23 +19,13 @@ RNG = np.random.default_rng(7)
 
 
 @userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
 def smooth(acc: Float, x: Float) -> Float:
     return 0.5 * acc + x
 
 
-@userfun
-def accel(p: Float, q: Float) -> Float:
-    return (q - p) / (1.0 + (q - p) * (q - p))
-
-
 smoothed = fun([ArrayType(Float, N)], lambda x: Reduce(smooth, 0.0)(x))
 summed = fun([ArrayType(Float, N)], lambda x: Reduce(add, 0.0)(x))
-n_body = fun([ArrayType(Float, N)], lambda x: Map(lambda p: Reduce(lambda acc, q: add(acc, accel(p, q)), 0.0)(x))(x))
+n_body = fun([ArrayType(Float, N)], lambda x: Map(lambda p: Reduce(lambda acc, q: add(acc, pair_force(p, q)), 0.0)(x))(x))
 
 
 def _smoothed_reference(x):

@@ -6,28 +6,14 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, Get, Map, Reduce, SizeVar, Zip, fun, interpret, paper, userfun
+from lift import ArrayType, Float, Get, Map, Reduce, SizeVar, Zip, fun, interpret, paper
 from lift.rules.default_lowering import lower
 
 from opencl_device import needs_device
+from userfuns import add, maxf, mult
 
 RNG = np.random.default_rng(17)
 M, N = SizeVar("M"), SizeVar("N")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
-
-
-@userfun
-def maxf(x: Float, y: Float) -> Float:
-    return max(x, y)
 
 
 MATRIX = ArrayType(ArrayType(Float, N), M)
