@@ -10,24 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lift
-from lift import (ArrayType, Float, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip, fun, interpret, paper,
-                  userfun)
+from lift import ArrayType, Float, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip, fun, interpret, paper
 from lift.rules.default_lowering import lower
 
 from opencl_device import needs_device
+from userfuns import add, mult
 
 N, M, O = SizeVar("N"), SizeVar("M"), SizeVar("O")
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
 
 
 def conv2d(k: int):
