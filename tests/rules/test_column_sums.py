@@ -16,7 +16,7 @@ from lift.rules.strategy import Focus, outermost
 
 from userfuns import add, mult, neg
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 ENGINE = RewriteEngine()
 
 

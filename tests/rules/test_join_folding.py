@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from blas import add, mult, neg  # noqa: E402
 from jacobi import jacobi2d  # noqa: E402
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 ENGINE = RewriteEngine()
 MATRIX = st.tuples(st.integers(1, 5), st.integers(1, 5), st.integers(0, 1 << 16))
 

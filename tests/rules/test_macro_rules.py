@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from blas import add, mult  # noqa: E402
 from matmul import matmul  # noqa: E402
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 ENGINE = RewriteEngine()
 
 

@@ -12,6 +12,7 @@ rule got none (but those of shapes it does not build, `BUILT_ELSEWHERE`).
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -139,10 +140,11 @@ def _same(rule, got, expected):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.hypothesis  # its property is nested, so `make fuzz` (`-m hypothesis`) selects it by this mark
 def test_every_rule_preserves_meaning():
     cases = Counter()
 
-    @settings(max_examples=800, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
     @given(programs(), st.lists(st.integers(0, 1 << 16), max_size=4))
     def check(program_and_input, walk):
         program, x = program_and_input

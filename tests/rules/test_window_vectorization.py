@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from blas import add, mult, neg  # noqa: E402
 from jacobi import jacobi1d, jacobi2d  # noqa: E402
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _rand(rng, *shape):
