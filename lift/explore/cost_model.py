@@ -23,7 +23,9 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   is counted against that array: on a device with a cache (`cache_bytes`), its reads beyond its size pass
   through the cache, at the compute units' local-memory bandwidth (a CPU's local memory is its cache), and where
   the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
-  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache;
+  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache. Reads through
+  overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one index) stream the array
+  from memory once, whatever its size; the cache serves the others (`_overlaps`);
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -127,7 +129,7 @@ class KernelProfile:
     array_bytes: dict = field(default_factory=dict)  # the size of each input array read
     array_reads: Counter = field(default_factory=Counter)  # of `global_bytes`: the reads of each input array
     array_shared: Counter = field(default_factory=Counter)  # of `shared_bytes`: the same, by array
-    array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: reads through overlapping windows
+    array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -181,10 +183,11 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
 
 
 def _overlaps(k: KernelProfile) -> Counter:
-    """Per input array, its reads through overlapping windows (`slide`) beyond its size: a window's elements are
-    at constant offsets from one index, and the next window (the same work-item's, or the next one's) reads the
-    same elements again, so that memory streams each element once (with the halo, within the size of a padded
-    array) and the cache serves the others, whatever the array's size (a 3x3 stencil keeps three rows in it)."""
+    """Per input array, its reads through overlapping windows (`slide`, not shared by consecutive work-items) beyond
+    its size: a window's elements are at constant offsets from one index, and the next window (the same
+    work-item's, or the next one's) reads most of them again, so that memory streams each element once and the
+    cache serves the other reads (the halo's too), whatever the array's size: a 3x3 stencil keeps three rows in it.
+    They still count as loads (`KernelProfile.accesses`)."""
     return Counter({name: max(k.array_windowed[name] - size, 0.0) for name, size in k.array_bytes.items()})
 
 
@@ -377,28 +380,18 @@ def _spilled(space):
     return _Space(space, getattr(space, "varies", frozenset()), True, _gathers(space)) if space == PRIVATE else space
 
 
-def _gathered(space):
-    """`space`, marked as read through a boundary (`_Space.gathered`)."""
-    if isinstance(space, tuple):
-        return tuple(_gathered(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True,
-                  getattr(space, "array", None), getattr(space, "windowed", False))
-
-
-def _windowed(space):
-    """`space`, marked as read through overlapping windows (`_Space.windowed`)."""
-    if isinstance(space, tuple):
-        return tuple(_windowed(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), _gathers(space),
-                  getattr(space, "array", None), True)
-
-
 def _view_space(f: FunDecl, space):
-    """The space of a view `f` (a layout pattern of one argument) of a value in `space`: read through a boundary
-    (`pad`), through overlapping windows (`slide` with a step below its size), or as `space`."""
-    if isinstance(f, P.Pad):
-        return _gathered(space)
-    return _windowed(space) if isinstance(f, P.Slide) and f.step < f.size else space
+    """The space of a view `f` (a layout pattern of one argument) of a value in `space`: marked as read through a
+    boundary (`pad`, `_Space.gathered`) or through overlapping windows (`slide` with a step below its size,
+    `_Space.windowed`)."""
+    if isinstance(space, tuple):
+        return tuple(_view_space(f, s) for s in space)
+    gathered, windowed = isinstance(f, P.Pad), isinstance(f, P.Slide) and f.step < f.size
+    if not (gathered or windowed):
+        return space
+    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False),
+                  gathered or _gathers(space), getattr(space, "array", None),
+                  windowed or getattr(space, "windowed", False))
 
 
 def _gathers(space) -> bool:
@@ -607,7 +600,8 @@ class CostWalk(Mapper):
                 if array is not None:
                     self.kernel.array_reads[array] += nbytes
                     self.kernel.array_shared[array] += nbytes if shared else 0.0
-                    self.kernel.array_windowed[array] += nbytes if getattr(space, "windowed", False) else 0.0
+                    self.kernel.array_windowed[array] += nbytes if getattr(space, "windowed", False) and not shared \
+                        else 0.0
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
                 self._count(self.kernel.calls, width, times, packed)
