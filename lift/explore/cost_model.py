@@ -23,7 +23,9 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   is counted against that array: on a device with a cache (`cache_bytes`), its reads beyond its size pass
   through the cache, at the compute units' local-memory bandwidth (a CPU's local memory is its cache), and where
   the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
-  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache;
+  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache. Reads through
+  overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one index) stream the array
+  from memory once, whatever its size; the cache serves the others (`_overlaps`);
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -127,6 +129,7 @@ class KernelProfile:
     array_bytes: dict = field(default_factory=dict)  # the size of each input array read
     array_reads: Counter = field(default_factory=Counter)  # of `global_bytes`: the reads of each input array
     array_shared: Counter = field(default_factory=Counter)  # of `shared_bytes`: the same, by array
+    array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -166,8 +169,10 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
-    rereads, cached = _rereads(k, m, unshared)
-    memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached) / m.bandwidth_gbps
+    overlaps = _overlaps(k)
+    rereads, cached = _rereads(k, m, unshared, overlaps)
+    overlap = sum(overlaps.values())
+    memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
@@ -177,16 +182,26 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
 
 
-def _rereads(k: KernelProfile, m: DeviceModel, unshared: float) -> tuple:
+def _overlaps(k: KernelProfile) -> Counter:
+    """Per input array, its reads through overlapping windows (`slide`, not shared by consecutive work-items) beyond
+    its size: a window's elements are at constant offsets from one index, and the next window (the same
+    work-item's, or the next one's) reads most of them again, so that memory streams each element once and the
+    cache serves the other reads (the halo's too), whatever the array's size: a 3x3 stencil keeps three rows in it.
+    They still count as loads (`KernelProfile.accesses`)."""
+    return Counter({name: max(k.array_windowed[name] - size, 0.0) for name, size in k.array_bytes.items()})
+
+
+def _rereads(k: KernelProfile, m: DeviceModel, unshared: float, overlaps: Mapping) -> tuple:
     """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
-    work-items, `unshared` of them) beyond its size, all of which pass through the cache, and of them those of the
-    arrays that fit in it with the smaller ones, which the cache serves alone. None where no cache is known."""
+    work-items, `unshared` of them, and the `overlaps` of its windows, `_overlaps`) beyond its size, all of which
+    pass through the cache, and of them those of the arrays that fit in it with the smaller ones, which the cache
+    serves alone. None where no cache is known."""
     if not m.cache_bytes:
         return 0.0, 0.0
     rereads = cached = 0.0
     held = 0
     for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
-        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - size, 0.0)
+        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - overlaps[name] - size, 0.0)
         held += size
         rereads += extra
         cached += extra if held <= m.cache_bytes else 0.0
@@ -335,13 +350,14 @@ class _Space(str):
     of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
     to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
     vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
-    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them), and
-    `array`, the program's input array it is part of (`KernelProfile.array_reads`)."""
+    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them),
+    `array`, the program's input array it is part of (`KernelProfile.array_reads`), and `windowed`, for an array
+    read through overlapping windows (`slide`, `KernelProfile.array_windowed`)."""
 
     def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
-                array: Optional[str] = None):
+                array: Optional[str] = None, windowed: bool = False):
         new = super().__new__(cls, space)
-        new.varies, new.spilled, new.gathered, new.array = varies, spilled, gathered, array
+        new.varies, new.spilled, new.gathered, new.array, new.windowed = varies, spilled, gathered, array, windowed
         return new
 
 
@@ -354,7 +370,7 @@ def _element(space, loop, rolled: bool):
     varies = getattr(space, "varies", frozenset())
     spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
     return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space),
-                  getattr(space, "array", None))
+                  getattr(space, "array", None), getattr(space, "windowed", False))
 
 
 def _spilled(space):
@@ -364,12 +380,18 @@ def _spilled(space):
     return _Space(space, getattr(space, "varies", frozenset()), True, _gathers(space)) if space == PRIVATE else space
 
 
-def _gathered(space):
-    """`space`, marked as read through a boundary (`_Space.gathered`)."""
+def _view_space(f: FunDecl, space):
+    """The space of a view `f` (a layout pattern of one argument) of a value in `space`: marked as read through a
+    boundary (`pad`, `_Space.gathered`) or through overlapping windows (`slide` with a step below its size,
+    `_Space.windowed`)."""
     if isinstance(space, tuple):
-        return tuple(_gathered(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False), True,
-                  getattr(space, "array", None))
+        return tuple(_view_space(f, s) for s in space)
+    gathered, windowed = isinstance(f, P.Pad), isinstance(f, P.Slide) and f.step < f.size
+    if not (gathered or windowed):
+        return space
+    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False),
+                  gathered or _gathers(space), getattr(space, "array", None),
+                  windowed or getattr(space, "windowed", False))
 
 
 def _gathers(space) -> bool:
@@ -393,7 +415,7 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
         return tuple(spaces)
     if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
         return spaces[0][e.f.i]
-    return _gathered(spaces[0]) if isinstance(e.f, P.Pad) else spaces[0]
+    return _view_space(e.f, spaces[0])
 
 
 MATH_CALL_OPS = 20
@@ -481,7 +503,7 @@ class CostWalk(Mapper):
             return spaces[0][f.i]
         if isinstance(f, (P.AsVector, P.AsScalar)):
             return _spilled(spaces[0])
-        return _gathered(spaces[0]) if isinstance(f, P.Pad) else spaces[0]
+        return _view_space(f, spaces[0])
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
         if P.is_high_level(f):
@@ -578,6 +600,8 @@ class CostWalk(Mapper):
                 if array is not None:
                     self.kernel.array_reads[array] += nbytes
                     self.kernel.array_shared[array] += nbytes if shared else 0.0
+                    self.kernel.array_windowed[array] += nbytes if getattr(space, "windowed", False) and not shared \
+                        else 0.0
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
                 self._count(self.kernel.calls, width, times, packed)
