@@ -36,7 +36,8 @@ from pathlib import Path
 
 from lift.explore import explore
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile, spearman
+from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.rank_correlation import spearman
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.problem import Problem
 from lift.explore.rewrite_search import RewriteSearch

@@ -44,7 +44,7 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
 local traffic, work-item scheduling and the start of each work-group over the compute units), both
 stretched when the kernel occupies only part of the device. Kernels that cannot run (too much local memory,
-too large a work-group) are predicted to take forever. `spearman` measures how well predictions rank
+too large a work-group) are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
 measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
 
@@ -246,31 +246,6 @@ def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
 def _largest_divisor(n: int, limit: int) -> int:
     """The largest divisor of `n` that is at most `limit` (at least 1)."""
     return next((d for d in range(min(n, limit), 1, -1) if n % d == 0), 1)
-
-
-def spearman(predicted: Sequence[float], measured: Sequence[float]) -> float:
-    """Spearman's rank correlation of two equally long sequences (ties take their average rank)."""
-    if len(predicted) != len(measured) or len(predicted) < 2:
-        raise ValueError("spearman needs two sequences of equal length, at least 2")
-    a, b = _ranks(predicted), _ranks(measured)
-    mean = (len(a) + 1) / 2
-    cov = sum((x - mean) * (y - mean) for x, y in zip(a, b))
-    var = math.sqrt(sum((x - mean) ** 2 for x in a) * sum((y - mean) ** 2 for y in b))
-    return cov / var if var else 0.0
-
-
-def _ranks(values: Sequence[float]) -> list:
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in order[i:j + 1]:
-            ranks[k] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
 
 
 # --- the walk ------------------------------------------------------------------------------------------

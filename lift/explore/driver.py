@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 from lift.errors import LiftError
-from lift.explore import cost_model, report
+from lift.explore import report
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import DEFAULT_LOWERING, LOCAL_SIZE, Candidate
 from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
@@ -36,6 +36,7 @@ from lift.explore.log import BASELINE, CANDIDATE, Record, ResultLog
 from lift.explore.builder import Builder, Prepared
 from lift.explore.database import Database
 from lift.explore.problem import Problem
+from lift.explore.rank_correlation import spearman
 from lift.explore.reference import SmallerCheck, reference_limit
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
 from lift.explore.final_round import FinalRound, final_round
@@ -104,7 +105,7 @@ class ExploreResult:
         timed = [r for r in self.ranked if r.ok and r.predicted_ms is not None]
         if len(timed) < 2:
             return None
-        return cost_model.spearman([r.predicted_ms for r in timed], [r.time_ms for r in timed])
+        return spearman([r.predicted_ms for r in timed], [r.time_ms for r in timed])
 
     def table(self, top: int = 10):
         """The ranking as a rich table (see `lift.explore.report.table`)."""
