@@ -1,28 +1,15 @@
 """User functions the tests share (paper Figure 5, lines 1-3), written in Python so that the interpreter, the
-code generator and `vectorize-userfun` all read the same body. A test that needs a function of its own (a C body,
-an unusual shape, a deliberately non-associative operator) defines it where it is used."""
+code generator and `vectorize-userfun` all read the same body: `add`, `mult`, `absf` and `neg` are the BLAS
+examples' own (`examples/blas.py`), the others the tests'. A test that needs a function of its own (a C body, an
+unusual shape, a deliberately non-associative operator) defines it where it is used."""
+
+import sys
+from pathlib import Path
 
 from lift import ArrayType, Float, userfun
 
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
-
-
-@userfun
-def neg(x: Float) -> Float:
-    return -x
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return x if x >= 0.0 else -x
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from blas import absf, add, mult, neg  # noqa: E402,F401  (re-exported)
 
 
 @userfun
