@@ -522,8 +522,8 @@ class CostWalk(Mapper):
         step = TupleType(out.elems[0].elem, acc_t)
         inner = scope.inside("reduce", n)
         varying = _Space(acc, frozenset({inner.loop}))
-        self.call(f.f, [varying, _element(spaces[0], inner.loop, False, types[0].elem)], [acc_t, types[0].elem], step, (elems, acc),
-                  inner, env)
+        element = _element(spaces[0], inner.loop, False, types[0].elem)
+        self.call(f.f, [varying, element], [acc_t, types[0].elem], step, (elems, acc), inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
         return target

@@ -19,10 +19,11 @@ its native vector width: 8 on AVX2, so groups of at least 32). Timed in interlea
 
 def driver_group_size(global_sizes: Sequence[int], m: "DeviceModel") -> int:
     """The work-group size a driver picks for a kernel of `global_sizes` work-items where the generator leaves it. A
-    GPU's: a group of `lanes` work-items. A CPU's (PoCL's, whose group is a loop over its work-items, so that large groups cost least): in each dimension,
-    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then, while
-    compute units outnumber groups by a factor `splits`, groups are split by the largest factor up to `splits` that
-    divides them, as long as they keep `MIN_DRIVER_GROUPS` preferred multiples (`vector_width`) of work-items each."""
+    GPU's: a group of `lanes` work-items. A CPU's (PoCL's, whose group is a loop over its work-items, so that large
+    groups cost least): in each dimension, dimension 0 first, the largest size dividing the global size within the
+    device's limit on a group; then, while compute units outnumber groups by a factor `splits`, groups are split by
+    the largest factor up to `splits` that divides them, as long as they keep `MIN_DRIVER_GROUPS` preferred multiples
+    (`vector_width`) of work-items each."""
     work_items = math.prod(global_sizes)
     if m.lanes > 1:
         return min(work_items, m.lanes)
