@@ -70,7 +70,8 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
              "device": dict(kind=facts.kind, compute_units=facts.compute_units,
                             bandwidth_gbps=result.bandwidth.gbps, launch_ms=result.bandwidth.launch_ms,
                             local_mem_bytes=facts.local_mem_bytes, max_work_group_size=facts.max_work_group_size,
-                            vector_width=facts.vector_width, cache_bytes=facts.cache_bytes),
+                            vector_width=facts.vector_width, cache_bytes=facts.cache_bytes,
+                            cache_line_bytes=facts.cache_line_bytes),
              "candidates": [dict(key=r.key, derivation=list(r.derivation), params=dict(r.params), time_ms=r.time_ms,
                                  predicted_ms=r.predicted_ms, expression=r.expression) for r in timed]}
     path = out / f"{case.name.replace(' ', '-')}.json"

@@ -25,7 +25,9 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
   multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache. Reads through
   overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one index) stream the array
-  from memory once, whatever its size; the cache serves the others (`_overlaps`);
+  from memory once, whatever its size; the cache serves the others (`_overlaps`). A sequential loop over the
+  elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads each from its own cache
+  line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -37,13 +39,15 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   a boundary), runs its scalar operations side by side in the vector lanes (`KernelProfile.packed`,
   `item_packed`); a sequential reduction does not (its steps depend on each other);
 - parallelism: work-groups and work-items from the launch (where the generator leaves the group size to
-  the driver, the driver's choice: `_driver_group_size`), barriers from the expression;
+  the driver, the driver's choice: `driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
 
 `predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
 longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
-local traffic, work-item scheduling and the start of each work-group over the compute units), both
-stretched when the kernel occupies only part of the device. Kernels that cannot run (too much local memory,
+local traffic, work-item scheduling and the start of each work-group over the compute units), the compute time
+stretched when the kernel occupies only part of the device, and on a GPU the memory time too (one CPU core's
+loads run ahead of its arithmetic: dot's 8M-element sum of products on one work-item, vectorised, streams its
+64 MB at 11 GB/s of two cores' 16.5). Kernels that cannot run (too much local memory,
 too large a work-group) are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
 measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
@@ -55,6 +59,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from lift.explore.driver_group_size import driver_group_size
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
@@ -80,7 +85,7 @@ class DeviceModel:
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
-    none known).
+    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`).
     """
 
     compute_units: int
@@ -95,16 +100,17 @@ class DeviceModel:
     group_ns: float
     local_gbps: float
     cache_bytes: int = 0
+    cache_line_bytes: int = 64
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
-                   cache_bytes: int = 0) -> "DeviceModel":
+                   cache_bytes: int = 0, cache_line_bytes: int = 64) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
         constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, group_ns=50.0, local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants, cache_bytes=cache_bytes)
+                   max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes)
 
 
 @dataclass
@@ -130,6 +136,7 @@ class KernelProfile:
     array_reads: Counter = field(default_factory=Counter)  # of `global_bytes`: the reads of each input array
     array_shared: Counter = field(default_factory=Counter)  # of `shared_bytes`: the same, by array
     array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
+    strided: Counter = field(default_factory=Counter)  # reads of global memory along a stride: (bytes, stride) -> count
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -164,13 +171,14 @@ def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
 def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     if k.local_mem_bytes > m.local_mem_bytes or (k.group_size or 1) > m.max_work_group_size:
         return math.inf
-    group_size = k.group_size or _driver_group_size(k, m)
+    group_size = k.group_size or driver_group_size(k.global_sizes or (k.work_items,), m)
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
     unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
     overlaps = _overlaps(k)
     rereads, cached = _rereads(k, m, unshared, overlaps)
+    rereads += _stride_bytes(k, m)
     overlap = sum(overlaps.values())
     memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
     cpu = m.lanes == 1
@@ -178,8 +186,17 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
     compute_ns = (ops * m.op_ns + (k.local_bytes + rereads) / m.local_gbps + scheduled * m.work_item_ns
-                  + groups * m.group_ns)
-    return m.launch_ms + max(memory_ns, compute_ns / m.compute_units) / occupancy * 1e-6
+                  + groups * m.group_ns) / m.compute_units / occupancy
+    return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
+
+
+def _stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
+    """What reads along a stride (`KernelProfile.strided`: a sequential loop over `reorder-stride`'s elements, as a
+    work-item of a tree reduction walks its chunk) bring through the cache beyond their own bytes: each loads the
+    cache line it falls in, up to the stride's width, and the rest of that line waits in the cache for the next
+    work-items, which read it after a whole walk (`local_gbps`, not `bandwidth_gbps`: memory streams the array once)."""
+    return sum(n * (min(stride, m.cache_line_bytes) - nbytes) for (nbytes, stride), n in k.strided.items()
+               if stride > nbytes)
 
 
 def _overlaps(k: KernelProfile) -> Counter:
@@ -214,38 +231,6 @@ def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
     if packed:
         return sum(count * width for width, count in counts.items()) / m.vector_width
     return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
-
-
-MIN_DRIVER_GROUPS = 4
-"""A CPU driver splits a group for idle compute units only while each part keeps this many times its preferred
-work-group multiple of work-items (PoCL's `pocl_default_local_size_optimizer`; PoCL's preferred multiple on a CPU is
-its native vector width: 8 on AVX2, so groups of at least 32). Timed in interleaved rounds on two idle cores, PoCL
-3.1 ran N-body's 16 and 32 work-items on one core (74-76 ms) and 64 or 128 on both (38-43 ms)."""
-
-
-def _driver_group_size(k: KernelProfile, m: DeviceModel) -> int:
-    """The work-group size a driver picks where the generator leaves it. A GPU's: a group of `lanes` work-items. A
-    CPU's (PoCL's, whose group is a loop over its work-items, so that large groups cost least): in each dimension,
-    dimension 0 first, the largest size dividing the global size within the device's limit on a group; then, while
-    compute units outnumber groups by a factor `splits`, groups are split by the largest factor up to `splits` that
-    divides them, as long as they keep `MIN_DRIVER_GROUPS` preferred multiples (`vector_width`) of work-items each."""
-    if m.lanes > 1:
-        return min(k.work_items, m.lanes)
-    size = 1
-    for n in k.global_sizes or (k.work_items,):
-        size *= _largest_divisor(n, m.max_work_group_size // size)
-    least = min(MIN_DRIVER_GROUPS * m.vector_width, m.max_work_group_size)
-    while (splits := m.compute_units // (k.work_items // size)) > 1 and size >= splits * least:
-        split = next((d for d in range(splits, 1, -1) if size % d == 0), 1)
-        if split == 1:
-            break
-        size //= split
-    return size
-
-
-def _largest_divisor(n: int, limit: int) -> int:
-    """The largest divisor of `n` that is at most `limit` (at least 1)."""
-    return next((d for d in range(min(n, limit), 1, -1) if n % d == 0), 1)
 
 
 # --- the walk ------------------------------------------------------------------------------------------
@@ -326,47 +311,64 @@ class _Space(str):
     to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
     vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
     whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them),
-    `array`, the program's input array it is part of (`KernelProfile.array_reads`), and `windowed`, for an array
-    read through overlapping windows (`slide`, `KernelProfile.array_windowed`)."""
+    `array`, the program's input array it is part of (`KernelProfile.array_reads`), `windowed`, for an array
+    read through overlapping windows (`slide`, `KernelProfile.array_windowed`), `stride`, for an array of scalars
+    read through `reorder-stride-s` (its neighbouring elements `s` elements apart in memory), and `walk`, the loop
+    that takes those elements one after another (`KernelProfile.strided`)."""
 
     def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
-                array: Optional[str] = None, windowed: bool = False):
+                array: Optional[str] = None, windowed: bool = False, stride: int = 0, walk: object = None):
         new = super().__new__(cls, space)
         new.varies, new.spilled, new.gathered, new.array, new.windowed = varies, spilled, gathered, array, windowed
+        new.stride, new.walk = stride, walk
         return new
 
 
-def _element(space, loop, rolled: bool):
-    """The space of an element of an array in `space`, taken at each iteration of the loop `loop` (an id,
-    `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
-    rolled sequential loop are in memory."""
+_KNOWN = dict(varies=frozenset(), spilled=False, gathered=False, array=None, windowed=False, stride=0, walk=None)
+
+
+def _with(space: str, **changes) -> _Space:
+    """`space` with `changes` to what the walk knows of it (`_Space`), the rest as it was."""
+    return _Space(space, **{name: changes.get(name, getattr(space, name, default)) for name, default in _KNOWN.items()})
+
+
+def _element(space, loop, rolled: bool, t: Type):
+    """The space of an element (of type `t`) of an array in `space`, taken at each iteration of the loop `loop` (an
+    id, `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
+    rolled sequential loop are in memory; the loop that takes a strided array's scalars is its walk."""
     if isinstance(space, tuple):
-        return tuple(_element(s, loop, rolled) for s in space)
+        return tuple(_element(s, loop, rolled, t) for s in space)
     varies = getattr(space, "varies", frozenset())
-    spilled = getattr(space, "spilled", False) or (rolled and space == PRIVATE)
-    return _Space(space, varies | {loop} if loop is not None else varies, spilled, _gathers(space),
-                  getattr(space, "array", None), getattr(space, "windowed", False))
+    walk = loop if getattr(space, "stride", 0) and not _holds_array(t) else getattr(space, "walk", None)
+    return _with(space, varies=varies | {loop} if loop is not None else varies, walk=walk,
+                 spilled=getattr(space, "spilled", False) or (rolled and space == PRIVATE))
 
 
 def _spilled(space):
     """`space`, a private one marked as in memory (a vector view of private scalars)."""
     if isinstance(space, tuple):
         return tuple(_spilled(s) for s in space)
-    return _Space(space, getattr(space, "varies", frozenset()), True, _gathers(space)) if space == PRIVATE else space
+    return _with(space, spilled=True) if space == PRIVATE else space
 
 
-def _view_space(f: FunDecl, space):
-    """The space of a view `f` (a layout pattern of one argument) of a value in `space`: marked as read through a
-    boundary (`pad`, `_Space.gathered`) or through overlapping windows (`slide` with a step below its size,
-    `_Space.windowed`)."""
+def _view_space(f: FunDecl, space, t: Type):
+    """The space of a view `f` (a layout pattern of one argument, of type `t`) of a value in `space`: marked as read
+    through a boundary (`pad`, `_Space.gathered`), through overlapping windows (`slide` with a step below its size,
+    `_Space.windowed`) or with a stride (`reorder-stride` of an array of scalars, `_Space.stride`)."""
     if isinstance(space, tuple):
-        return tuple(_view_space(f, s) for s in space)
-    gathered, windowed = isinstance(f, P.Pad), isinstance(f, P.Slide) and f.step < f.size
-    if not (gathered or windowed):
-        return space
-    return _Space(space, getattr(space, "varies", frozenset()), getattr(space, "spilled", False),
-                  gathered or _gathers(space), getattr(space, "array", None),
-                  windowed or getattr(space, "windowed", False))
+        return tuple(_view_space(f, s, t) for s in space)
+    if isinstance(f, P.Pad):
+        return _with(space, gathered=True)
+    if isinstance(f, P.Slide) and f.step < f.size:
+        return _with(space, windowed=True)
+    if isinstance(f, P.ReorderStride) and isinstance(t, ArrayType) and not _holds_array(t.elem):
+        return _with(space, stride=f.s.value)
+    return space
+
+
+def _holds_array(t: Type) -> bool:
+    """Whether a value of type `t` is or holds an array."""
+    return isinstance(t, ArrayType) or isinstance(t, TupleType) and any(_holds_array(c) for c in t.elems)
 
 
 def _gathers(space) -> bool:
@@ -390,7 +392,7 @@ def _top_level_space(e: Expr, params: Mapping) -> object:
         return tuple(spaces)
     if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
         return spaces[0][e.f.i]
-    return _view_space(e.f, spaces[0])
+    return _view_space(e.f, spaces[0], e.args[0].t)
 
 
 MATH_CALL_OPS = 20
@@ -436,7 +438,7 @@ class CostWalk(Mapper):
         if is_layout(e):
             inner = _spilled(dest) if isinstance(f, (P.AsVector, P.AsScalar)) and dest is not None else dest
             spaces = [self.value(a, inner, scope, env) for a in e.args]
-            return self.map_Pattern(f, spaces, None, None, dest, scope, env)
+            return self.map_Pattern(f, spaces, [a.t for a in e.args], None, dest, scope, env)
         spaces = [self.value(a, None, scope, env) for a in e.args]
         return self.call(f, spaces, [a.t for a in e.args], e.t, dest, scope, env)
 
@@ -478,7 +480,7 @@ class CostWalk(Mapper):
             return spaces[0][f.i]
         if isinstance(f, (P.AsVector, P.AsScalar)):
             return _spilled(spaces[0])
-        return _view_space(f, spaces[0])
+        return _view_space(f, spaces[0], types[0])
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
         if P.is_high_level(f):
@@ -494,16 +496,17 @@ class CostWalk(Mapper):
         inner = scope.inside(f.thread_level, n, unrolled, f.dim, packed)
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
-        element = _element(spaces[0], loop, rolled)
-        self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled), inner, env)
+        element = _element(spaces[0], loop, rolled, types[0].elem)
+        self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled, out.elem), inner, env)
         return target
 
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
         n = types[0].length.value
         acc = f.init.t
         inner = scope.inside("reduce", n)
-        self.call(f.f, [_Space(PRIVATE, frozenset({inner.loop})), _element(spaces[0], inner.loop, False)],
-                  [acc, types[0].elem], acc, PRIVATE, inner, env)
+        self.call(f.f, [_Space(PRIVATE, frozenset({inner.loop})),
+                        _element(spaces[0], inner.loop, False, types[0].elem)], [acc, types[0].elem], acc, PRIVATE,
+                  inner, env)
         target = dest or PRIVATE  # with no destination, the private accumulator is the result
         self.traffic(target, acc, scope.times)
         return target
@@ -519,8 +522,8 @@ class CostWalk(Mapper):
         step = TupleType(out.elems[0].elem, acc_t)
         inner = scope.inside("reduce", n)
         varying = _Space(acc, frozenset({inner.loop}))
-        self.call(f.f, [varying, _element(spaces[0], inner.loop, False)], [acc_t, types[0].elem], step, (elems, acc),
-                  inner, env)
+        element = _element(spaces[0], inner.loop, False, types[0].elem)
+        self.call(f.f, [varying, element], [acc_t, types[0].elem], step, (elems, acc), inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
         return target
@@ -555,6 +558,8 @@ class CostWalk(Mapper):
         else:
             lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
             self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
+            if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None):
+                self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
 
     def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "") -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive

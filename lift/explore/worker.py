@@ -48,8 +48,8 @@ class WorkerTimedOut(LiftError):
 
 @dataclass(frozen=True)
 class DeviceFacts:
-    """The device a worker opened, as the explorer needs it: label (with driver version), limits and the size of
-    its global-memory cache."""
+    """The device a worker opened, as the explorer needs it: label (with driver version), limits and the sizes of
+    its global-memory cache and of its lines."""
 
     label: str
     kind: str
@@ -59,12 +59,13 @@ class DeviceFacts:
     vector_width: int
     max_item_sizes: tuple = ()
     cache_bytes: int = 0
+    cache_line_bytes: int = 64
 
     def model(self, bandwidth) -> DeviceModel:
         """The cost model's view of this device, with its measured `StreamingBandwidth`."""
         return DeviceModel.for_device(self.kind, self.compute_units, bandwidth.gbps, bandwidth.launch_ms,
                                       self.local_mem_bytes, self.max_work_group_size, self.vector_width,
-                                      self.cache_bytes)
+                                      self.cache_bytes, self.cache_line_bytes)
 
 
 class Worker:
@@ -282,4 +283,4 @@ def device_facts(device) -> DeviceFacts:
     return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
                        device.max_compute_units, device.local_mem_size, device.max_work_group_size,
                        device.native_vector_width_float, tuple(device.max_work_item_sizes),
-                       device.global_mem_cache_size)
+                       device.global_mem_cache_size, device.global_mem_cacheline_size)

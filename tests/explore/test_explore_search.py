@@ -20,6 +20,7 @@ from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.driver import BUDGET, EXHAUSTED, MAX_CANDIDATES, ExploreError, explore
 from lift.explore.evaluation import TimingPolicy
+from lift.explore.tuning_database import TuningDatabase
 from lift.explore.worker import DEVICE, Worker, measure_streaming
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.manifest import manifest as manifest_of
@@ -146,12 +147,15 @@ def test_cost_model_orders_candidates_and_ranks_like_the_measurements(asum_file,
 
 
 def test_the_default_lowerings_candidate_is_evaluated_first_whatever_its_prediction(asum_file, tmp_path):
-    """The candidate evaluated last by its prediction, marked as the default lowering's, is evaluated first."""
+    """The candidate evaluated last by its prediction, marked as the default lowering's, is evaluated first (each
+    search with its own tuning database: the second would otherwise find every candidate measured, and skip them in
+    the order given)."""
     kernels = [asum_file.kernels[k] for k in ("asum_amd", "asum_nvidia", "asum_intel", "asum_cpu")]
     settings = dict(jobs=3, budget_s=300, timing=FAST, bandwidth=KNOWN_BANDWIDTH, progress=False)
 
     def order(candidates, out):
-        explore(asum_file, "asum", SIZES, candidates, out_dir=tmp_path / out, **settings)
+        explore(asum_file, "asum", SIZES, candidates, out_dir=tmp_path / out,
+                tuning_database=TuningDatabase(tmp_path / out / "tuning"), **settings)
         return list(dict.fromkeys(json.loads(line)["expression"]
                                   for line in (tmp_path / out / "log.jsonl").read_text().splitlines()))
 
