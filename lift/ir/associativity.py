@@ -22,6 +22,10 @@ combine into one. That holds for a neutral `z` (`+` from 0, `*` from 1) and for 
 and is evaluated by the reference interpreter. Where it fails (`+` from 5), a neutral element `e` of `f`
 (`neutral_element`: 0 for `+`, 1 for `*`) takes `z` out of the reduction, `reduce(f, z) = reduce(f, z) ∘
 reduce(f, e)` (`reduce-neutral-init`, `lift.rules.reduction`), and the inner reduction splits.
+
+`z` may be a constant tuple (`tuple(-inf, -1)`, argmax's `(value, index)` from nothing): `f(z, z) = z` is then
+evaluated on the tuple, component by component. An idempotent operator (`is_idempotent`: `f(a, a) = a`,
+`max`, `min`, `and`, `or`) is left unchanged by a repeated element, which lets padding repeat one.
 """
 
 from __future__ import annotations
@@ -34,13 +38,15 @@ import numpy as np
 
 from lift.errors import LiftError
 from lift.ir import patterns as P
-from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
 from lift.types.types import ScalarType, Type, VectorType
 
 ASSOCIATIVE_BINARY = ("+", "*", "and", "or")
 ASSOCIATIVE_CALLS = ("max", "min", "fmax", "fmin")
+IDEMPOTENT = ("max", "min", "fmax", "fmin", "and", "or")
+"""The recognised operators with `f(a, a) = a` for every `a`."""
 NEUTRAL = {"+": 0, "*": 1, "and": True, "or": False}
 """The neutral element of each recognised operator that has one for every type (`max` and `min` need none:
 `f(z, z) = z` holds for any `z`)."""
@@ -60,21 +66,51 @@ def is_associative(op: FunDecl) -> bool:
 
 
 def absorbs_itself(op: FunDecl, z) -> bool:
-    """Whether `op(z, z) = z` for a constant `z`, by the reference interpreter: then a reduction of an associative
-    `op` from `z` may start any number of partial reductions from `z` (see the module)."""
-    return isinstance(z, Literal) and _absorbs(op, z)
+    """Whether `op(z, z) = z` for a constant `z` (`constant_parts`), by the reference interpreter: then a reduction of
+    an associative `op` from `z` may start any number of partial reductions from `z` (see the module)."""
+    parts = constant_parts(z)
+    return parts is not None and _absorbs(op, parts)
 
 
 @lru_cache(maxsize=1024)
-def _absorbs(op: FunDecl, z: Literal) -> bool:
+def _absorbs(op: FunDecl, parts: tuple) -> bool:
     """`absorbs_itself`, evaluated once per operator and constant (rules ask at every reduction they match)."""
     from lift.ir.interpreter import interpret
 
+    z = constant(parts)
     try:
-        got = np.asarray(interpret(Lambda((), FunCall(op, (z, z)))))
+        got = interpret(Lambda((), FunCall(op, (z, z))))
     except (LiftError, TypeError, ValueError):
         return False
-    return got.dtype.kind in "fiub" and bool(np.all(got == z.value))
+    return is_constant(got, parts)
+
+
+def constant_parts(z) -> Optional[tuple]:
+    """The literals of a constant `z`: `(z,)` for a literal, the components of a tuple of literals
+    (`tuple(-inf, -1)`), else None."""
+    if isinstance(z, Literal):
+        return (z,)
+    if isinstance(z, FunCall) and isinstance(z.f, P.Tuple) and all(isinstance(a, Literal) for a in z.args):
+        return tuple(z.args)
+    return None
+
+
+def constant(parts: tuple) -> Expr:
+    """The constant whose literals are `parts` (the inverse of `constant_parts`)."""
+    return parts[0] if len(parts) == 1 else P.Tuple(len(parts))(*parts)
+
+
+def is_constant(value, parts: tuple) -> bool:
+    """Whether the reference interpreter's `value` (a number, a vector, a tuple record) is the constant `parts`."""
+    a = np.asarray(value)
+    values = tuple(a[name] for name in a.dtype.names) if a.dtype.names else (a,)
+    return len(values) == len(parts) and all(
+        v.dtype.kind in "fiub" and bool(np.all(v == p.value)) for v, p in zip(values, parts))
+
+
+def is_idempotent(op: FunDecl) -> bool:
+    """Whether `op(a, a) = a` for every `a`: `max`, `min`, `and`, `or` (`operator_of`)."""
+    return operator_of(op) in IDEMPOTENT
 
 
 def neutral_element(op: FunDecl, t: Type) -> Optional[Literal]:

@@ -132,7 +132,15 @@ class GuardedAccess(Access):
     lanes: tuple = ()
     bounds: Optional[frozenset] = None
 
+    @property
+    def drops(self) -> bool:
+        """Whether this is the destination of a `take-n` (no `default`): read, it is read below `n` (the length of
+        `take-n`'s type), where `condition` holds, so it reads as `inner`."""
+        return not self.default
+
     def read(self) -> str:
+        if self.drops:
+            return self.inner.read()
         return f"(({self.condition}) ? {self.inner.read()} : {self.default})"
 
     def write(self, value: str) -> C.Stmt:

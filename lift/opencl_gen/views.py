@@ -411,6 +411,8 @@ class AsScalarView(View):
     def access(self, idx: tuple) -> Access:
         *outer, i = idx
         vec = self.inner.access(tuple(outer) + (i // self.n,))
+        if isinstance(vec, GuardedAccess) and vec.drops:
+            vec = vec.inner
         if isinstance(vec, MemAccess) and vec.width == self.n:
             return MemAccess(lets=vec.lets, mem=vec.mem, index=vec.index + i % self.n, width=1)
         if isinstance(vec, GatherAccess) and (i % self.n).is_constant:

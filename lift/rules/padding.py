@@ -6,18 +6,22 @@ elements and then the constant `v` up to the next multiple of `k`; every chunked
 and 9) then applies unchanged, at any size, symbolic or concrete:
 
     reduce(f, z)         → reduce(f, z) ∘ pad-to-multiple-k(z)
+                                (z a tuple over a zip: zip(pad-to-multiple-k(z1) x1, ...), argmax's pairs)
     reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(v)       where g(v) = z
                                 (over a zip, each array padded: zip(pad-to-multiple-k(v1) x1, ...))
 
-Both hold where `f(z, z) = z`, as the partial reduction (Figure 3(d)) requires too
-(`lift.rules.reduction.requires_absorbing`): the padded elements contribute more copies of `z`, which the
-reduction's own `z` absorbs (a neutral `z` contributes `f(a, z) = a`). The second is the first with
-the padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`): the padded elements are
-read as `v`, the zero of their type, and `g(v) = z` is checked by evaluating `g` with the reference
-interpreter (so `asum`'s `abs(0) = 0` and `dot`'s `0 * 0 = 0` qualify). The map stays next to the
-reduction, which lets the chunks' sequential reductions fuse it (`reduce-seq-map-seq-fusion`). Where no
-`v` is known, as for `max(abs(x - y))` from `-inf`, a reduction by an idempotent operator (`max`, `min`:
-`f(a, a) = a`) reads its input padded with copies of its last element instead, which change nothing:
+Both hold where `f` is associative and commutative and `f(z, z) = z`, as the partial reduction (Figure 3(d))
+requires too (`lift.rules.reduction.requires_absorbing`): the padded elements contribute more copies of `z`,
+`reduce(f, z)(x ++ [z]*m) = f(f(z, .., z), reduce(f, z)(x)) = reduce(f, z)(x)`. So a product pads with 1 and a
+`max` from `-inf` with `-inf`, each reduction with its own `z`, not with 0. The second is the first with the
+padding pushed through the map (`pad(g(v)) ∘ map(g) = map(g) ∘ pad(v)`): the padded elements are read as `v`,
+the zero of their type, or else `z` itself where the map reads elements of `z`'s type, and `g(v) = z` is
+checked by evaluating `g` with the reference interpreter (so `asum`'s `abs(0) = 0`, `dot`'s `0 * 0 = 0` and a
+product's `id(1) = 1` qualify). The map stays next to the reduction, which lets the chunks' sequential
+reductions fuse it (`reduce-seq-map-seq-fusion`). Where no `v` is known, as for `max(abs(x - y))` from `-inf`,
+a reduction by an idempotent operator (`max`, `min`, `and`, `or`: `f(a, a) = a`,
+`lift.ir.associativity.is_idempotent`) reads its input padded with copies of its last element instead, which
+change nothing:
 
     reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(clamp)          (pad-reduction-repeat)
 
@@ -31,18 +35,13 @@ the output holds the `n` results; the split map moves (Figure 2) then apply at e
 
 from __future__ import annotations
 
-import numpy as np
-
 from lift.errors import LiftError
+from lift.ir.associativity import constant_parts, is_constant, is_idempotent
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
 from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
-from lift.ir.ufuncs import ufunc_of
 from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType, ScalarType
-
-IDEMPOTENT = (np.fmax, np.fmin, np.maximum, np.minimum)
-"""The reductions `f(a, a) = a`, which a repeated element leaves unchanged."""
 
 def _multiples(call, ctx) -> list:
     """The powers of two up to the length's next one (up to the engine's largest factor where the length is
@@ -71,31 +70,38 @@ def _arrays(e):
 
 def _reduction_padding(call: FunCall):
     """`(arrays, values, rebuild)`: the arrays to pad, the constant each is padded with, and the reduction's
-    argument rebuilt over the padded arrays."""
+    argument rebuilt over the padded arrays. A reduction of no map pads with `z` (a tuple `z` over a zip: each
+    array with its component); one of a map with `v`, the zero of each array's scalars or else `z` itself, the
+    first the map sends to `z` (`abs(0) = 0` for a sum, `id(1.0) = 1.0` for a product, whose zero would not do)."""
     r, arg = call.f, call.args[0]
-    requires(isinstance(r.init, Literal) and isinstance(r.init.t, ScalarType),
-             f"needs a scalar constant as the neutral element, got {r.init}")
+    z = constant_parts(r.init)
+    requires(z is not None and all(isinstance(p.t, ScalarType) for p in z),
+             f"needs a constant of scalars (or a tuple of them) as the neutral element, got {r.init}")
     requires_absorbing(r)
     if not (isinstance(arg, FunCall) and isinstance(arg.f, Map)):
         requires(arg.t.elem == r.init.t, f"needs an array of {r.init.t} (the neutral element's type), got {arg.t}")
-        return (arg,), (r.init,), lambda xs: xs[0]
+        if len(z) == 1:
+            return (arg,), z, lambda xs: xs[0]
+        requires(isinstance(arg, FunCall) and isinstance(arg.f, Zip), f"pads tuples only as a zip of arrays, not {arg}")
+        return tuple(arg.args), z, lambda xs: Zip(*xs)
     arrays, zeros, rebuild = _arrays(arg.args[0])
-    requires(_maps_to(arg.f.f, zeros, r.init),
-             f"the mapped function does not send {', '.join(map(str, zeros))} to the neutral element {r.init}")
-    return arrays, zeros, lambda xs: arg.f(rebuild(xs))
+    candidates = [zeros] + [z] * (z != zeros and tuple(p.t for p in z) == tuple(a.t.elem for a in arrays))
+    values = next((v for v in candidates if _maps_to(arg.f.f, v, z)), None)
+    requires(values is not None, f"the mapped function does not send "
+             f"{' or '.join(', '.join(map(str, v)) for v in candidates)} to the neutral element {r.init}")
+    return arrays, values, lambda xs: arg.f(rebuild(xs))
 
 
-def _maps_to(g, values: tuple, z: Literal) -> bool:
-    """Whether `g(values)` (a tuple of several) is exactly `z` (the reference interpreter's value)."""
+def _maps_to(g, values: tuple, z: tuple) -> bool:
+    """Whether `g(values)` (a tuple of several) is exactly the constant `z` (the reference interpreter's value)."""
     from lift.ir.interpreter import interpret
 
     try:
         xs = tuple(Param(f"v{i}", v.t) for i, v in enumerate(values))
         program = Lambda(xs, g(Tuple(*xs)) if len(xs) > 1 else g(xs[0]))
-        got = np.asarray(interpret(program, *(v.value for v in values)))
+        return is_constant(interpret(program, *(v.value for v in values)), z)
     except (LiftError, TypeError, ValueError):
         return False
-    return got.shape == () and got.dtype.kind in "fiub" and got.item() == z.value
 
 
 def _padded(arrays: tuple, values: tuple, k) -> tuple:
@@ -123,8 +129,8 @@ def pad_reduction(call, k):
 
 def _repeated_padding(call: FunCall):
     """`(arrays, rebuild)` for `pad-reduction-repeat`: the arrays the reduction reads (through its map and zip)."""
-    requires(ufunc_of(call.f.f) in IDEMPOTENT, f"the operator is not known to be idempotent (max, min): "
-             f"a repeated element would count twice")
+    requires(is_idempotent(call.f.f), f"the operator is not known to be idempotent (max, min, and, or): "
+                                      f"a repeated element would count twice")
     arg = call.args[0]
     if isinstance(arg, FunCall) and isinstance(arg.f, Map):
         arrays, _, rebuild = _arrays(arg.args[0])

@@ -53,8 +53,8 @@ from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, PartRed, Red
 from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
-from lift.rules.vectorize_function import NotVectorisable, vectorize
-from lift.types.types import VECTOR_WIDTHS, ArrayType, ScalarType, TupleType, VectorType
+from lift.rules.vectorize_function import NotVectorisable, has_vectors, vectorize
+from lift.types.types import VECTOR_WIDTHS, ArrayType, TupleType, VectorType
 
 
 def _vectorised(rule: Rule, n: int, f):
@@ -75,7 +75,7 @@ def _result(call):
 
 def _scalar_map(call, ctx) -> None:
     elem = call.args[0].t.elem
-    requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
+    requires(has_vectors(elem), f"the elements are {elem}, not scalars that have vectors")
     requires(not isinstance(_result(call), TupleType), f"the map gives {_result(call)}, not scalars")
     _vectorised(vectorize_map, VECTOR_WIDTHS[0], call.f.f)
 
@@ -90,8 +90,8 @@ def vectorize_map(call, n):
 
 def _scalar_tuple_map(call, ctx) -> None:
     elem, result = call.args[0].t.elem, _result(call)
-    requires(isinstance(elem, ScalarType), f"the elements are {elem}, not scalars")
-    requires(isinstance(result, TupleType) and all(isinstance(t, ScalarType) for t in result.elems),
+    requires(has_vectors(elem), f"the elements are {elem}, not scalars that have vectors")
+    requires(isinstance(result, TupleType) and all(has_vectors(t) for t in result.elems),
              f"the map gives {result}, not tuples of scalars")
     _vectorised(vectorize_tuple_map, VECTOR_WIDTHS[0], call.f.f)
 
@@ -111,8 +111,8 @@ def vectorize_tuple_map(call, n):
 def _scalar_zip_map(call, ctx) -> None:
     zipped = arg_call_n(call, vectorize_zip_map)
     for a in zipped.args:
-        requires(isinstance(a.t.elem, ScalarType), f"zips {a.t}, not arrays of scalars")
-    requires(isinstance(call.t.elem, ScalarType), f"the map gives {call.t.elem}, not scalars")
+        requires(has_vectors(a.t.elem), f"zips {a.t}, not arrays of scalars that have vectors")
+    requires(has_vectors(call.t.elem), f"the map gives {call.t.elem}, not scalars that have vectors")
     _vectorised(vectorize_zip_map, VECTOR_WIDTHS[0], call.f.f)
 
 
@@ -157,7 +157,8 @@ def _strided_lanes(call) -> tuple:
     r, stride = call.f, arg_call(call, vectorize_reduction, ReorderStride, "reorder-stride")
     n, x = integer(r.m), stride.args[0]
     requires(n in VECTOR_WIDTHS and stride.f.s == n, "needs part-red to n results of a reorder-stride-n")
-    requires(isinstance(x.t.elem, ScalarType) and x.t.elem == r.init.t, "needs a (T, T) -> T operator over scalars")
+    requires(has_vectors(x.t.elem) and x.t.elem == r.init.t,
+             "needs a (T, T) -> T operator over scalars that have vectors")
     requires(isinstance(r.init, Literal), "needs a constant neutral element")
     requires_associative(r.f)
     return n, _vectorised(vectorize_reduction, n, r.f), r.init, x

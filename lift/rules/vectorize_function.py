@@ -33,11 +33,16 @@ from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
                               Transpose, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
-from lift.types.types import ScalarType, TupleType
+from lift.types.types import Bool, ScalarType, TupleType
 
 
 class NotVectorisable(LiftTypeError):
     """A function that `vect-n` cannot be pushed into; the message names the part."""
+
+
+def has_vectors(t) -> bool:
+    """Whether `t` is a scalar type OpenCL C has vectors of: any but `bool` (there is no `bool4`)."""
+    return isinstance(t, ScalarType) and t != Bool
 
 
 ARRAY_VIEWS = (Zip, Join, Split, Transpose)
@@ -61,8 +66,8 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
         return f
     if isinstance(f, UserFun):
         results = f.out_type.elems if isinstance(f.out_type, TupleType) else (f.out_type,)
-        if not all(isinstance(t, ScalarType) for t in f.in_types + results):
-            raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars")
+        if not all(has_vectors(t) for t in f.in_types + results):
+            raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars that have vectors (not bool)")
         return Vectorize(n, f)
     if isinstance(f, Lambda):
         body = _vectorize_expr(n, f.body, arrays)
