@@ -4,7 +4,9 @@
 Every step is a rule (paper Figures 3, 4), so the lowered program means what the program means. What it
 chooses, in order:
 
-0. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+0. a program written as routine calls (`lift.ir.routine`: BLAS-like library calls) is their bodies
+   (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead);
+0a. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
    with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
@@ -443,6 +445,10 @@ def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
                     "register_blocked")
 
 
+_INLINE_ROUTINES = normalize(rewrite("inline-routine"))
+"""Step 0: a program written as routine calls (`lift.ir.routine`) is their bodies (`lift.rules.routine_inlining`)."""
+
+
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
@@ -456,7 +462,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
                 if _vectorises(vector_width) else identity)
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
                >> clean_up)
-    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
+    return _INLINE_ROUTINES >> hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
