@@ -107,12 +107,14 @@ class CompiledProgram:
     def manifest(self) -> dict:
         return manifest(self.generated())
 
-    def _for_shapes(self, inputs: tuple) -> _Specialised:
-        """The program specialised for the inputs' shapes, checked against the device (made once per shapes)."""
-        key = tuple(np.shape(v) for v in inputs)
-        found = self._specialised.get(key)
-        if found is not None:
-            return found
+    def generated_for(self, *inputs) -> GeneratedProgram:
+        """The generated program that a call on `inputs` runs (its `.source`; `manifest` of it): a high-level
+        program is lowered for the sizes its inputs bind, where `source` and `manifest` show the lowering at the
+        compile-time sizes (symbolic where none were given)."""
+        return self._bound(inputs)[2]
+
+    def _bound(self, inputs: tuple) -> tuple:
+        """`(typed program, size binding, generated program)` for a call on `inputs`, the sizes checked."""
         typed = infer(self.program)
         bound = bind_sizes(typed.param_types, inputs, [p.name for p in typed.expr.params], self.sizes)
         typed.check_sizes(bound)
@@ -122,6 +124,15 @@ class CompiledProgram:
             g = self.generated(bound)
         if g.index == INT and index_type(array_lengths(g.typed.expr), bound, f"program {self.name}") != INT:
             g = self.generated(bound)  # sizes beyond what the kernels were generated for: 64-bit indices
+        return typed, bound, g
+
+    def _for_shapes(self, inputs: tuple) -> _Specialised:
+        """The program specialised for the inputs' shapes, checked against the device (made once per shapes)."""
+        key = tuple(np.shape(v) for v in inputs)
+        found = self._specialised.get(key)
+        if found is not None:
+            return found
+        typed, bound, g = self._bound(inputs)
         plan = make_plan(g, bound)
         check_device(plan, self.device)
         if id(g) not in self._built:

@@ -168,3 +168,17 @@ def test_launch_can_be_overridden(examples):
     compiled = compile(program, launch={0: Launch((Cst(96),), (Cst(32),))})
     assert "for (int g_" in compiled.source, "fewer work-items than elements: each one loops"
     np.testing.assert_allclose(compiled(np.float32(3.0), x), 3.0 * x, rtol=1e-6)
+
+
+@needs_device
+def test_generated_for_is_what_a_call_runs_where_source_shows_the_compile_time_sizes():
+    from lift.opencl_gen.manifest import manifest
+    from userfuns import add
+    n = SizeVar("n")
+    total = fun([ArrayType(Float, n)], lambda x: (lift.Reduce(add, 0.0) @ lift.Map(lambda v: v * 2.0))(x))
+    program, x = lift.compile(total), np.arange(1 << 16, dtype=np.float32) / 1024
+    ran = program.generated_for(x)
+    assert ran is program.generated({"n": 1 << 16})
+    assert manifest(ran)["sizes"] == {"n": 1 << 16} and manifest(program.generated())["sizes"] == {"n": "symbolic"}
+    assert len(manifest(ran)["kernels"]) > 1  # lowered for its size: partial sums on many work-items
+    np.testing.assert_allclose(program(x), 2 * x.sum(dtype=np.float64), rtol=1e-5)
