@@ -4,7 +4,12 @@
 Every step is a rule (paper Figures 3, 4), so the lowered program means what the program means. What it
 chooses, in order:
 
-0. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+0. an iteration outside every map, `iterate^n(f)` of a constant `n` up to `MAX_UNROLLED_STEPS` (a stencil over
+   time steps), is unrolled into its steps `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)),
+   each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
+   of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
+   the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
+0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
    with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
@@ -80,6 +85,7 @@ from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.fusion import of_arrays
 from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
@@ -117,6 +123,9 @@ first one it cannot lower so (`lower` then names it). Then the array arguments o
 rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
+
+MAX_UNROLLED_STEPS = 64
+"""The most steps of an iteration outside every map that the default lowering unrolls (step 0)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
 LANES = 4
@@ -443,6 +452,24 @@ def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
                     "register_blocked")
 
 
+def _unroll_step(focus: Focus):
+    """At `iterate^n(f)(x)` of a constant `n` up to `MAX_UNROLLED_STEPS`: `iterate^(n-1)(f)(f(x))`, or `f(x)`."""
+    n = focus.ctx.node.f.n
+    if not n.is_constant or not 1 <= n.value <= MAX_UNROLLED_STEPS:
+        return None
+    if n.value == 1:
+        return rewrite("iterate-once")(focus)
+    return (rewrite("iterate-decomposition", m=n.value - 1) >> argument(0, rewrite("iterate-once")))(focus)
+
+
+unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strategy(_unroll_step, "unroll_step"))
+"""Every iteration outside every map unrolled into its steps (module docstring, step 0)."""
+
+named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(_head(ctx.node).f), "of_arrays"))
+                            >> rewrite("map-eta-expansion"))
+"""Every map of a user function of arrays applying it to a named element (module docstring, step 0)."""
+
+
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
@@ -456,7 +483,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
                 if _vectorises(vector_width) else identity)
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
                >> clean_up)
-    return hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
+    return (unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
+            >> (_register_blocked(sizes) | general))
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
