@@ -90,6 +90,7 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
+from lift.rules.transposition import walked_transposition
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
                                  where)
@@ -436,6 +437,19 @@ map(drop-1) ∘ take-(n)`): no index is divided by the length of a row, no float
 rows, and a map over long rows runs on global work-items, each reducing its row."""
 
 
+def _transposes_copied(sizes: Mapping[str, int]) -> Strategy:
+    """Every matrix whose columns, of `MIN_CHUNK` elements at least (or of a length not known), a map outside
+    every map walks (`walked_transposition`), transposed once into a copy of its own whose rows the map walks
+    (`transpose-copy`, module docstring, step 1c)."""
+    def walks_long_columns(ctx) -> bool:
+        t = walked_transposition(ctx.node)
+        length = _length(t.t.elem, sizes) if t is not None else None
+        return t is not None and (length is None or length >= MIN_CHUNK)
+
+    return normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(walks_long_columns, "walks_columns"))
+                     >> rewrite("transpose-copy"))
+
+
 def _bound(t, sizes: Mapping[str, int]) -> bool:
     """Whether `sizes` binds every length of the type `t`."""
     return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
@@ -484,7 +498,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
                >> clean_up)
     return (unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
-            >> (_register_blocked(sizes) | general))
+            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> general)))
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
