@@ -9,7 +9,12 @@ chooses, in order:
    each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
    the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
-0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+0b. a matrix whose columns (of `MIN_CHUNK` elements or more) the function of a map outside every map walks,
+   once per element of the map (`Bᵀ` in `map(λa. map(λb. dot(a, b))(transpose(B)))(A)` where register blocking
+   does not apply, `Xᵀ X`), is transposed once into a copy whose rows it then walks (`transpose-copy`,
+   `lift.rules.transposition`), after the lets of step 0c: a naive transposition costs about as much as one walk
+   of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column once keeps its walk;
+0c. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
    with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
@@ -438,11 +443,11 @@ rows, and a map over long rows runs on global work-items, each reducing its row.
 
 
 def _transposes_copied(sizes: Mapping[str, int]) -> Strategy:
-    """Every matrix whose columns, of `MIN_CHUNK` elements at least (or of a length not known), a map outside
-    every map walks (`walked_transposition`), transposed once into a copy of its own whose rows the map walks
-    (`transpose-copy`, module docstring, step 1c)."""
+    """Every matrix whose columns, of `MIN_CHUNK` elements at least (or of a length not known), the function of a
+    map outside every map walks (`walked_transposition(.., repeatedly=True)`), transposed once into a copy of its
+    own whose rows it walks (`transpose-copy`, module docstring, step 0b)."""
     def walks_long_columns(ctx) -> bool:
-        t = walked_transposition(ctx.node)
+        t = walked_transposition(ctx.node, repeatedly=True)
         length = _length(t.t.elem, sizes) if t is not None else None
         return t is not None and (length is None or length >= MIN_CHUNK)
 

@@ -38,11 +38,12 @@ def map_interchange(call):
     return Transpose()(call.f(Transpose()(*call.args)))
 
 
-def walked_transposition(call: FunCall) -> Optional[FunCall]:
+def walked_transposition(call: FunCall, repeatedly: bool = False) -> Optional[FunCall]:
     """The first `transpose(A)` of a matrix of scalars in the map call `call`, `A` reading no parameter bound in
-    it, that a map in it walks: its argument (or a component of a zip there), the map's function reducing."""
+    it, that a map in it walks: its argument (or a component of a zip there), the map's function reducing; with
+    `repeatedly`, a map in `call`'s function, which walks `A` once per element of `call` (`Bᵀ` in a product)."""
     bound = frozenset(p for n in _nodes(call) if isinstance(n, Lambda) for p in n.params)
-    for n in _nodes(call):
+    for n in _nodes(call.f.f if repeatedly else call):
         if isinstance(n, FunCall) and isinstance(n.f, AbstractMap) and _reduces(n.f.f):
             arg = n.args[0]
             for t in (arg.args if isinstance(arg, FunCall) and isinstance(arg.f, Zip) else (arg,)):
