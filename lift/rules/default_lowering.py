@@ -471,10 +471,16 @@ def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
                     "register_blocked")
 
 
+def _unrollable(it: P.Iterate) -> bool:
+    """Whether the default lowering unrolls `iterate^n(f)` outside every map: `n` a constant from 1 to
+    `MAX_UNROLLED_STEPS`."""
+    return it.n.is_constant and 1 <= it.n.value <= MAX_UNROLLED_STEPS
+
+
 def _unroll_step(focus: Focus):
-    """At `iterate^n(f)(x)` of a constant `n` up to `MAX_UNROLLED_STEPS`: `iterate^(n-1)(f)(f(x))`, or `f(x)`."""
+    """At `iterate^n(f)(x)` (`_unrollable`): `iterate^(n-1)(f)(f(x))`, or `f(x)`."""
     n = focus.ctx.node.f.n
-    if not n.is_constant or not 1 <= n.value <= MAX_UNROLLED_STEPS:
+    if not _unrollable(focus.ctx.node.f):
         return None
     if n.value == 1:
         return rewrite("iterate-once")(focus)
@@ -512,6 +518,13 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     vector width `vector_width`; `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
+    long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
+                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)), None)
+    if long_iteration is not None:
+        it = long_iteration.node.f
+        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
+                            f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
+                            f"(here {it.n}); write fewer steps and call the program repeatedly")
     focus = default_strategy(sizes, vector_width)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:

@@ -11,7 +11,7 @@ import lift
 from lift import (ArrayType, Float, Get, Iterate, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip,
                   fun, paper, userfun)
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
-from lift.rules.default_lowering import lower
+from lift.rules.default_lowering import LoweringError, lower
 
 from userfuns import add, mult
 
@@ -135,3 +135,9 @@ def test_iterate_once_applies_to_one_iteration_only():
 def test_a_map_of_a_user_function_of_windows_copies_each_window_to_private_memory():
     program = fun([ArrayType(Float, N)], lambda a: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(a))))
     assert "toPrivate(map-seq-unroll(id))" in paper(lower(program, {"N": 101}))
+
+
+def test_an_iteration_too_long_to_unroll_is_one_clear_error():
+    program = fun([ArrayType(Float, N)], lambda a: Iterate(100, lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(b))))(a))
+    with pytest.raises(LoweringError, match=r"iterate-100\(.*\) at body: .* from 1 to 64 \(here 100\)"):
+        lower(program, {"N": 1000})
