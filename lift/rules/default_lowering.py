@@ -9,16 +9,17 @@ chooses, in order:
    each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
    the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
-0b. a matrix whose columns (of `MIN_CHUNK` elements or more) the function of a map outside every map walks,
-   once per element of the map (`Bᵀ` in `map(λa. map(λb. dot(a, b))(transpose(B)))(A)` where register blocking
-   does not apply, `Xᵀ X`), is transposed once into a copy whose rows it then walks (`transpose-copy`,
-   `lift.rules.transposition`), after the lets of step 0c: a naive transposition costs about as much as one walk
-   of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column once keeps its walk;
-0c. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
    with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
    array, one kernel fewer;
+1a. where the matrix product's register blocking (below) does not apply, a matrix whose columns (of
+   `MIN_CHUNK` elements or more) the function of a map outside every map walks, once per element of the map
+   (`Bᵀ` in `map(λa. map(λb. dot(a, b))(transpose(B)))(A)`, `Xᵀ X`), is transposed once into a let-bound copy
+   whose rows it then walks (`transpose-copy`, `lift.rules.transposition`). A naive transposition costs about
+   as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
+   once (a transposed gemv) keeps its walk;
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
@@ -95,10 +96,10 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.transposition import walked_transposition
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
                                  where)
+from lift.rules.transposition import walked_transposition
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
@@ -445,7 +446,7 @@ rows, and a map over long rows runs on global work-items, each reducing its row.
 def _transposes_copied(sizes: Mapping[str, int]) -> Strategy:
     """Every matrix whose columns, of `MIN_CHUNK` elements at least (or of a length not known), the function of a
     map outside every map walks (`walked_transposition(.., repeatedly=True)`), transposed once into a copy of its
-    own whose rows it walks (`transpose-copy`, module docstring, step 0b)."""
+    own whose rows it walks (`transpose-copy`, module docstring, step 1a)."""
     def walks_long_columns(ctx) -> bool:
         t = walked_transposition(ctx.node, repeatedly=True)
         length = _length(t.t.elem, sizes) if t is not None else None

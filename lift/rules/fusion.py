@@ -31,9 +31,9 @@ from lift.ir.nodes import FunCall, Lambda, count_uses, fresh_param, free_params
 from lift.ir.patterns import AbstractMap, Map, MapSeq, ReduceSeq, is_view
 from lift.ir.printer import paper
 from lift.ir.userfun import UserFun
-from lift.types.types import ArrayType
 from lift.rules.location import abstract
 from lift.rules.rule import requires, requires_arg_call, rule
+from lift.types.types import ArrayType
 
 
 def _same_kind(call) -> None:
