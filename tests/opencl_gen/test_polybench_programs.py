@@ -15,7 +15,7 @@ from opencl_device import needs_device
 
 @needs_device
 @pytest.mark.parametrize("name, sizes", [
-    ("atax", {"M": 37, "N": 23}), ("bicg", {"M": 29, "N": 41}), ("mvt", {"N": 37}), ("gesummv", {"N": 43}),
+    ("atax", {"M": 37, "N": 23}), ("bicg", {"M": 29, "N": 40}), ("mvt", {"N": 37}), ("gesummv", {"N": 43}),
     ("twomm", {"NI": 7, "NJ": 11, "NK": 19, "NL": 17}), ("covariance", {"M": 17, "N": 23}),
     ("heat3d", {"O": 5, "M": 7, "N": 17}), ("jacobi1d_steps", {"N": 1009}),
 ])

@@ -141,3 +141,17 @@ def test_an_iteration_too_long_to_unroll_is_one_clear_error():
     program = fun([ArrayType(Float, N)], lambda a: Iterate(100, lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(b))))(a))
     with pytest.raises(LoweringError, match=r"iterate-100\(.*\) at body: .* from 1 to 64 \(here 100\)"):
         lower(program, {"N": 1000})
+
+
+@SETTINGS
+@given(st.sampled_from(["atax", "colsum", "gemvt"]), st.integers(16, 40), st.sampled_from([8, 12, 16]),
+       st.integers(2, 4), st.integers(0, 1 << 16))
+def test_the_default_lowering_folds_blocks_of_columns_where_a_block_divides_them(name, m, w, blocks, seed):
+    program, reference = PROGRAMS[name]
+    n = w * blocks
+    lowered = lower(program, {"M": m, "N": n})
+    width = next(b for b in range(64, 7, -1) if n % b == 0 and n // b >= 2)
+    assert (f"map(split-{width})" in paper(lowered)) == (name != "gemvt")   # gemvt's map is over a zip
+    inputs = _inputs(name, m, n, np.random.default_rng(seed))
+    np.testing.assert_allclose(np.ravel(lift.interpret(lowered, *inputs)), np.ravel(reference(*inputs)),
+                               rtol=1e-4, atol=1e-4)
