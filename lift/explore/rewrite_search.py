@@ -45,7 +45,7 @@ from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduct
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
                                    vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, clean_up, default_lowering, high_level, hoist_invariants,
-                                        pad_reduction)
+                                        named_elements, pad_reduction, unrolled_iterations)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -352,10 +352,11 @@ class RewriteSearch:
     # --- one candidate -------------------------------------------------------------------------------------
 
     def build(self):
-        """One derivation: computations a map does without its element let-bound before it (as the default
+        """One derivation: iterations outside every map unrolled, maps of user functions of arrays applying them
+        to a named element, computations a map does without its element let-bound before it (as the default
         lowering does), moves at reductions and outermost maps, then lowering and clean-up."""
         focus, choices = Focus(self.program, self.engine), []
-        focus = self.apply(focus, hoist_invariants) or focus
+        focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants) or focus
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:

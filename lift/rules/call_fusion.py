@@ -251,7 +251,7 @@ def _column_reduction_with_constant(call) -> tuple:
     return a, reduction, g, at, others
 
 
-@rule("map-reduce-interchange", figure="3(d)", heads=Map, reassociates=True, match=_column_reduction_with_constant,
+@rule("map-reduce-interchange", figure="3(d)", heads=Map, reassociates=True, sized=True, match=_column_reduction_with_constant,
       description="the column reductions of a matrix are one fold over its rows into a row of accumulators",
       equation=("map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A)) → "
                 "transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)), "

@@ -6,11 +6,25 @@ chooses, in order:
 
 0. a program written as routine calls (`lift.ir.routine`: BLAS-like library calls) is their bodies
    (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead);
-0a. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
+0a. an iteration outside every map, `iterate^n(f)` of a constant `n` up to `MAX_UNROLLED_STEPS` (a stencil over
+   time steps), is unrolled into its steps `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)),
+   each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
+   of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
+   the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
+0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
    with `sum = reduce(+, 0)(x)`) is let-bound before the map (`hoist-invariant`, `lift.rules.let_floating`):
    computed once, in kernels of its own, into global memory, which the map's work-items read;
 1. maps composed directly are fused first (`map(f) ∘ map(g) → map(f ∘ g)`, Figure 3(f)): no intermediate
    array, one kernel fewer;
+1a. where the matrix product's register blocking (below) does not apply, a matrix whose columns (of
+   `MIN_CHUNK` elements or more) the function of a map outside every map walks, once per element of the map
+   (`Bᵀ` in `map(λa. map(λb. dot(a, b))(transpose(B)))(A)`, `Xᵀ X`), is transposed once into a let-bound copy
+   whose rows it then walks (`transpose-copy`, `lift.rules.transposition`). A naive transposition costs about
+   as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
+   once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
+   over `MIN_CHUNK` rows or more folds blocks of `w` columns (the widest of `COLUMN_BLOCKS`, 64 down to 8, that
+   divides their number) row by row into `w` accumulators on one global work-item each
+   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster);
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
@@ -82,6 +96,7 @@ from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.fusion import of_arrays
 from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
@@ -89,6 +104,7 @@ from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
                                  where)
+from lift.rules.transposition import walked_transposition
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
@@ -119,6 +135,9 @@ first one it cannot lower so (`lower` then names it). Then the array arguments o
 rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
+
+MAX_UNROLLED_STEPS = 64
+"""The most steps of an iteration outside every map that the default lowering unrolls (step 0a)."""
 
 MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
 LANES = 4
@@ -429,6 +448,38 @@ map(drop-1) ∘ take-(n)`): no index is divided by the length of a row, no float
 rows, and a map over long rows runs on global work-items, each reducing its row."""
 
 
+def _transposes_copied(sizes: Mapping[str, int]) -> Strategy:
+    """Every matrix whose columns, of `MIN_CHUNK` elements at least (or of a length not known), the function of a
+    map outside every map walks (`walked_transposition(.., repeatedly=True)`), transposed once into a copy of its
+    own whose rows it walks (`transpose-copy`, module docstring, step 1a)."""
+    def walks_long_columns(ctx) -> bool:
+        t = walked_transposition(ctx.node, repeatedly=True)
+        length = _length(t.t.elem, sizes) if t is not None else None
+        return t is not None and (length is None or length >= MIN_CHUNK)
+
+    return normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(walks_long_columns, "walks_columns"))
+                     >> rewrite("transpose-copy"))
+
+
+COLUMN_BLOCKS = range(64, 7, -1)
+"""The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
+
+
+def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
+    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of the widest of
+    `COLUMN_BLOCKS` that divides its number of columns (leaving two blocks at least), if one does
+    (`lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
+    from lift.rules.column_sums import blocked_columns, column_reduction
+
+    def run(focus: Focus):
+        t = focus.ctx.node.args[0].t
+        cols, rows = _length(t, sizes), _length(t.elem, sizes)
+        w = next((w for w in COLUMN_BLOCKS if cols and cols % w == 0 and cols // w >= 2), None)
+        return None if w is None or rows is None or rows < MIN_CHUNK else blocked_columns(w)(focus)
+
+    return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
+
+
 def _bound(t, sizes: Mapping[str, int]) -> bool:
     """Whether `sizes` binds every length of the type `t`."""
     return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
@@ -449,6 +500,30 @@ _INLINE_ROUTINES = normalize(rewrite("inline-routine"))
 """Step 0: a program written as routine calls (`lift.ir.routine`) is their bodies (`lift.rules.routine_inlining`)."""
 
 
+def _unrollable(it: P.Iterate) -> bool:
+    """Whether the default lowering unrolls `iterate^n(f)` outside every map: `n` a constant from 1 to
+    `MAX_UNROLLED_STEPS`."""
+    return it.n.is_constant and 1 <= it.n.value <= MAX_UNROLLED_STEPS
+
+
+def _unroll_step(focus: Focus):
+    """At `iterate^n(f)(x)` (`_unrollable`): `iterate^(n-1)(f)(f(x))`, or `f(x)`."""
+    n = focus.ctx.node.f.n
+    if not _unrollable(focus.ctx.node.f):
+        return None
+    if n.value == 1:
+        return rewrite("iterate-once")(focus)
+    return (rewrite("iterate-decomposition", m=n.value - 1) >> argument(0, rewrite("iterate-once")))(focus)
+
+
+unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strategy(_unroll_step, "unroll_step"))
+"""Every iteration outside every map unrolled into its steps (module docstring, step 0a)."""
+
+named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(_head(ctx.node).f), "of_arrays"))
+                            >> rewrite("map-eta-expansion"))
+"""Every map of a user function of arrays applying it to a named element (module docstring, step 0a)."""
+
+
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring)."""
@@ -462,7 +537,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Str
                 if _vectorises(vector_width) else identity)
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
                >> clean_up)
-    return _INLINE_ROUTINES >> hoist_invariants >> _FUSE_MAPS >> (_register_blocked(sizes) | general)
+    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
+            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> _column_blocks(sizes) >> general)))
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
@@ -471,6 +547,13 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     vector width `vector_width`; `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
+    long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
+                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)), None)
+    if long_iteration is not None:
+        it = long_iteration.node.f
+        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
+                            f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
+                            f"(here {it.n}); write fewer steps and call the program repeatedly")
     focus = default_strategy(sizes, vector_width)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:

@@ -4,7 +4,7 @@
     reduce-seq(f, z) ∘ map-seq(g)   → reduce-seq(λ acc, x. f(acc, g(x)), z)
     map(f ∘ g)                      → map(f) ∘ map(g)                      (fission)
     map(λx. B[g(x)])                → map(λy. B[y]) ∘ map(g)    (g a view, the only use of x: view fission)
-    map(map(g))                     → map(λx. map(g)(x))                   (eta-expansion)
+    map(g)                          → map(λx. g(x))     (eta-expansion; g a map, or a user function of arrays)
 
 Fusion avoids storing the intermediate array (Section 6.1). The map-reduce fusion is only for the
 sequential reduction, the one implementation that does not need `f` to be associative; the fused
@@ -18,8 +18,9 @@ mapped function that act on whole rows out of the map: in Figure 9(b) and (c) th
 `f1 ... fi` do not use `x`. A mapped function that reads its element only through one data-layout function
 (`join(nb)` of a 2-D stencil's neighbourhood zipped with its weights) gives that view to a map of its own
 the same way, whatever the rest of the body: the element is then the view's result, as a row of a matrix.
-Eta-expansion names the row of a map of a map (`map(map(g))`, a grid), so that strategies can reach the call
-`map(g)(x)` in its body.
+Eta-expansion names the row of a map of a map (`map(map(g))`, a grid), or the window or row a user function of
+arrays takes (`map(avg3)(slide(3, 1)(a))`), so that strategies can reach the call `g(x)` in its body (and copy
+the window to private memory: `private-argument`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from dataclasses import replace
 from lift.ir.nodes import FunCall, Lambda, count_uses, fresh_param, free_params
 from lift.ir.patterns import AbstractMap, Map, MapSeq, ReduceSeq, is_view
 from lift.ir.printer import paper
+from lift.ir.userfun import UserFun
 from lift.rules.location import abstract
 from lift.rules.rule import requires, requires_arg_call, rule
+from lift.types.types import ArrayType
 
 
 def _same_kind(call) -> None:
@@ -132,10 +135,16 @@ def _replaced(e, new: dict):
     return e.map_children(lambda c: _replaced(c, new))
 
 
-@rule("map-eta-expansion", figure="3(f)", heads=Map, on_functions=False,
-      match=lambda call: requires(isinstance(call.f.f, AbstractMap), "the mapped function is not a map"),
-      description="a map of a map applies the inner map to a named row (eta-expansion)",
-      equation="map(map(g)) → map(λx. map(g)(x))")
+def of_arrays(g) -> bool:
+    """Whether `g` is a user function taking an array (a row, a window)."""
+    return isinstance(g, UserFun) and any(isinstance(t, ArrayType) for t in g.in_types)
+
+
+@rule("map-eta-expansion", figure="3(f)", heads=Map,
+      match=lambda call: requires(isinstance(call.f.f, AbstractMap) or of_arrays(call.f.f),
+                                  "the mapped function is neither a map nor a user function of arrays"),
+      description="a map of a map, or of a user function of arrays, applies it to a named element (eta-expansion)",
+      equation="map(g) → map(λx. g(x))    (g a map, or a user function of arrays)")
 def map_eta_expansion(call):
     x = fresh_param("x")
     return replace(call.f, f=Lambda((x,), FunCall(call.f.f, (x,))))(call.args[0])

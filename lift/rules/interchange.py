@@ -72,7 +72,7 @@ def _map_of_fold(call) -> tuple:
     return fold.f, at[0], zipped, n
 
 
-@rule("map-reduce-seq-interchange", figure="CASES16", heads=Map, match=_map_of_fold,
+@rule("map-reduce-seq-interchange", figure="CASES16", heads=Map, sized=True, match=_map_of_fold,
       description="the sequential folds of a map's rows become one fold over their columns into a row of accumulators",
       equation=("map(λr. reduce-seq(f, z)(zip(.., r, ..)))(R) → transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, "
                 "tuple(.., get-1 e, ..)))(zip(acc, get-i t)), [z, .., z])(zip(.., transpose(R), ..)))"))

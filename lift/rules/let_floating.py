@@ -1,13 +1,15 @@
 """Let floating: a value a map's function computes without reading its element is computed once, before the map.
 
-    map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)        (e reads no parameter bound in λv. B)   (hoist-invariant)
-    f((λs. B)(e))     → (λs. f(B))(e)                       (s not free in f)          (let-out-of-argument)
+    map(λv. B[e])(xs[e]) → (λs. map(λv. B[s])(xs[s]))(e) (e reads no parameter bound in λv. B)   (hoist-invariant)
+    f((λs. B)(e))        → (λs. f(B))(e)                    (s not free in f)          (let-out-of-argument)
 
 This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
 reduction, a map: a call of a pattern that is not a view), which the map would otherwise repeat once per
-element. `x / sum(x)` written `map(λv. div(v, reduce(+, 0)(x)))(x)`, or with the sum let-bound, reduces `x`
-once: outside every map, the let's argument is a top-level computation, computed in kernels of its own into
-global memory (`lift.opencl_gen.destinations`), which the map then reads. The computation floated is the
+element; an occurrence of `e` in the map's argument is the same value, and is replaced too (a covariance's
+`map(λci. map(λcj. ..)(transpose(c)))(transpose(c))` computes `c` once). `x / sum(x)` written
+`map(λv. div(v, reduce(+, 0)(x)))(x)`, or with the sum let-bound, reduces `x` once: outside every map, the let's
+argument is a top-level computation, computed in kernels of its own into global memory
+(`lift.opencl_gen.destinations`), which the map then reads. The computation floated is the
 first invariant one found from the top of the body, left to right; applying the rule again floats the next.
 A let floated out of a map in an argument (`map(g)(map(λv. h(v, m))(xs))`, `m` a row's maximum) moves out of
 the call that takes it, so that the two maps are composed again, and fuse.
@@ -51,19 +53,19 @@ def _invariant(call: FunCall) -> tuple:
 
 @rule("hoist-invariant", figure="let", heads=AbstractMap, on_functions=False, match=_invariant,
       description="a computation the mapped function does without its element is let-bound before the map",
-      equation="map(λv. B[e])(xs) → (λs. map(λv. B[s])(xs))(e)    (e independent of v)")
+      equation="map(λv. B[e])(xs[e]) → (λs. map(λv. B[s])(xs[s]))(e)    (e independent of v)")
 def hoist_invariant(call: FunCall, e: Expr) -> Expr:
     s = fresh_param("s")
-    body = _replaced(call.f.f.body, e, s)
-    mapped = FunCall(replace(call.f, f=Lambda(call.f.f.params, body)), call.args)
+    body = replaced(call.f.f.body, e, s)
+    mapped = FunCall(replace(call.f, f=Lambda(call.f.f.params, body)), tuple(replaced(a, e, s) for a in call.args))
     return FunCall(Lambda((s,), mapped), (e,))
 
 
-def _replaced(body: Expr, e: Expr, s) -> Expr:
-    """`body` with every occurrence of `e` replaced by `s`."""
+def replaced(body: Expr, e: Expr, s) -> Expr:
+    """`body` with every occurrence of `e` replaced by `s` (structural equality)."""
     if body == e:
         return s
-    return body.map_children(lambda c: _replaced(c, e, s))
+    return body.map_children(lambda c: replaced(c, e, s))
 
 
 def _let_argument(call: FunCall) -> tuple:
