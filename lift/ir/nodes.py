@@ -329,8 +329,8 @@ def _normalise_literal(value, t: Type):
         while isinstance(elem, ArrayType):
             elem = elem.elem
         if not isinstance(elem, (ScalarType, VectorType)) or isinstance(value, (tuple, list)):
-            raise LiftTypeError(f"an array literal is one scalar, the value of every element (of every lane of a "
-                                f"vector element): {value!r} of the type {t} is not")
+            raise LiftTypeError(f"an array literal is one scalar, the value of every element: {value!r} of the "
+                                f"type {t} is not")
         return _normalise_literal(value, elem)
     if isinstance(t, ScalarType) or isinstance(t, VectorType):
         scalar = t if isinstance(t, ScalarType) else t.elem

@@ -27,20 +27,24 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.macro_rules import private_accumulators, unrolled
+from lift.rules.paper_derivations import mapped
 from lift.rules.strategy import Focus, Strategy, argument, choice, mapped_body, rewrite, try_
 
 _FOLD = (try_(rewrite("reduce-to-seq")) >> try_(argument(0, rewrite("map-to-seq"))
                                                 >> rewrite("reduce-seq-map-seq-fusion")))
 """A row's fold as one sequential fold of its mapped function (`reduce-seq(λacc, x. f(acc, g(x)))`)."""
 
-_FOLDS_AS_ONE = (try_(rewrite("map-view-fission")) >> mapped_body(_FOLD) >> rewrite("map-reduce-seq-interchange"))
-"""At a map over a block's rows whose function is a fold of (a view of) its row: the folds as one fold into a
-row of accumulators."""
+_FOLDS_AS_ONE = (try_(rewrite("map-view-fission")) >> (mapped_body(_FOLD) | mapped(rewrite("reduce-to-seq")))
+                 >> rewrite("map-reduce-seq-interchange"))
+"""At a map over a block's rows whose function is a fold of (a view of) its row, or the fold itself
+(`map(reduce(f, z))`): the folds as one fold into a row of accumulators."""
 
 
 def _fold_at(f) -> list:
     """The places in the spine `f = λr. f1(..(fn(e)))` of a map's function where a fold is called, innermost
     first: the splits (`map-fission`'s `at`) that leave the fold of the row as the mapped function."""
+    if isinstance(f, (P.Reduce, P.ReduceSeq)):
+        return [0]
     if not (isinstance(f, Lambda) and len(f.params) == 1):
         return []
     at, e, places = 0, f.body, []
