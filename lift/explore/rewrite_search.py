@@ -350,7 +350,8 @@ class RewriteSearch:
         if derivation is not None:
             yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
         yield from macro_derivations(self.program, self.sizes)
-        if derivation is not None and any(s.rule == "reduce-lanes" for s in derivation.steps):
+        if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
+               if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()
 
     def row_variants(self) -> Iterator[tuple]:
@@ -468,7 +469,7 @@ class RewriteSearch:
         return maps
 
     def folds_rows(self, ctx) -> bool:
-        """A map whose function reduces `MIN_CHUNK` scalars at least (`reduces_rows`)."""
+        """A map whose function reduces `MIN_CHUNK` scalars at least (`reduces_rows`): rows to fold."""
         return reduces_rows(self.sizes)(ctx)
 
     def length(self, t) -> Optional[int]:
