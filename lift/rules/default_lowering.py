@@ -485,9 +485,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     `row_lanes` lanes where they divide it, and a map of such reductions over rows in blocks of `row_block`
     rows (1: none)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    vectors = _vectorises(vector_width)
     inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, row_lanes))
-                   if vectors else identity)
+                   if _vectorises(vector_width) else identity)
     row_blocks = normalize(where(is_call(P.Map) & ~inside() & high_level & reduces_rows(sizes))
                            >> _row_blocks(sizes, row_block))
     to_global = rewrite("map-to-global", dim=0)
