@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Float, Literal, Map, Reduce, SizeVar, VectorType, Zip, fun, infer, interpret, paper
+from lift import ArrayType, Float, Get, Literal, Map, Reduce, SizeVar, VectorType, Zip, fun, infer, interpret, paper
 from lift.ir import patterns as P
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import _inner_lanes, default_lowering, lower
@@ -30,12 +30,15 @@ PROGRAMS = {
         lambda row: (Reduce(add, 0.0) @ Map(mult))(Zip(x, row)))(A)),
     "scaled_gemv": fun([MATRIX, ArrayType(Float, N), Float], lambda A, x, a: Map(
         lambda row: Map(lambda v: mult(a, v))((Reduce(add, 0.0) @ Map(mult))(Zip(row, x))))(A)),
+    "gemv_of_pairs": fun([MATRIX, ArrayType(Float, N)], lambda A, x: Map(
+        lambda row: (Reduce(add, 0.0) @ Map(lambda e: mult(Get(e, 0), Get(e, 1))))(Zip(row, x)))(A)),
     "row_sums": fun([MATRIX], lambda A: Map(lambda row: Reduce(add, 0.0)(row))(A)),
     "row_maxima": fun([MATRIX], lambda A: Map(lambda row: Reduce(maxf, float("-inf"))(row))(A)),
     "row_sums_from_5": fun([MATRIX], lambda A: Map(lambda row: Reduce(add, 5.0)(row))(A)),
 }
 REFERENCES = {
     "gemv": lambda A, x: A.astype(np.float64) @ x,
+    "gemv_of_pairs": lambda A, x: A.astype(np.float64) @ x,
     "scaled_gemv": lambda A, x, a: a * (A.astype(np.float64) @ x),
     "row_sums": lambda A: A.astype(np.float64).sum(axis=1),
     "row_maxima": lambda A: A.max(axis=1),
@@ -47,7 +50,8 @@ def _inputs(name, rng, m, n):
     """Halves of small integers: every sum of them is exact in float32, whatever its order."""
     def rand(*shape):
         return rng.integers(-4, 5, shape).astype(np.float32) / 2
-    return [rand(m, n)] + {"gemv": [rand(n)], "scaled_gemv": [rand(n), np.float32(1.5)]}.get(name, [])
+    return [rand(m, n)] + {"gemv": [rand(n)], "gemv_of_pairs": [rand(n)],
+                           "scaled_gemv": [rand(n), np.float32(1.5)]}.get(name, [])
 
 
 def _blocked(name, h, lanes, sizes):
