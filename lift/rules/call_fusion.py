@@ -56,8 +56,8 @@ from typing import Optional
 from lift.ir.associativity import is_associative
 from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params,
                            param_named_after, substitute)
-from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split,
-                              Transpose, Tuple, Unzip, Zip)
+from lift.ir.patterns import (AbstractMap, AsVector, Get, Iterate, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq,
+                              Split, Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract
 from lift.rules.reduction import requires_absorbing
@@ -244,6 +244,12 @@ class TransposePartialReduction(SizedRule):
         return Map(reduction)(Transpose()(partial))
 
 
+def not_iterated(call, ctx) -> None:
+    """A row of accumulators has a fixed length: not inside an iterate, whose steps take arrays of other lengths."""
+    requires(not any(isinstance(p, Iterate) for p in ctx.enclosing()),
+             "inside an iterate, whose steps map over arrays of different lengths (the accumulators' is fixed)")
+
+
 def _column_reduction_with_constant(call) -> tuple:
     a, reduction, g, at, others = column_reduction(map_reduce_interchange, call)
     requires(isinstance(reduction.init, Literal) and isinstance(reduction.init.t, ScalarType),
@@ -252,6 +258,7 @@ def _column_reduction_with_constant(call) -> tuple:
 
 
 @rule("map-reduce-interchange", figure="3(d)", heads=Map, reassociates=True, match=_column_reduction_with_constant,
+      allowed=not_iterated,
       description="the column reductions of a matrix are one fold over its rows into a row of accumulators",
       equation=("map(λcol. reduce(f, z)(map(g)(zip(col, y))))(transpose(A)) → "
                 "transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, g(tuple(get-1 e, get-1 t))))(zip(acc, get-0 t)), "

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall, Lambda, Literal, fresh_param, free_params
 from lift.ir.patterns import Get, Map, ReduceSeq, Transpose, Tuple, Zip
-from lift.rules.call_fusion import _applied as applied
+from lift.rules.call_fusion import _applied as applied, not_iterated
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 from lift.types.types import ArrayType
@@ -76,7 +76,7 @@ def _map_of_fold(call) -> tuple:
     return fold.f, at[0], zipped, n
 
 
-@rule("map-reduce-seq-interchange", figure="CASES16", heads=Map, match=_map_of_fold,
+@rule("map-reduce-seq-interchange", figure="CASES16", heads=Map, match=_map_of_fold, allowed=not_iterated,
       description="the sequential folds of a map's rows become one fold over their columns into a row of accumulators",
       equation=("map(λr. reduce-seq(f, z)(zip(.., r, ..)))(R) → transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, "
                 "tuple(.., get-1 e, ..)))(zip(acc, get-i t)), [z, .., z])(zip(.., transpose(R), ..)))"))

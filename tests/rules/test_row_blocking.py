@@ -16,7 +16,7 @@ from lift.ir import patterns as P
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import _inner_lanes, default_lowering, lower
 from lift.rules.row_blocking import row_blocks
-from lift.rules.strategy import Focus, StrategyFailed, derive, inside, is_call, normalize, outermost, where
+from lift.rules.strategy import StrategyFailed, derive, inside, is_call, normalize, outermost, where
 
 from opencl_device import needs_device
 from userfuns import add, maxf, mult
