@@ -44,9 +44,11 @@ from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
                                    vector_grid, vector_windows, windows)
-from lift.rules.default_lowering import (GROUP, LANES, clean_up, default_lowering, high_level, hoist_invariants,
-                                        named_elements, pad_reduction, unrolled_iterations)
+from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
+                                        default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
+                                        reduces_rows, unrolled_iterations)
 from lift.rules.default_lowering import lower_rest as lower_high_level
+from lift.rules.row_blocking import row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
 from lift.rules.strategy import Focus, Selector, argument, everywhere, inside, is_call, mapped_body, nowhere, rewrite
@@ -83,9 +85,10 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
             params, strategy = dict(params, padded=True), pad_reduction(k) >> strategy
         moves.append((name, params, strategy))
 
-    if scalars:
-        add("vectorize", {"width": 4}, 4, argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map", n=4))
-            >> rewrite("reduce-lanes"))
+    for width in ROW_LANES if scalars and in_map else (4,) if scalars else ():
+        if width == 4 or length % width == 0:
+            add("vectorize", {"width": width}, width, argument(0, rewrite(
+                "vectorize-zip-map" if zipped else "vectorize-map", n=width)) >> rewrite("reduce-lanes"))
     if in_map:
         return tuple(moves)
     finish = rewrite("reduce-to-seq")
@@ -200,8 +203,14 @@ VECTOR_GLOBAL_WIDTHS = (4, 8, 16)
 `exp`, `log` and `sqrt` on `float8` or `float16` at once, as numba's `prange` loop does on AVX lanes."""
 
 
+ROW_LANES = (4, 8, 16)
+"""The lanes of a reduction inside a map (a row's): wider vectors are more independent additions in flight."""
+ROW_BLOCKS = (2, 4, 8)
+"""The rows a work-item of a map of row reductions folds at once (`lift.rules.row_blocking`)."""
+
+
 @lru_cache(maxsize=1024)
-def map_moves(length: int, vectorisable: bool, tuples: bool = False) -> tuple:
+def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows: bool = False) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
     the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors of
@@ -210,8 +219,11 @@ def map_moves(length: int, vectorisable: bool, tuples: bool = False) -> tuple:
     work-item, some 40 times slower on PoCL. Each work-item's chunk may be a loop over float4s
     (`vector-chunks-global`): padded, it tests one guard per vector, where a padded loop over scalars tests one
     per element (3 times slower on PoCL). A map giving tuples of scalars (`tuples`) is vectorised on global
-    work-items only (`vectorize-tuple-map`)."""
+    work-items only (`vectorize-tuple-map`). A map of reductions of its rows (`folds_rows`) may fold `ROW_BLOCKS`
+    rows per work-item at once (`row-blocks`, where they divide `length`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
+    if folds_rows:
+        moves += [("row-blocks", {"rows": h}, row_blocks(h)) for h in ROW_BLOCKS if length % h == 0 and length >= 2 * h]
 
     def add(name, params, k, strategy):
         if length % k:
@@ -339,6 +351,23 @@ class RewriteSearch:
         if derivation is not None:
             yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
         yield from macro_derivations(self.program, self.sizes)
+        if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
+               if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
+            yield from self.row_variants()
+
+    def row_variants(self) -> Iterator[tuple]:
+        """The default lowering with its reductions inside maps of each of `ROW_LANES` lanes and its maps of
+        them in blocks of each of `ROW_BLOCKS` rows (or none): the two parameters it fixes for row reductions."""
+        for lanes in ROW_LANES:
+            for rows in (1,) + ROW_BLOCKS:
+                if (lanes, rows) == (DEFAULT_ROW_LANES, ROW_BLOCK):
+                    continue
+                try:
+                    derivation = default_lowering(self.program, self.sizes, self.vector_width, lanes, rows)
+                except LiftError:
+                    continue
+                yield (derivation.replay(self.program, self.engine), derivation,
+                       {"row-reductions": f"lanes={lanes}, rows={rows}"})
 
     def observe(self, candidate: Candidate, time_ms: Optional[float]) -> None:
         """A measured time (None for a failure) rewards the choices that built `candidate`."""
@@ -437,8 +466,13 @@ class RewriteSearch:
                 if length is not None:
                     maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(ctx)
                             else transposition_moves(length) if transposition(ctx)
-                            else map_moves(length, _scalar_elements(node), _scalar_tuples(node)))
+                            else map_moves(length, _scalar_elements(node), _scalar_tuples(node),
+                                           self.folds_rows(ctx)))
         return maps
+
+    def folds_rows(self, ctx) -> bool:
+        """A map whose function reduces `MIN_CHUNK` scalars at least (`reduces_rows`): rows to fold."""
+        return reduces_rows(self.sizes)(ctx)
 
     def length(self, t) -> Optional[int]:
         try:

@@ -328,7 +328,7 @@ def _normalise_literal(value, t: Type):
         elem = t.elem
         while isinstance(elem, ArrayType):
             elem = elem.elem
-        if not isinstance(elem, ScalarType) or isinstance(value, (tuple, list)):
+        if not isinstance(elem, (ScalarType, VectorType)) or isinstance(value, (tuple, list)):
             raise LiftTypeError(f"an array literal is one scalar, the value of every element: {value!r} of the "
                                 f"type {t} is not")
         return _normalise_literal(value, elem)

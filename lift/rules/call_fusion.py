@@ -56,8 +56,8 @@ from typing import Optional
 from lift.ir.associativity import is_associative
 from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params,
                            param_named_after, substitute)
-from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split,
-                              Transpose, Tuple, Unzip, Zip)
+from lift.ir.patterns import (AbstractMap, AsVector, Get, Iterate, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq,
+                              Split, Transpose, Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract
 from lift.rules.reduction import requires_absorbing
@@ -431,13 +431,14 @@ def _component_uses(e, p: Param, j: int) -> int:
 
 
 def _simplified(e):
-    """`e` with every `get-i(tuple(a0, ..))` replaced by `ai`, and a tuple spread over a function of as many
-    parameters (`f(tuple(a, b))` is `f(a, b)`)."""
+    """`e` with every `get-i(tuple(a0, ..))` replaced by `ai`, a tuple spread over a function of as many
+    parameters (`f(tuple(a, b))` is `f(a, b)`), and a lambda of one parameter applied to a tuple where that
+    duplicates no work (`(λe. f(get-0 e, get-1 e))(tuple(a, b))` is `f(a, b)`)."""
     e = e.map_children(_simplified)
     if is_call(e, Get) and is_call(e.args[0], Tuple):
         return e.args[0].args[e.f.i]
     spread = isinstance(e, FunCall) and len(e.args) == 1 and is_call(e.args[0], Tuple)
-    if spread and e.f.arity == len(e.args[0].args) > 1:
+    if spread and (e.f.arity == len(e.args[0].args) > 1 or isinstance(e.f, Lambda) and e.f.arity == 1):
         return _applied(e.f, e.args[0])
     return e
 

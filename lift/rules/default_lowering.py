@@ -54,9 +54,14 @@ chooses, in order:
    `map-join`, `zip-join`): a stencil's window is not gathered into float4s across its rows, a sum of a sliced
    matrix divides no index by the row length; then a reduction inside a map reduces float4 lanes
    (`vectorize-map`, `reduce-lanes`; a reduction of no map of 16 elements or more reduces `map(id)` of its
-   input, `reduce-map-id`): gemv's rows are dot products of float4s, a row sum a sum of float4s; where 4 does
+   input, `reduce-map-id`), of `ROW_LANES` = 8 lanes where 8 divides the length and it holds 4 float8s at
+   least, else of 4: gemv's rows are dot products of float8s, a row sum a sum of float8s; where 4 does
    not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
    `pad-reduction-repeat`);
+3b. a map outside every map of such reductions of its rows (`reduces_rows`) folds its rows in blocks of
+   `ROW_BLOCK` = 4 rows, where 4 divides the number of rows and leaves two blocks: each global work-item folds
+   its block's rows at once into private accumulators (`lift.rules.row_blocking`: `h` independent chains of
+   additions in flight, the other zipped arrays, gemv's `x`, read once per block);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
@@ -65,7 +70,7 @@ chooses, in order:
    (`asScalar ∘ map-global(vect-4(f)) ∘ asVector-4`), and a map over a length that `GROUP` work-items (of 4
    lanes each where vectorised) do not divide computes over its input padded to a multiple of that
    (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
-   but not a map of reductions over rows of 16 elements or more (`_reduces_rows`), whose work-items each
+   but not a map of reductions over rows of 16 elements or more (`reduces_rows`), whose work-items each
    reduce a row and whose padding would bound-check every element of it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
@@ -144,6 +149,9 @@ LANES = 4
 """The vector width the default lowering vectorises by (float4: Figures 2 and 9(c))."""
 GROUP = 64
 """The work-group size a map's global size is made a multiple of (by padding) where it is not one."""
+ROW_LANES, ROW_BLOCK = 8, 4
+"""The lanes of a reduction inside a map, and the rows of a map of such reductions each work-item folds at once
+(`lift.rules.row_blocking`): float8s, 4 rows, the fastest of gemv 4096²'s on PoCL (issue 18)."""
 BLOCK = (4, 16)
 """The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
 
@@ -196,11 +204,20 @@ def _vectorises(vector_width: int) -> bool:
     return vector_width >= 2
 
 
-_TO_VECTORS = rewrite("vectorize-map", n=LANES) | rewrite("vectorize-zip-map", n=LANES)
+def _to_vectors(n: int) -> Strategy:
+    return rewrite("vectorize-map", n=n) | rewrite("vectorize-zip-map", n=n)
 
-_REDUCE_LANES = argument(0, _TO_VECTORS) >> rewrite("reduce-lanes")
-"""`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-4(f), vect-4(z)) ∘
-map(vect-4(g)) ∘ asVector-4`: the reduction of float4 lanes, then of the four lanes (Figure 9(c))."""
+
+_TO_VECTORS = _to_vectors(LANES)
+
+
+def _reduce_lanes(n: int) -> Strategy:
+    """`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘
+    map(vect-n(g)) ∘ asVector-n`: the reduction of `n`-lane vectors, then of the `n` lanes (Figure 9(c))."""
+    return argument(0, _to_vectors(n)) >> rewrite("reduce-lanes")
+
+
+_REDUCE_LANES = _reduce_lanes(LANES)
 
 
 def _from_neutral(s: Strategy) -> Strategy:
@@ -254,11 +271,12 @@ def pad_reduction(k: int) -> Strategy:
     return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
 
 
-def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
-    """At a reduction inside a map, not already of lanes (of `asScalar`): its float4 lanes (`_REDUCE_LANES`;
-    a reduction of no map, of `LANES` float4s at least, reduces `map(id)` of its input), over its input padded
-    to a multiple of `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at
-    least (module docstring, step 3)."""
+def _inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
+    """At a reduction inside a map, not already of lanes (of `asScalar`): its vector lanes (`_reduce_lanes`; a
+    reduction of no map, of `LANES` vectors at least, reduces `map(id)` of its input), of `lanes` lanes where
+    that many divide the length `LANES` times over, else of `LANES`, over its input padded to a multiple of
+    `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at least (module
+    docstring, step 3)."""
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
         length = _length(arg.t, sizes)
@@ -267,16 +285,18 @@ def _inner_lanes(sizes: Mapping[str, int]) -> Strategy:
         if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
             return _from_neutral(inner)(focus)
         of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
-        lanes = _REDUCE_LANES if of_map else rewrite("reduce-map-id") >> _REDUCE_LANES
-        if length % LANES == 0 and (of_map or length >= LANES * LANES):
-            return lanes(focus)
-        return (pad_reduction(LANES) >> lanes)(focus) if length >= LANES * LANES else None
+        n = lanes if length % lanes == 0 and length >= lanes * LANES else LANES
+        reduced = _reduce_lanes(n)
+        reduced = reduced if of_map else rewrite("reduce-map-id") >> reduced
+        if length % n == 0 and (of_map or length >= n * LANES):
+            return reduced(focus)
+        return (pad_reduction(LANES) >> reduced)(focus) if length >= LANES * LANES else None
 
     inner = Strategy(run, "inner_lanes")
     return inner
 
 
-def _reduces_rows(sizes: Mapping[str, int]) -> Selector:
+def reduces_rows(sizes: Mapping[str, int]) -> Selector:
     """A map whose function reduces `MIN_CHUNK` scalars at least (or as many in float4s): a map of reductions
     over rows (row sums, gemv, a batched dot). Each work-item does a chunk's work, so that work-groups of one
     cost it little, while padding its input (`pad-map`) would bound-check every element of the rows it reads
@@ -524,27 +544,48 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 """Every map of a user function of arrays applying it to a named element (module docstring, step 0a)."""
 
 
-def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES) -> Strategy:
+def _row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
+    """At a map outside every map of folds of its rows: the rows in blocks of `h` (`lift.rules.row_blocking`,
+    which builds on this module's `lower_rest` and `clean_up`, hence imported here), where `h` divides the
+    number of rows and leaves two blocks at least."""
+    from lift.rules.row_blocking import row_blocks
+
+    blocked = row_blocks(h)
+
+    def run(focus: Focus):
+        length = _length(focus.ctx.node.args[0].t, sizes)
+        return blocked(focus) if h > 1 and length is not None and length % h == 0 and length >= 2 * h else None
+
+    return Strategy(run, f"row_blocks({h})")
+
+
+def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
+                     row_block: int = ROW_BLOCK) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
-    for a device of native vector width `vector_width` (module docstring)."""
+    for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
+    `row_lanes` lanes where they divide it, and a map of such reductions over rows in blocks of `row_block`
+    rows (1: none)."""
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes))
+    inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, row_lanes))
                    if _vectorises(vector_width) else identity)
+    row_blocks = normalize(where(is_call(P.Map) & ~inside() & high_level & reduces_rows(sizes))
+                           >> _row_blocks(sizes, row_block))
     to_global = rewrite("map-to-global", dim=0)
-    top_map = _MAP_OF_MAPS | (where(_reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
+    top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
                 if _vectorises(vector_width) else identity)
-    general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> top_maps >> lower_rest
-               >> clean_up)
+    general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> row_blocks >> top_maps
+               >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> _column_blocks(sizes) >> general)))
 
 
-def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
-                     vector_width: int = LANES) -> Derivation:
+def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
+                     row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width`; `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
+    vector width `vector_width` (`row_lanes`, `row_block`: `default_strategy`); `LoweringError` naming the first
+    pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
@@ -554,7 +595,7 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
         raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
                             f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
                             f"(here {it.n}); write fewer steps and call the program repeatedly")
-    focus = default_strategy(sizes, vector_width)(Focus(program, engine))
+    focus = default_strategy(sizes, vector_width, row_lanes, row_block)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)

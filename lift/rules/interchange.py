@@ -1,7 +1,7 @@
 """Interchange: the loops of a map of maps, and of a map of sequential folds, in the other order.
 
     map(λa. map(λb. e)(Y))(X) → transpose(map(λb. map(λa. e)(X))(Y))               (Y independent of a)
-    map(λr. reduce-seq(f, z)(zip(.., r, ..)))(R)                                   (or of r itself)
+    map(λr. reduce-seq(f, z)(zip(.., r, ..)))(R)                 (or of r itself: map(reduce-seq(f, z))(R))
         → transpose(reduce-seq(λacc, t. map(λe. f(get-0 e, tuple(.., get-1 e, ..)))(zip(acc, t_r)), [z, .., z])
                     (zip(.., transpose(R), ..)))                                      (f, z, .. independent of r)
 
@@ -54,9 +54,13 @@ def map_map_interchange(call, a, g, ys):
 
 def _map_of_fold(call) -> tuple:
     f = call.f.f
-    requires(isinstance(f, Lambda) and len(f.params) == 1, "the mapped function is not a lambda of one row")
-    (r,) = f.params
-    fold = f.body
+    if isinstance(f, ReduceSeq):
+        r = fresh_param("r")
+        fold = f(r)
+    else:
+        requires(isinstance(f, Lambda) and len(f.params) == 1, "the mapped function is not a lambda of one row")
+        (r,) = f.params
+        fold = f.body
     requires(isinstance(fold, FunCall) and isinstance(fold.f, ReduceSeq),
              "the mapped function is not a reduce-seq of the row (or of a zip with it)")
     arg = fold.args[0]

@@ -21,7 +21,7 @@ from lift.ir.patterns import MapGlb, MapLcl, ReduceSeq, ToPrivate
 from lift.rules.memory import identity_copy
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
-from lift.types.types import ArrayType, ScalarType
+from lift.types.types import ArrayType, ScalarType, VectorType
 
 
 def _array_accumulator(call) -> None:
@@ -30,7 +30,7 @@ def _array_accumulator(call) -> None:
     while isinstance(t, ArrayType):
         requires(integer(t.length) is not None, "private arrays need a constant length")
         t = t.elem
-    requires(isinstance(t, ScalarType), "the accumulator is not an array of scalars")
+    requires(isinstance(t, (ScalarType, VectorType)), "the accumulator is not an array of scalars or vectors")
 
 
 def _in_a_work_item(call, ctx) -> None:

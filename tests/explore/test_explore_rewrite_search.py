@@ -172,3 +172,26 @@ def test_the_first_candidate_is_the_default_lowering(examples, stem, sizes):
     assert first.params == {"default-lowering": "yes"}
     assert alpha_equal(first.program, default_lowering(program, sizes).replay(program))
     assert alpha_equal(_derivation(first, sizes).replay(program), first.program)
+
+
+@pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device")
+def test_the_row_reductions_lanes_and_blocks_are_searched_and_compute_gemv(examples):
+    """After the default lowering (float8 lanes, blocks of 4 rows), the search proposes the default lowering with
+    each other lane width (4, 8, 16) and block (1, 2, 4, 8 rows), and row blocks as a move at the map of rows
+    (`row-blocks`, after any lanes); each agrees with numpy."""
+    program, sizes = examples["gemv"].kernels["gemv"], {"M": 16, "N": 128}
+    inputs = examples["gemv"].inputs("gemv", sizes, seed=4)
+    want = interpret(program, *inputs, numpy_shapes=True)
+    variants, moves = set(), set()
+    for i, candidate in enumerate(RewriteSearch(program, sizes, seed=5)):
+        row_params = candidate.params.get("row-reductions")
+        blocks = [v for v in candidate.params.values() if v.startswith("row-blocks(")]
+        if row_params or blocks:
+            variants.update([row_params] if row_params else [])
+            moves.update(blocks)
+            np.testing.assert_allclose(compile(candidate.program, sizes=sizes)(*inputs), want, rtol=1e-3, atol=1e-3)
+        if i == 60:
+            break
+    assert variants == {f"lanes={lanes}, rows={rows}" for lanes in (4, 8, 16) for rows in (1, 2, 4, 8)} - {
+        "lanes=8, rows=4"}
+    assert moves and moves <= {"row-blocks(rows=2)", "row-blocks(rows=4)", "row-blocks(rows=8)"}

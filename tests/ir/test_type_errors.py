@@ -122,8 +122,9 @@ def test_array_literal_errors():
     with pytest.raises(lift.LiftTypeError, match=r"an array literal is one scalar, the value of every element: "
                                                  r"\[1.0, 2.0\] of the type Float\[2\] is not"):
         Literal([1.0, 2.0], ArrayType(Float, 2))
+    assert Literal(0.0, ArrayType(VectorType(Float, 4), N)).value == 0.0  # every lane of every element
     with pytest.raises(lift.LiftTypeError, match="an array literal is one scalar"):
-        Literal(0.0, ArrayType(VectorType(Float, 4), N))
+        Literal(0.0, ArrayType(TupleType(Float, Float), N))
     with pytest.raises(lift.LiftTypeError, match="literal 'x' does not fit the type Float"):
         Literal("x", ArrayType(Float, N))
 

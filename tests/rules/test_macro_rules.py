@@ -71,6 +71,8 @@ folds = {
         lambda r: ReduceSeq(lambda acc, t: add(acc, mult(Get(t, 0), Get(t, 1))), 0.0)(Zip(y, r)))(R)),
     "row": lambda m, k: fun([ArrayType(ArrayType(Float, k), m), ArrayType(Float, k)], lambda R, y: Map(
         lambda r: ReduceSeq(lambda acc, v: add(acc, mult(v, v)), 1.0)(r))(R)),
+    "point-free": lambda m, k: fun([ArrayType(ArrayType(Float, k), m), ArrayType(Float, k)], lambda R, y: Map(
+        ReduceSeq(lambda acc, v: add(acc, mult(v, v)), 1.0))(R)),
 }
 
 
