@@ -155,3 +155,10 @@ def test_the_default_lowering_folds_blocks_of_columns_where_a_block_divides_them
     inputs = _inputs(name, m, n, np.random.default_rng(seed))
     np.testing.assert_allclose(np.ravel(lift.interpret(lowered, *inputs)), np.ravel(reference(*inputs)),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_columns_are_folded_in_blocks_only_where_vectors_pay():
+    program, _ = PROGRAMS["atax"]
+    sizes = {"M": 64, "N": 96}
+    assert "map(split-48)" in paper(lower(program, sizes, vector_width=8))
+    assert "map(split-48)" not in paper(lower(program, sizes, vector_width=1))

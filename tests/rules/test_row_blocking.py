@@ -105,6 +105,12 @@ def test_the_default_lowering_blocks_rows_where_4_divides_them_in_float8s_where_
     assert ("toPrivate(reduce-seq(" in shown) == blocked
 
 
+def test_the_default_lowering_blocks_rows_only_where_vectors_pay():
+    sizes = {"M": 64, "N": 1024}
+    assert "split-4(A)" in paper(lower(PROGRAMS["gemv"], sizes, vector_width=8))
+    assert "split-4(A)" not in paper(lower(PROGRAMS["gemv"], sizes, vector_width=1))
+
+
 def test_the_default_lowering_takes_the_lanes_and_blocks_it_is_given():
     sizes = {"M": 64, "N": 256}
 
