@@ -65,7 +65,7 @@ class Sabotaged(Candidate):
 
 
 CRASH = "((global float*)x)[get_global_id(0) + (1L << 40)] = 0.0f;"
-HANG = "{ volatile int spin = 0; while (spin >= 0) { spin = (spin + 1) & 0x7fffffff; } }"
+HANG = "for (;;) { if (((volatile global float*)x)[0] > 3.0e38f) break; }"  # no compiler may drop it: volatile reads
 
 
 @pytest.fixture(scope="module")
@@ -95,11 +95,13 @@ def test_faults_are_recorded_and_the_search_goes_on_then_a_rerun_resumes(asum_fi
                      plot=True, progress=False)
     status = {r.key: r for r in result.ranked}
     for name, candidate in faulty.items():
-        expected = "ok" if name.startswith("ok") else name
-        assert status[candidate.key].status == expected, (name, status[candidate.key].reason)
+        expected, got = "ok" if name.startswith("ok") else name, status[candidate.key].status
+        # a write out of bounds kills PoCL's worker (a crash); NVIDIA's driver reports it as a failed launch
+        assert got == expected or (name, got) == ("crash", "launch"), (name, status[candidate.key].reason)
     assert "high-level pattern" in status[faulty["generate"].key].reason
     assert "rejected" in status[faulty["compile"].key].reason
-    assert "died" in status[faulty["crash"].key].reason
+    crash = status[faulty["crash"].key]
+    assert ("died" if crash.status == "crash" else "failed to run the kernels") in crash.reason
     assert "took longer than 5 s" in status[faulty["timeout"].key].reason
     assert "elements differ" in status[faulty["wrong"].key].reason
     assert "exceeds the device's maximum" in status[faulty["launch"].key].reason
@@ -124,8 +126,9 @@ def test_faults_are_recorded_and_the_search_goes_on_then_a_rerun_resumes(asum_fi
     assert (again.evaluated, again.skipped) == (3, 5), "the transient failures (crash, timeout, launch) are retried"
     after = log.read_text()
     retried = [json.loads(line) for line in after[len(before):].splitlines()]
-    assert after.startswith(before) and sorted((r["status"], r["attempts"]) for r in retried) == \
-        [("crash", 2), ("launch", 2), ("timeout", 2)], "nothing else is measured twice"
+    assert after.startswith(before) and sorted((r["key"], r["status"], r["attempts"]) for r in retried) == \
+        sorted((faulty[n].key, crash.status if n == "crash" else n, 2) for n in ("crash", "launch", "timeout")), \
+        "nothing else is measured twice"
     assert [r.key for r in again.ranked] == [r.key for r in result.ranked]
 
 

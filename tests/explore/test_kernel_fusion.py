@@ -142,11 +142,11 @@ def test_every_sequence_fused_and_unfused_equals_numpy(name, width):
 
 
 @needs_device
-def test_explore_on_a_program_of_calls_writes_one_cl_that_runs_from_its_manifest(tmp_path):
+def test_explore_on_a_program_of_calls_writes_one_cl_that_runs_from_its_manifest(tmp_path, device):
 
     k = 4096
     result = subprocess.run([sys.executable, "-m", "lift.cli", "explore", str(EXAMPLES / "sequences.py"), "--kernel",
-                             "axpydot", "--device", "cpu", "--budget", "2m", "--size", f"K={k}", "--max-candidates",
+                             "axpydot", "--device", lift.opencl_gen.runtime.device_spec(device), "--budget", "2m", "--size", f"K={k}", "--max-candidates",
                              "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=400)
     assert result.returncode == 0, result.stderr
     assert "partition: {" in result.stdout

@@ -181,4 +181,4 @@ def test_generated_for_is_what_a_call_runs_where_source_shows_the_compile_time_s
     assert ran is program.generated({"n": 1 << 16})
     assert manifest(ran)["sizes"] == {"n": 1 << 16} and manifest(program.generated())["sizes"] == {"n": "symbolic"}
     assert len(manifest(ran)["kernels"]) > 1  # lowered for its size: partial sums on many work-items
-    np.testing.assert_allclose(program(x), 2 * x.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_allclose(program(x), 2 * x.sum(dtype=np.float64), rtol=1e-4)
