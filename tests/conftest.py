@@ -35,6 +35,12 @@ def examples():
 
 
 @pytest.fixture(scope="session")
+def seq(examples):
+    """The BLAS sequences of the kernel-fusion paper's Table 1 (`examples/sequences.py`)."""
+    return examples["sequences"]
+
+
+@pytest.fixture(scope="session")
 def device():
     """The default OpenCL device; tests that need one are skipped where there is none."""
     from lift.errors import LiftError

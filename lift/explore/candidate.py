@@ -89,7 +89,4 @@ def _rename_binders(node: Node, names, root: bool = False) -> Node:
 
 
 def _userfuns(node: Node) -> set:
-    found = {node} if isinstance(node, UserFun) else set()
-    for _, child in node.children():
-        found |= _userfuns(child)
-    return found
+    return {n for n in node.subterms() if isinstance(n, UserFun)}

@@ -298,11 +298,8 @@ def _straight(f: Node) -> bool:
     it has no loop of its own (a lowered map, a reduction, an iteration) and calls no transcendental math
     function (the OpenCL compiler has no vector versions of them to call). A reduction is no such loop: its
     steps depend on each other, and floating-point additions may not be reordered."""
-    if isinstance(f, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(f):
-        return False
-    if isinstance(f, UserFun) and f.operations(_CALL_WEIGHTS) != f.flops:
-        return False
-    return all(_straight(c) for _, c in f.children())
+    return not any((isinstance(n, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(n))
+                   or (isinstance(n, UserFun) and n.operations(_CALL_WEIGHTS) != n.flops) for n in f.subterms())
 
 
 class _Space(str):

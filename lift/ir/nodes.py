@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from lift.errors import LiftTypeError
 from lift.ir.names import fresh_name
@@ -68,6 +68,15 @@ class Node:
             elif isinstance(v, tuple):
                 out.extend((f"{name}{i}", c) for i, c in enumerate(v) if isinstance(c, Node))
         return tuple(out)
+
+    def subterms(self) -> Iterator["Node"]:
+        """Every node of this tree, itself first, in pre-order: a node before its children, children in the
+        order of `children`, a lambda's parameters included; a subtree shared by two parents is visited twice."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(c for _, c in reversed(node.children()))
 
     def with_child(self, step: str, new: "Node") -> "Node":
         """A copy of this node with the child at `step` (as named by `children`) replaced.

@@ -182,14 +182,7 @@ def inline_routines(program: Node, only: Optional[Iterable] = None) -> Node:
 
 def _names(e: Node) -> set:
     """Every parameter name occurring in `e`, bound or free."""
-    if isinstance(e, Param):
-        return {e.name}
-    out = set()
-    if isinstance(e, Lambda):
-        out.update(p.name for p in e.params)
-    for _, c in e.children():
-        out |= _names(c)
-    return out
+    return {n.name for n in e.subterms() if isinstance(n, Param)}
 
 
 def _avoid_capture(e: Node, avoid: frozenset, taken: set) -> Node:

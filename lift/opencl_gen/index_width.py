@@ -32,17 +32,7 @@ DTYPES = {INT: np.int32, LONG: np.int64}
 
 def array_lengths(node: Node) -> Iterable[ArithExpr]:
     """The element counts of every array value in a typed program: its parameters' and each subexpression's."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = getattr(n, "t", None)
-        if isinstance(n, Expr) and isinstance(t, ArrayType):
-            yield element_count(t)
-        params = getattr(n, "params", ())
-        for p in params:
-            if isinstance(p.t, ArrayType):
-                yield element_count(p.t)
-        stack.extend(child for _, child in n.children())
+    return (element_count(n.t) for n in node.subterms() if isinstance(n, Expr) and isinstance(n.t, ArrayType))
 
 
 def bound(e: ArithExpr, sizes: Mapping[str, int]) -> Optional[int]:

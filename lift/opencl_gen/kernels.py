@@ -194,12 +194,9 @@ def validate(c: Compilation, after: str) -> None:
         if infer(Lambda(c.typed.expr.params, c.body)).type != c.typed.type:
             raise LiftCodegenError(f"the program's type changed: {c.typed.type}")
     if after != "inline-lets" and c.body is not None:
-        stack = [c.body]
-        while stack:
-            n = stack.pop()
+        for n in c.body.subterms():
             if isinstance(n, P.Pattern) and P.is_high_level(n):
                 raise LiftCodegenError(f"high-level pattern {n.paper} left")
-            stack.extend(child for _, child in n.children())
     if c.out is not None and len(c.outputs) != len(output_types(c.typed.type)):
         raise LiftCodegenError(f"{len(c.outputs)} output memories for {len(output_types(c.typed.type))} outputs")
     if c.planned is not None:

@@ -350,7 +350,7 @@ def _top_calls(exprs, kinds) -> list:
 
 def _occurs(e, within) -> bool:
     """Whether `e` is a subexpression of `within`."""
-    return within == e or any(_occurs(e, c) for _, c in within.children())
+    return e in within.subterms()
 
 
 def _top_maps_by(call, key) -> dict:

@@ -70,9 +70,4 @@ def is_sequential_safe(f: FunDecl) -> bool:
 
 def patterns_in(f: FunDecl) -> Iterator[P.Pattern]:
     """Every pattern in `f`, itself included."""
-    stack = [f]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, P.Pattern):
-            yield node
-        stack.extend(c for _, c in node.children())
+    return (n for n in f.subterms() if isinstance(n, P.Pattern))

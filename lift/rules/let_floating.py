@@ -30,17 +30,8 @@ def invariant_computation(f: Lambda) -> Optional[FunCall]:
     """The first computation in the body of `f` (outermost, left to right) that reads no parameter bound
     in `f`: a call of a pattern that is not a view (`is_computation`), whose value is an array."""
     outside = free_params(f)
-
-    def search(e) -> Optional[FunCall]:
-        if is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= outside:
-            return e
-        for _, c in e.children():
-            found = search(c)
-            if found is not None:
-                return found
-        return None
-
-    return search(f.body)
+    return next((e for e in f.body.subterms()
+                 if is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= outside), None)
 
 
 def _invariant(call: FunCall) -> tuple:

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, 
 
 from lift.errors import LiftError, LiftSizeError
 from lift.ir import patterns as P
-from lift.ir.nodes import Lambda, Node
+from lift.ir.nodes import Lambda
 from lift.ir.typecheck import infer
 from lift.rules.default_lowering import LANES, LoweringError, lower
 from lift.rules.derivation import Derivation
@@ -58,12 +58,7 @@ class Tuned(Protocol):
 
 def is_lowered(program: Lambda) -> bool:
     """Whether no high-level pattern is left in `program`."""
-    def high(node) -> bool:
-        if P.is_high_level(node):
-            return True
-        return any(high(c) for _, c in node.children() if isinstance(c, Node))
-
-    return not high(program)
+    return not any(P.is_high_level(n) for n in program.subterms())
 
 
 def derivation_file(path: Path, kernel: str) -> Path:

@@ -1,29 +1,13 @@
 """The contenders benchmark (`benchmarks.bench_contenders`) in its quick mode: every contender's output agrees
 with numpy's, or the contender is skipped for a missing package or program. No timing is asserted."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("pyopencl")
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 from benchmarks.bench_contenders import LIFT, NUMPY, main  # noqa: E402
 from benchmarks.contender_cases import CASES  # noqa: E402
 from benchmarks.measure import OK, SKIPPED  # noqa: E402
-from lift.errors import LiftDeviceError  # noqa: E402
-from lift.opencl_gen import runtime  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def device():
-    try:
-        return runtime.select_device()
-    except LiftDeviceError as e:
-        pytest.skip(str(e))
 
 
 def _check(results) -> None:

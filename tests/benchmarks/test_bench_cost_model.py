@@ -2,15 +2,10 @@
 saved candidates alone, re-timed in interleaved rounds and ranked against those. No timing is asserted."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pyopencl")
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 from benchmarks.bench_cost_model import main, predicted_now  # noqa: E402
 

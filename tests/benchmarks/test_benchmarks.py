@@ -5,30 +5,15 @@ No timing is asserted: the suite's numbers are reported by a run, never tested.
 
 import csv
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("pyopencl")
-# `benchmarks` is a folder of the repository, not an installed package: importable from its root only.
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 from benchmarks.__main__ import main  # noqa: E402
 from benchmarks.measure import OK, SKIPPED, WRONG, Contender, HostRun, Unavailable, measure_all  # noqa: E402
 from benchmarks.reporting import COLUMNS  # noqa: E402
-from lift.errors import LiftDeviceError  # noqa: E402
-from lift.opencl_gen import runtime  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def device():
-    try:
-        return runtime.select_device()
-    except LiftDeviceError as e:
-        pytest.skip(str(e))
 
 
 def test_only_a_correct_contender_is_timed():

@@ -14,7 +14,7 @@ from lift.ir.contraction import contract, reduce_axis
 from lift.ir.operators import operator_userfun
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from numpy_references import nbody
-from userfuns import add, mult
+from userfuns import add, maxf, mult
 
 RNG = np.random.default_rng(17)
 N, M, K = SizeVar("N"), SizeVar("M"), SizeVar("K")
@@ -24,11 +24,6 @@ Float4 = VectorType(Float, 4)
 @userfun
 def add_swapped(x: Float, y: Float) -> Float:
     return y + x
-
-
-@userfun
-def biggest(x: Float, y: Float) -> Float:
-    return max(x, y)
 
 
 @userfun
@@ -76,7 +71,7 @@ def small_chunks(monkeypatch):
 
 def test_user_functions_that_are_ufuncs():
     assert ufunc_of(add) is np.add and ufunc_of(add_swapped) is np.add and ufunc_of(mult) is np.multiply
-    assert ufunc_of(biggest) is np.fmax and ufunc_of(least) is np.fmin
+    assert ufunc_of(maxf) is np.fmax and ufunc_of(least) is np.fmin
     assert ufunc_of(operator_userfun("add", Float)) is np.add and ufunc_of(operator_userfun("mul", Int)) is np.multiply
     assert ufunc_of(Vectorize(4, add)) is np.add
     assert ufunc_of(fun(lambda a, b: add(b, a))) is np.add
@@ -184,7 +179,7 @@ def test_matmul_with_the_products_written_as_a_lambda_over_pairs():
 
 def test_reductions_by_max_and_min():
     x = _f32(1000)
-    assert interpret(fun([ArrayType(Float, N)], lambda v: Reduce(biggest, -10.0)(v)), x)[0] == x.max()
+    assert interpret(fun([ArrayType(Float, N)], lambda v: Reduce(maxf, -10.0)(v)), x)[0] == x.max()
     ints = RNG.integers(-1000, 1000, 999).astype(np.int32)
     assert interpret(fun([ArrayType(Int, N)], lambda v: ReduceSeq(least, 0)(v)), ints)[0] == min(ints.min(), 0)
 

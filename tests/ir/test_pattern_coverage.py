@@ -107,7 +107,7 @@ MAPPERS = (TypeInference, Interpreter, PaperNotation, PythonSource)
 
 
 def _uses(node, cls) -> bool:
-    return type(node) is cls or any(_uses(c, cls) for _, c in node.children())
+    return any(type(n) is cls for n in node.subterms())
 
 
 def test_the_patterns_are_discovered():

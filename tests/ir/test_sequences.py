@@ -10,28 +10,11 @@ import pytest
 import lift
 from lift import (ArrayType, CallGraph, Float, FunCall, LiftTypeError, Map, Routine, SizeVar, Transpose, Tuple,
                   UserFun, fun, infer, inline_routines, interpret, paper, python_source, routine)
+from routine_sequences import SEQUENCES, assert_matches, has_routine
 
 SMALL = {"K": 64, "M": 32, "N": 48}
-SEQUENCES = ["axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby"]
 N = SizeVar("N")
 M = SizeVar("M")
-
-
-@pytest.fixture(scope="module")
-def seq(examples):
-    return examples["sequences"]
-
-
-def _components(v):
-    return v if isinstance(v, tuple) else (v,)
-
-
-def _assert_matches(got, want):
-    got, want = _components(got), _components(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.shape == np.shape(w)
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
 def test_every_sequence_of_table_1_is_a_kernel(seq):
@@ -43,21 +26,17 @@ def test_every_sequence_of_table_1_is_a_kernel(seq):
 @pytest.mark.parametrize("name", SEQUENCES)
 def test_sequence_matches_numpy(seq, name):
     inputs = seq.inputs(name, SMALL, seed=3)
-    _assert_matches(interpret(seq.kernels[name], *inputs), seq.namespace["NUMPY"][name](*inputs))
+    assert_matches(interpret(seq.kernels[name], *inputs), seq.namespace["NUMPY"][name](*inputs))
 
 
 @pytest.mark.parametrize("name", SEQUENCES)
 def test_inlining_routines_preserves_meaning(seq, name):
     program = seq.kernels[name]
     inlined = inline_routines(program)
-    assert not _has_routine(inlined)
+    assert not has_routine(inlined)
     inputs = seq.inputs(name, SMALL, seed=4)
-    _assert_matches(interpret(inlined, *inputs), interpret(program, *inputs))
+    assert_matches(interpret(inlined, *inputs), interpret(program, *inputs))
     assert infer(inlined).type == infer(program).type
-
-
-def _has_routine(node) -> bool:
-    return isinstance(node, Routine) or any(_has_routine(c) for _, c in node.children())
 
 
 def test_inlining_only_some_routines(seq):
@@ -65,7 +44,7 @@ def test_inlining_only_some_routines(seq):
     inlined = inline_routines(program, only=["axpy", seq.namespace["scal"]])
     assert [n.name for n in CallGraph.of(inlined).nodes] == ["gemvt", "gemv"]
     inputs = seq.inputs("sgemvt", SMALL, seed=5)
-    _assert_matches(interpret(inlined, *inputs), interpret(program, *inputs))
+    assert_matches(interpret(inlined, *inputs), interpret(program, *inputs))
     assert inline_routines(program, only=[]) == program
 
 
@@ -117,7 +96,7 @@ def test_one_routine_at_several_sizes(seq):
     assert str(infer(program).type) == "<Float[M], Float[N]>"
     rng = np.random.default_rng(1)
     A, x, y = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((32, 48), (48,), (32,)))
-    _assert_matches(interpret(program, A, x, y), (A @ x, A.T @ y))
+    assert_matches(interpret(program, A, x, y), (A @ x, A.T @ y))
 
 
 def test_wrong_vector_length_names_the_routine_and_the_types(seq):

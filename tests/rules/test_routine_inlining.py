@@ -2,41 +2,17 @@
 lowering of programs written as routine calls: each rewrite against the interpreter, each compiled program
 against numpy at sizes no chunk divides."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import Routine, infer, interpret
+from lift import infer, interpret
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import default_lowering
+from routine_sequences import SEQUENCES, assert_matches, has_routine
 
 ENGINE = RewriteEngine()
-SEQUENCES = ["axpydot", "atax", "bicgk", "sgemv", "sgemvt", "sscal", "gemver", "gesummv", "madd", "vadd", "waxpby"]
-
-
-@pytest.fixture(scope="module")
-def seq(examples):
-    return examples["sequences"]
-
-
-def _components(v):
-    return v if isinstance(v, tuple) else (v,)
-
-
-def _assert_matches(got, want):
-    """Equal values; a full reduction is `(1,)` in the interpreter and numpy's references, a 0-d array from
-    `lift.compile` (numpy's shapes)."""
-    got, want = _components(got), _components(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert np.shape(g) == np.shape(w) or (np.shape(g) == () and np.shape(w) == (1,))
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
-
-
-def _has_routine(node) -> bool:
-    return isinstance(node, Routine) or any(_has_routine(c) for _, c in node.children())
 
 
 def _inlines(program):
@@ -47,8 +23,7 @@ def _inlines(program):
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from(SEQUENCES), st.integers(1, 9), st.integers(1, 9), st.integers(1, 9),
        st.lists(st.integers(0, 1 << 16), min_size=1, max_size=6))
-def test_inlining_calls_one_at_a_time_preserves_meaning(examples, name, k, m, n, walk):
-    seq = examples["sequences"]
+def test_inlining_calls_one_at_a_time_preserves_meaning(seq, name, k, m, n, walk):
     program = seq.kernels[name]
     inputs = seq.inputs(name, {"K": k, "M": m, "N": n}, seed=k + m + n)
     expected, t = interpret(program, *inputs), infer(program).type
@@ -58,7 +33,7 @@ def test_inlining_calls_one_at_a_time_preserves_meaning(examples, name, k, m, n,
             break
         program = ENGINE.apply(program, rewrites[choice % len(rewrites)])
         assert infer(program).type == t
-        _assert_matches(interpret(program, *inputs), expected)
+        assert_matches(interpret(program, *inputs), expected)
 
 
 @pytest.mark.parametrize("name", SEQUENCES)
@@ -67,11 +42,12 @@ def test_the_default_lowering_inlines_every_call_first(seq, name):
     steps = default_lowering(program, {"K": 67, "M": 37, "N": 53}).steps
     inlined = [s for s in steps if s.rule == "inline-routine"]
     assert inlined and list(steps[:len(inlined)]) == inlined
-    assert not _has_routine(default_lowering(program, {"K": 67, "M": 37, "N": 53}).replay(program))
+    assert not has_routine(default_lowering(program, {"K": 67, "M": 37, "N": 53}).replay(program))
 
 
 @pytest.mark.parametrize("name", SEQUENCES)
 def test_lift_compile_of_routine_calls_matches_numpy_at_odd_sizes(seq, device, name):
     sizes = {"K": 4099, "M": 37, "N": 53}
     inputs = seq.inputs(name, sizes, seed=5)
-    _assert_matches(lift.compile(seq.kernels[name], device)(*inputs), seq.namespace["NUMPY"][name](*inputs))
+    assert_matches(lift.compile(seq.kernels[name], device)(*inputs), seq.namespace["NUMPY"][name](*inputs),
+                   compiled=True)
