@@ -31,6 +31,18 @@ A map computes its padded elements too, and drops their results:
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
 the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
+
+A map over the columns of a matrix padded so (matrix multiply's, a column reduction's) pads the rows instead:
+
+    pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))              (pad-transpose)
+
+the padded columns are the rows' padded elements (`v` in every element, or, clamped, a copy of the last column),
+so that `split-k ∘ transpose` (`split-transpose`, `lift.rules.tiling`) meets it and the columns are blocked at
+every size. The first `n` of each row of results, `map(take-n)`, are the first `n` columns:
+
+    map(take-n) → transpose ∘ take-n ∘ transpose                                            (map-take-transpose)
+
+so that they are written through `take`'s destination, which drops the padded columns' writes.
 """
 
 from __future__ import annotations
@@ -38,9 +50,9 @@ from __future__ import annotations
 from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
+from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
 from lift.rules.reduction import requires_absorbing
-from lift.rules.rule import requires, rule
+from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
 
 def _multiples(call, ctx) -> list:
@@ -160,4 +172,20 @@ def pad_map(call, k):
     return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
-RULES = (pad_reduction, pad_reduction_repeat, pad_map)
+@rule("pad-transpose", figure="any-size", heads=PadToMultiple, on_functions=False,
+      match=lambda call: requires_arg_call(call, Transpose, "transpose"),
+      description="padding the columns of a matrix pads each of its rows",
+      equation="pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))")
+def pad_transpose(call):
+    return Transpose()(Map(call.f)(call.args[0].args[0]))
+
+
+@rule("map-take-transpose", figure="any-size", heads=Map, on_functions=False,
+      match=lambda call: requires(isinstance(call.f.f, Take), "the mapped function is not a take"),
+      description="the first n elements of every row are the first n columns",
+      equation="map(take-n) → transpose ∘ take-n ∘ transpose")
+def map_take_transpose(call):
+    return Transpose()(call.f.f(Transpose()(call.args[0])))
+
+
+RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_transpose, map_take_transpose)
