@@ -69,7 +69,7 @@ def _padded_map(k: int) -> Strategy:
         n = focus.ctx.choices.value(focus.ctx.node.t.length)
         if n is None or -n % k > n * MAX_PADDING:
             return None
-        return focus if n % k == 0 else rewrite("pad-map", k=k)(focus)
+        return focus if n % k == 0 else rewrite("pad-map-repeat", k=k)(focus)
 
     return Strategy(run, lambda: f"padded_map({k})")
 
@@ -86,7 +86,8 @@ def padded_columns(k: int) -> Strategy:
     columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through."""
     pad = _padded_map(k) >> try_(arguments(0, 0)(rewrite("pad-transpose")))
     return outermost(column_map, pad) >> try_(outermost(takes & ~inside(), rewrite("map-fission", at=1)
-                                                        >> rewrite("map-take-transpose")))
+                                                        >> rewrite("map-take-transpose")
+                                                        >> arguments(0, 0, 0)(rewrite("pad-copy"))))
 
 
 def padded_rows(k: int) -> Strategy:

@@ -42,15 +42,24 @@ every size. The first `n` of each row of results, `map(take-n)`, are the first `
 
     map(take-n) → transpose ∘ take-n ∘ transpose                                            (map-take-transpose)
 
-so that they are written through `take`'s destination, which drops the padded columns' writes.
+so that they are written through `take`'s destination, which drops the padded columns' writes. A matrix whose
+padded rows a map reads again and again (matrix multiply's `B`, once per row of `A`) is padded once, into a
+let-bound copy (as `transpose-copy`, `lift.rules.transposition`):
+
+    map(f)(X[map(pad-to-multiple-k(v))(B)]) → (λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))
+                                                                                              (pad-copy)
+
+so that the map reads rows of a multiple of `k` elements, with no test of the padding in its loops: `k`
+adjacent elements of a row are adjacent in memory, and read as vectors.
 """
 
 from __future__ import annotations
 
 from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
-from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
+from lift.ir.nodes import FunCall, Lambda, Literal, Param, free_params, fresh_param
+from lift.ir.patterns import AbstractMap, Id, Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
+from lift.rules.let_floating import replaced
 from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
@@ -172,6 +181,15 @@ def pad_map(call, k):
     return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
+@rule("pad-map-repeat", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_map_multiples,
+      description="a map computes over its input padded with copies of its last element up to a multiple of k and "
+                  "keeps the first n results",
+      equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(clamp)")
+def pad_map_repeat(call, k):
+    arrays, _, rebuild = _arrays(call.args[0])
+    return Take(call.t.length)(call.f(rebuild(_padded(arrays, ("clamp",) * len(arrays), k))))
+
+
 @rule("pad-transpose", figure="any-size", heads=PadToMultiple, on_functions=False,
       match=lambda call: requires_arg_call(call, Transpose, "transpose"),
       description="padding the columns of a matrix pads each of its rows",
@@ -188,4 +206,29 @@ def map_take_transpose(call):
     return Transpose()(call.f.f(Transpose()(call.args[0])))
 
 
-RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_transpose, map_take_transpose)
+def _nodes(e):
+    yield e
+    for _, c in e.children():
+        yield from _nodes(c)
+
+
+def _padded_rows(call: FunCall) -> tuple:
+    """The first `map(pad-to-multiple-k(v))(B)` in the map call, `B` a matrix of scalars reading no parameter bound
+    in the call."""
+    bound = frozenset(p for n in _nodes(call) if isinstance(n, Lambda) for p in n.params)
+    for n in _nodes(call):
+        if (isinstance(n, FunCall) and isinstance(n.f, Map) and isinstance(n.f.f, PadToMultiple)
+                and not free_params(n) & bound and isinstance(n.t.elem.elem, ScalarType)):
+            return (n,)
+    requires(False, "reads no matrix whose rows it pads")
+
+
+@rule("pad-copy", figure="let", heads=AbstractMap, on_functions=False, match=_padded_rows,
+      description="a matrix whose rows a map reads padded is padded once, into a let-bound copy",
+      equation="map(f)(X[map(pad-to-multiple-k(v))(B)]) → (λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))")
+def pad_copy(call: FunCall, padded: FunCall):
+    t = fresh_param("t")
+    return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))
+
+
+RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose, map_take_transpose, pad_copy)
