@@ -6,8 +6,8 @@ only enumerates its parameters, constrained:
 
 - `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block, or these are padded
   to a multiple of them where that adds at most an eighth (`lift.rules.macro_rules.MAX_PADDING`; the padded
-  results dropped), and their product, the private accumulators a work-item holds, stays within `MAX_ACCUMULATORS` (an estimate
-  of what stays in registers; more spill);
+  results dropped), and their product, the private accumulators a work-item holds, stays within
+  `MAX_ACCUMULATORS` (an estimate of what stays in registers; more spill);
 - the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars);
 - the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1), or the blocks are tiled
   into work-groups of `TILES` work-items (rows × columns; the explorer checks the device's work-group limit;

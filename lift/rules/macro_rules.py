@@ -16,8 +16,8 @@ derivation that uses them replays like any other.
 - `unrolled`: every sequential map of constant length unrolled (`map-seq-unroll`), so that the private
   accumulators are indexed by constants and stay in registers;
 - `padded_columns(k)`, `padded_rows(k)`: the map over the columns, or over the rows, padded to a multiple of `k`
-  where `k` does not divide it (`pad-map`, `pad-transpose`: `lift.rules.padding`), so that the blocks divide at
-  every size, the padding's results dropped;
+  where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
+  blocks divide at every size, the padding's results dropped;
 - `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left.
 """
 
@@ -63,8 +63,8 @@ on results that are dropped."""
 
 
 def _padded_map(k: int) -> Strategy:
-    """At a map of a bound length `n`: itself where `k` divides `n`, else `take-n ∘ map(f) ∘ pad-to-multiple-k`
-    (`pad-map`) where that adds at most `MAX_PADDING · n` elements."""
+    """At a map of a bound length `n`: itself where `k` divides `n`, else `take-n ∘ map(f) ∘
+    pad-to-multiple-k(clamp)` (`pad-map-repeat`) where that adds at most `MAX_PADDING · n` elements."""
     def run(focus):
         n = focus.ctx.choices.value(focus.ctx.node.t.length)
         if n is None or -n % k > n * MAX_PADDING:
@@ -83,7 +83,9 @@ def padded_columns(k: int) -> Strategy:
     """At the outermost `column_map`: the columns padded to a multiple of `k` (`_padded_map`), each row of the
     matrix padded rather than the transposition (`pad-transpose`), which `block_columns` then splits; the
     `take` of each row of results then taken out of the map over rows (`map-fission`, 3(f)) and applied to the
-    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through."""
+    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and
+    the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks' loops read whole
+    rows of it with no clamped index: `k` adjacent elements, vector loads."""
     pad = _padded_map(k) >> try_(arguments(0, 0)(rewrite("pad-transpose")))
     return outermost(column_map, pad) >> try_(outermost(takes & ~inside(), rewrite("map-fission", at=1)
                                                         >> rewrite("map-take-transpose")

@@ -30,7 +30,11 @@ A map computes its padded elements too, and drops their results:
     map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
-the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
+the output holds the `n` results; the split map moves (Figure 2) then apply at every size. Padded with copies of
+the last element instead, the padded elements' reads need no test, only an index clamped to the array (a loop
+reading the same padded element at every step clamps its index once, outside the loop):
+
+    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(clamp)                                    (pad-map-repeat)
 
 A map over the columns of a matrix padded so (matrix multiply's, a column reduction's) pads the rows instead:
 
@@ -62,6 +66,7 @@ from lift.ir.patterns import AbstractMap, Id, Map, PadToMultiple, Reduce, Take, 
 from lift.rules.let_floating import replaced
 from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, requires_arg_call, rule
+from lift.rules.transposition import nodes
 from lift.types.types import ArrayType, ScalarType
 
 def _multiples(call, ctx) -> list:
@@ -206,17 +211,11 @@ def map_take_transpose(call):
     return Transpose()(call.f.f(Transpose()(call.args[0])))
 
 
-def _nodes(e):
-    yield e
-    for _, c in e.children():
-        yield from _nodes(c)
-
-
 def _padded_rows(call: FunCall) -> tuple:
     """The first `map(pad-to-multiple-k(v))(B)` in the map call, `B` a matrix of scalars reading no parameter bound
     in the call."""
-    bound = frozenset(p for n in _nodes(call) if isinstance(n, Lambda) for p in n.params)
-    for n in _nodes(call):
+    bound = frozenset(p for n in nodes(call) if isinstance(n, Lambda) for p in n.params)
+    for n in nodes(call):
         if (isinstance(n, FunCall) and isinstance(n.f, Map) and isinstance(n.f.f, PadToMultiple)
                 and not free_params(n) & bound and isinstance(n.t.elem.elem, ScalarType)):
             return (n,)
@@ -225,7 +224,8 @@ def _padded_rows(call: FunCall) -> tuple:
 
 @rule("pad-copy", figure="let", heads=AbstractMap, on_functions=False, match=_padded_rows,
       description="a matrix whose rows a map reads padded is padded once, into a let-bound copy",
-      equation="map(f)(X[map(pad-to-multiple-k(v))(B)]) → (λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))")
+      equation="map(f)(X[map(pad-to-multiple-k(v))(B)]) → "
+               "(λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))")
 def pad_copy(call: FunCall, padded: FunCall):
     t = fresh_param("t")
     return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))

@@ -42,8 +42,8 @@ def walked_transposition(call: FunCall, repeatedly: bool = False) -> Optional[Fu
     """The first `transpose(A)` of a matrix of scalars in the map call `call`, `A` reading no parameter bound in
     it, that a map in it walks: its argument (or a component of a zip there), the map's function reducing; with
     `repeatedly`, a map in `call`'s function, which walks `A` once per element of `call` (`Bᵀ` in a product)."""
-    bound = frozenset(p for n in _nodes(call) if isinstance(n, Lambda) for p in n.params)
-    for n in _nodes(call.f.f if repeatedly else call):
+    bound = frozenset(p for n in nodes(call) if isinstance(n, Lambda) for p in n.params)
+    for n in nodes(call.f.f if repeatedly else call):
         if isinstance(n, FunCall) and isinstance(n.f, AbstractMap) and _reduces(n.f.f):
             arg = n.args[0]
             for t in (arg.args if isinstance(arg, FunCall) and isinstance(arg.f, Zip) else (arg,)):
@@ -54,14 +54,15 @@ def walked_transposition(call: FunCall, repeatedly: bool = False) -> Optional[Fu
     return None
 
 
-def _nodes(e):
+def nodes(e):
+    """Every node of the expression `e`, `e` first."""
     yield e
     for _, c in e.children():
-        yield from _nodes(c)
+        yield from nodes(c)
 
 
 def _reduces(f) -> bool:
-    return any(isinstance(n, AbstractReduce) for n in _nodes(f))
+    return any(isinstance(n, AbstractReduce) for n in nodes(f))
 
 
 def _walked(call: FunCall) -> tuple:

@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from lift import ArrayType, Float, Literal, Map, PadToMultiple, Reduce, Take, Transpose, Zip, fun, infer, interpret, paper
+from lift import (ArrayType, Float, Literal, Map, PadToMultiple, Reduce, Take, Transpose, Zip, fun, infer, interpret,
+                  paper)
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import blocked_columns, column_reduction
 from lift.rules.macro_rules import MAX_PADDING, register_blocked
@@ -89,9 +90,11 @@ def test_pad_map_repeat_pads_only_to_multiples_that_do_not_divide():
 
 
 def _product_of_padded(m, k, n, block, value):
-    """`A Bᵀ` over the rows of `B` padded: `map(λa. map(λb. dot(a, b))(transpose(map(pad)(B))))(A)`."""
+    """`A B` with each row of `B` padded to a multiple of `block`: `map(λa. map(λb. dot(a, b))(transpose(
+    map(pad)(B))))(A)`."""
+    padded = Map(PadToMultiple(block, _padding(value)))
     return fun([_matrix(m, k), _matrix(k, n)], lambda A, B: Map(lambda a: Map(
-        lambda b: Reduce(add, 0.0)(Map(mult)(Zip(a, b))))(Transpose()(Map(PadToMultiple(block, _padding(value)))(B))))(A))
+        lambda b: Reduce(add, 0.0)(Map(mult)(Zip(a, b))))(Transpose()(padded(B))))(A))
 
 
 @SETTINGS
