@@ -23,7 +23,7 @@ chooses, in order:
    as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
    once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
    over `MIN_CHUNK` rows or more folds blocks of `w` columns (the widest of `COLUMN_BLOCKS`, 64 down to 8, that
-   divides their number, or else the widest power of two whose padding adds at most an eighth, `pad-map` and
+   divides their number, or else the widest power of two whose padding adds at most an eighth, `pad-map-repeat` and
    `pad-transpose`: 997 columns as 16 blocks of 64, the padded columns' results dropped) row by row into `w`
    accumulators on one global work-item each
    (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster),
