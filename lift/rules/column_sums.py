@@ -91,7 +91,8 @@ def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
             >> rewrite("map-to-global", dim=0))
 
 
-reads_its_matrix = Selector(lambda ctx: not any(is_computation(n) for n in nodes(ctx.node.args[0])), "reads_its_matrix")
+reads_its_matrix = Selector(lambda ctx: not any(is_computation(n) for n in nodes(ctx.node.args[0])),
+                            "reads_its_matrix")
 """A map over the columns of a matrix in memory, or a view of one: a padded view of a matrix that a kernel computes
 would have to be written through, and none is."""
 
@@ -109,8 +110,8 @@ def blocked_columns(w: int, padded: bool = False) -> Strategy:
               >> argument(0, rewrite("map-fusion")) >> argument(0, mapped_body(rewrite("map-reduce-interchange")))
               >> argument(0, GLOBAL0))
     if padded:
-        blocks = (where(reads_its_matrix) >> rewrite("pad-map-repeat", k=w) >> arguments(0, 0)(rewrite("pad-transpose"))
-                  >> argument(0, blocks >> private_folds))
+        blocks = (where(reads_its_matrix) >> rewrite("pad-map-repeat", k=w)
+                  >> arguments(0, 0)(rewrite("pad-transpose")) >> argument(0, blocks >> private_folds))
     return try_(function(function(rewrite("reduce-map-id")))) >> blocks
 
 

@@ -495,7 +495,7 @@ COLUMN_BLOCKS = range(64, 7, -1)
 def column_block(cols: int) -> Optional[int]:
     """The width of the blocks a column reduction over `cols` columns folds (step 1a), leaving two blocks at
     least: the widest of `COLUMN_BLOCKS` that divides `cols`, or else the widest power of two among them whose
-    padding (`pad-map` pads to multiples of powers of two) adds at most `MAX_PADDING` of `cols`, if any."""
+    padding (`pad-map-repeat` pads to multiples of powers of two) adds at most `MAX_PADDING` of `cols`, if any."""
     from lift.rules.macro_rules import MAX_PADDING
 
     fits = [w for w in COLUMN_BLOCKS if cols // w >= 2]
