@@ -4,15 +4,16 @@
 columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), so this space
 only enumerates its parameters, constrained:
 
-- `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block (the rules check it)
-  and their product, the private accumulators a work-item holds, stays within `MAX_ACCUMULATORS` (an estimate
-  of what stays in registers; more spill);
+- `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block, or these are padded
+  to a multiple of them where that adds at most an eighth (`lift.rules.macro_rules.MAX_PADDING`; the padded
+  results dropped), and their product, the private accumulators a work-item holds, stays within
+  `MAX_ACCUMULATORS` (an estimate of what stays in registers; more spill);
 - the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars);
 - the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1), or the blocks are tiled
   into work-groups of `TILES` work-items (rows × columns; the explorer checks the device's work-group limit;
   nothing is staged in local memory, so its size does not constrain them).
 
-Every combination is tried by its strategy; one that does not apply (a size that does not divide, a program
+Every combination is tried by its strategy; one that does not apply (a padding that adds too much, a program
 of another shape) yields nothing. The work-group sizes are tuned by the explorer (`work_group_sizes`). The
 order puts blocks of about `TARGET_ACCUMULATORS` results first, scalars before vectors and rows on dimension
 1 first, so that a short budget measures the likely winners; the explorer measures them all given time.
@@ -56,7 +57,7 @@ def macro_derivations(program: Lambda, sizes: Mapping[str, int]) -> Iterator[tup
         return
     for h, w, vector, mapping in parameters():
         tiles = mapping[1:] if mapping[0] == "tiles" else None
-        strategy = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles)
+        strategy = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True)
         try:
             focus = strategy(start)
         except LiftError:

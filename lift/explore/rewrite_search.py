@@ -41,13 +41,14 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules.location import subtree, walk
-from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduction, folded_grid, folded_window_rows,
-                                   grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
-                                   vector_grid, vector_windows, windows)
+from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, column_reduction, folded_grid,
+                                   folded_window_rows, grid_windows, partial_column_sums, private_folds,
+                                   transpose_tiles, transposition, vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
                                         default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
                                         reduces_rows, unrolled_iterations)
 from lift.rules.default_lowering import lower_rest as lower_high_level
+from lift.rules.macro_rules import MAX_PADDING
 from lift.rules.row_blocking import row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
@@ -126,15 +127,18 @@ def array_reduction_moves(length: int, in_map: bool, scalars: bool) -> tuple:
 
 
 @lru_cache(maxsize=1024)
-def column_moves(rows: int) -> tuple:
-    """The moves at a column reduction `map(reduce(f, z))(transpose(A))` of a matrix of `rows` rows: a global
-    work-item per column, or per chunk of rows folded row by row into partial column sums, scalars or vectors
-    (`lift.rules.column_sums`)."""
+def column_moves(rows: int, cols: int) -> tuple:
+    """The moves at a column reduction `map(reduce(f, z))(transpose(A))` of a matrix of `rows` rows and `cols`
+    columns: a global work-item per column, or per chunk of rows folded row by row into partial column sums,
+    scalars or vectors, or per block of 8 to 64 columns folded row by row, the columns padded to a multiple of
+    the block where it does not divide them and that adds at most `MAX_PADDING` (`lift.rules.column_sums`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
     for chunk in _pow2s(4, rows // 2):
         if rows % chunk == 0:
             moves += [("partial-sums", {"chunk": chunk, "width": width or 1}, partial_column_sums(chunk, width))
                       for width in (None, 4, 8)]
+    moves += [("blocked-columns", {"block": w, "padded": cols % w != 0}, blocked_columns(w, cols % w != 0))
+              for w in _pow2s(8, min(cols // 2, 64)) if -cols % w <= cols * MAX_PADDING]
     return tuple(moves)
 
 
@@ -434,9 +438,9 @@ class RewriteSearch:
                 continue
             in_pattern = inside()(ctx)
             if not in_pattern and column_reduction(ctx) and P.is_high_level(node.f):
-                rows = self.length(node.args[0].args[0].t)
-                if rows is not None:
-                    return ctx, f"columns@{ctx.path}", column_moves(rows)
+                rows, cols = self.length(node.args[0].args[0].t), self.length(node.args[0].t)
+                if rows is not None and cols is not None:
+                    return ctx, f"columns@{ctx.path}", column_moves(rows, cols)
             if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
                 cols = self.length(node.args[0].t.elem)
                 if cols is not None:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lift.ir.nodes import FunCall, Lambda
+from lift.ir.nodes import FunCall, Lambda, is_computation
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
 from lift.rules.macro_rules import computes, vectorised_block
@@ -90,14 +90,28 @@ def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
             >> rewrite("map-to-global", dim=0))
 
 
-def blocked_columns(w: int) -> Strategy:
+reads_its_matrix = Selector(lambda ctx: not any(is_computation(n) for n in ctx.node.args[0].subterms()),
+                            "reads_its_matrix")
+"""A map over the columns of a matrix in memory, or a view of one: a padded view of a matrix that a kernel computes
+would have to be written through, and none is."""
+
+
+def blocked_columns(w: int, padded: bool = False) -> Strategy:
     """At a `column_reduction` over a number of columns that `w` divides: the columns in blocks of `w`
     (split-join, 3(c); `split-transpose`), each block's columns folded row by row into `w` accumulators
     (`map-reduce-interchange`, 3(d)) by one global work-item, which reads `w` adjacent elements of each row of
-    the matrix where a work-item per column reads one element per row."""
-    return (try_(function(function(rewrite("reduce-map-id")))) >> rewrite("split-join", n=w)
-            >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
-            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> argument(0, GLOBAL0))
+    the matrix where a work-item per column reads one element per row. `padded`: over any number of columns,
+    first padded to a multiple of `w` with copies of the last column (`pad-map-repeat`, the padded columns'
+    results dropped), each row padded rather than the transposition (`pad-transpose`, `lift.rules.padding`), so
+    that the blocks divide (only where the matrix is read, `reads_its_matrix`); the accumulators then private
+    (`private_folds`), so that only their copy out tests which columns are kept, not every update."""
+    blocks = (rewrite("split-join", n=w) >> arguments(0, 0)(rewrite("split-transpose"))
+              >> argument(0, rewrite("map-fusion")) >> argument(0, mapped_body(rewrite("map-reduce-interchange")))
+              >> argument(0, GLOBAL0))
+    if padded:
+        blocks = (where(reads_its_matrix) >> rewrite("pad-map-repeat", k=w)
+                  >> arguments(0, 0)(rewrite("pad-transpose")) >> argument(0, blocks >> private_folds))
+    return try_(function(function(rewrite("reduce-map-id")))) >> blocks
 
 
 def _small_rows(ctx) -> bool:

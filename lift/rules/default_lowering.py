@@ -23,7 +23,9 @@ chooses, in order:
    as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
    once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
    over `MIN_CHUNK` rows or more folds blocks of `w` columns (the widest of `COLUMN_BLOCKS`, 64 down to 8, that
-   divides their number) row by row into `w` accumulators on one global work-item each
+   divides their number, or else the widest power of two whose padding adds at most an eighth, `pad-map-repeat` and
+   `pad-transpose`: 997 columns as 16 blocks of 64, the padded columns' results dropped) row by row into `w`
+   accumulators on one global work-item each
    (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster),
    on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
    column 0.071 ms);
@@ -80,10 +82,11 @@ chooses, in order:
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
-map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound
-and the blocks divide them: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two
-dimensions of global work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a
-naive one reads a row and a column per result.
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound:
+each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
+(`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a row and a column
+per result. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
+padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`).
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -489,17 +492,30 @@ COLUMN_BLOCKS = range(64, 7, -1)
 """The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
 
 
+def column_block(cols: int) -> Optional[int]:
+    """The width of the blocks a column reduction over `cols` columns folds (step 1a), leaving two blocks at
+    least: the widest of `COLUMN_BLOCKS` that divides `cols`, or else the widest power of two among them whose
+    padding (`pad-map-repeat` pads to multiples of powers of two) adds at most `MAX_PADDING` of `cols`, if any."""
+    from lift.rules.macro_rules import MAX_PADDING
+
+    fits = [w for w in COLUMN_BLOCKS if cols // w >= 2]
+    return next((w for w in fits if cols % w == 0), None) or next(
+        (w for w in fits if w & (w - 1) == 0 and -cols % w <= cols * MAX_PADDING), None)
+
+
 def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
-    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of the widest of
-    `COLUMN_BLOCKS` that divides its number of columns (leaving two blocks at least), if one does
+    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of
+    `column_block` columns, padded to a multiple of it where it does not divide them
     (`lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
     from lift.rules.column_sums import blocked_columns, column_reduction
 
     def run(focus: Focus):
         t = focus.ctx.node.args[0].t
         cols, rows = _length(t, sizes), _length(t.elem, sizes)
-        w = next((w for w in COLUMN_BLOCKS if cols and cols % w == 0 and cols // w >= 2), None)
-        return None if w is None or rows is None or rows < MIN_CHUNK else blocked_columns(w)(focus)
+        w = column_block(cols) if cols else None
+        if w is None or rows is None or rows < MIN_CHUNK:
+            return None
+        return blocked_columns(w, padded=cols % w != 0)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
 
@@ -511,11 +527,11 @@ def _bound(t, sizes: Mapping[str, int]) -> bool:
 
 def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
     """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
-    `lower_rest` and `clean_up`, hence imported here), where `sizes` binds the program's sizes (its splits
-    must divide them: a kernel for any size is not blocked)."""
+    `lower_rest` and `clean_up`, hence imported here), padded where the blocks do not divide, where `sizes`
+    binds the program's sizes (its splits and paddings need them: a kernel for any size is not blocked)."""
     from lift.rules.macro_rules import register_blocked
 
-    blocked = register_blocked(*BLOCK)
+    blocked = register_blocked(*BLOCK, padded=True)
     return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
                     "register_blocked")
 

@@ -15,7 +15,10 @@ derivation that uses them replays like any other.
 - `private_accumulators`: the accumulators in private memory (4(d));
 - `unrolled`: every sequential map of constant length unrolled (`map-seq-unroll`), so that the private
   accumulators are indexed by constants and stay in registers;
-- `register_blocked(h, w, vector, dims)`: all of these, then the default lowering of what is left.
+- `padded_columns(k)`, `padded_rows(k)`: the map over the columns, or over the rows, padded to a multiple of `k`
+  where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
+  blocks divide at every size, the padding's results dropped;
+- `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.paper_derivations import mapped
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call,
-                                 is_fun, mapped_body, normalize, outermost, rewrite, topdown, where)
+                                 is_fun, mapped_body, normalize, outermost, rewrite, topdown, try_, where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
@@ -52,6 +55,46 @@ def block_columns(w: int) -> Strategy:
     return outermost(column_map, rewrite("split-join", n=w) >> arguments(0, 0)(rewrite("split-transpose"))
                      >> argument(0, rewrite("map-fusion"))
                      >> argument(0, mapped_body(rewrite("map-reduce-interchange"))))
+
+
+MAX_PADDING = 1 / 8
+"""The most padding `padded_columns` and `padded_rows` add, a fraction of the length they pad: more is work wasted
+on results that are dropped."""
+
+
+def _padded_map(k: int) -> Strategy:
+    """At a map of a bound length `n`: itself where `k` divides `n`, else `take-n ∘ map(f) ∘
+    pad-to-multiple-k(clamp)` (`pad-map-repeat`) where that adds at most `MAX_PADDING · n` elements."""
+    def run(focus):
+        n = focus.ctx.choices.value(focus.ctx.node.t.length)
+        if n is None or -n % k > n * MAX_PADDING:
+            return None
+        return focus if n % k == 0 else rewrite("pad-map-repeat", k=k)(focus)
+
+    return Strategy(run, lambda: f"padded_map({k})")
+
+
+takes = is_call(Map) & Selector(lambda c: isinstance(getattr(c.node.f.f, "body", None), FunCall)
+                                 and isinstance(c.node.f.f.body.f, P.Take), "takes")
+"""A map whose function ends in a `take`: `map(λa. take-n(..a..))`."""
+
+
+def padded_columns(k: int) -> Strategy:
+    """At the outermost `column_map`: the columns padded to a multiple of `k` (`_padded_map`), each row of the
+    matrix padded rather than the transposition (`pad-transpose`), which `block_columns` then splits; the
+    `take` of each row of results then taken out of the map over rows (`map-fission`, 3(f)) and applied to the
+    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and
+    the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks' loops read whole
+    rows of it with no clamped index: `k` adjacent elements, vector loads."""
+    pad = _padded_map(k) >> try_(arguments(0, 0)(rewrite("pad-transpose")))
+    return outermost(column_map, pad) >> try_(outermost(takes & ~inside(), rewrite("map-fission", at=1)
+                                                        >> rewrite("map-take-transpose")
+                                                        >> arguments(0, 0, 0)(rewrite("pad-copy"))))
+
+
+def padded_rows(k: int) -> Strategy:
+    """At the outermost computing map outside every map: its rows padded to a multiple of `k` (`_padded_map`)."""
+    return outermost(computes & ~inside(), _padded_map(k))
 
 
 def _mapped_fold(call) -> bool:
@@ -122,14 +165,18 @@ unrolled = normalize(where(is_fun(P.MapSeq)) >> rewrite("map-seq-unroll"))
 
 
 def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
-                     tiles: Optional[tuple] = None) -> Strategy:
+                     tiles: Optional[tuple] = None, padded: bool = False) -> Strategy:
     """Matrix multiply's register blocking (CASES 2016): blocks of `h × w` results per work-item (`h = 1`: no
     row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
     dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
     (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
-    private memory, the loops over them unrolled."""
+    private memory, the loops over them unrolled. `padded`: rows and columns first padded to multiples of the
+    blocks (of the tiles of blocks) where these do not divide them (`padded_rows`, `padded_columns`)."""
+    tile_rows, tile_cols = tiles or (1, 1)
+    pad_rows = padded_rows(h * tile_rows) if padded and h * tile_rows > 1 else identity
+    pad_columns = padded_columns(w * tile_cols) if padded else identity
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) if vector else identity
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
-    return (block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up >> private_accumulators
-            >> unrolled)
+    return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up
+            >> private_accumulators >> unrolled)

@@ -30,17 +30,42 @@ A map computes its padded elements too, and drops their results:
     map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
-the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
+the output holds the `n` results; the split map moves (Figure 2) then apply at every size. Padded with copies of
+the last element instead, the padded elements' reads need no test, only an index clamped to the array (a loop
+reading the same padded element at every step clamps its index once, outside the loop):
+
+    map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(clamp)                                    (pad-map-repeat)
+
+A map over the columns of a matrix padded so (matrix multiply's, a column reduction's) pads the rows instead:
+
+    pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))              (pad-transpose)
+
+the padded columns are the rows' padded elements (`v` in every element, or, clamped, a copy of the last column),
+so that `split-k ∘ transpose` (`split-transpose`, `lift.rules.tiling`) meets it and the columns are blocked at
+every size. The first `n` of each row of results, `map(take-n)`, are the first `n` columns:
+
+    map(take-n) → transpose ∘ take-n ∘ transpose                                            (map-take-transpose)
+
+so that they are written through `take`'s destination, which drops the padded columns' writes. A matrix whose
+padded rows a map reads again and again (matrix multiply's `B`, once per row of `A`) is padded once, into a
+let-bound copy (as `transpose-copy`, `lift.rules.transposition`):
+
+    map(f)(X[map(pad-to-multiple-k(v))(B)]) → (λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))
+                                                                                              (pad-copy)
+
+so that the map reads rows of a multiple of `k` elements, with no test of the padding in its loops: `k`
+adjacent elements of a row are adjacent in memory, and read as vectors.
 """
 
 from __future__ import annotations
 
 from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
-from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
+from lift.ir.nodes import FunCall, Lambda, Literal, Param, free_params, fresh_param
+from lift.ir.patterns import AbstractMap, Id, Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
+from lift.rules.let_floating import replaced
 from lift.rules.reduction import requires_absorbing
-from lift.rules.rule import requires, rule
+from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
 
 def _multiples(call, ctx) -> list:
@@ -160,4 +185,49 @@ def pad_map(call, k):
     return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
-RULES = (pad_reduction, pad_reduction_repeat, pad_map)
+@rule("pad-map-repeat", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_map_multiples,
+      description="a map computes over its input padded with copies of its last element up to a multiple of k and "
+                  "keeps the first n results",
+      equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(clamp)")
+def pad_map_repeat(call, k):
+    arrays, _, rebuild = _arrays(call.args[0])
+    return Take(call.t.length)(call.f(rebuild(_padded(arrays, ("clamp",) * len(arrays), k))))
+
+
+@rule("pad-transpose", figure="any-size", heads=PadToMultiple, on_functions=False,
+      match=lambda call: requires_arg_call(call, Transpose, "transpose"),
+      description="padding the columns of a matrix pads each of its rows",
+      equation="pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))")
+def pad_transpose(call):
+    return Transpose()(Map(call.f)(call.args[0].args[0]))
+
+
+@rule("map-take-transpose", figure="any-size", heads=Map, on_functions=False,
+      match=lambda call: requires(isinstance(call.f.f, Take), "the mapped function is not a take"),
+      description="the first n elements of every row are the first n columns",
+      equation="map(take-n) → transpose ∘ take-n ∘ transpose")
+def map_take_transpose(call):
+    return Transpose()(call.f.f(Transpose()(call.args[0])))
+
+
+def _padded_rows(call: FunCall) -> tuple:
+    """The first `map(pad-to-multiple-k(v))(B)` in the map call, `B` a matrix of scalars reading no parameter bound
+    in the call."""
+    bound = frozenset(p for n in call.subterms() if isinstance(n, Lambda) for p in n.params)
+    for n in call.subterms():
+        if (isinstance(n, FunCall) and isinstance(n.f, Map) and isinstance(n.f.f, PadToMultiple)
+                and not free_params(n) & bound and isinstance(n.t.elem.elem, ScalarType)):
+            return (n,)
+    requires(False, "reads no matrix whose rows it pads")
+
+
+@rule("pad-copy", figure="let", heads=AbstractMap, on_functions=False, match=_padded_rows,
+      description="a matrix whose rows a map reads padded is padded once, into a let-bound copy",
+      equation="map(f)(X[map(pad-to-multiple-k(v))(B)]) → "
+               "(λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))")
+def pad_copy(call: FunCall, padded: FunCall):
+    t = fresh_param("t")
+    return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))
+
+
+RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose, map_take_transpose, pad_copy)
