@@ -112,10 +112,14 @@ def _axes(axis, ndim: int, name: str) -> list:
     return sorted({a % ndim for a in axes}, reverse=True)
 
 
-def reduce(op: str, x: LiftArray, axis=None) -> LiftArray:
-    """numpy's `sum`/`max`/`min` (`op` "add", "max", "min") over `axis` (an int, a tuple, or None: all)."""
+def reduce(op: str, x: LiftArray, axis=None, keepdims: bool = False) -> LiftArray:
+    """numpy's `sum`/`max`/`min` (`op` "add", "max", "min") over `axis` (an int, a tuple, or None: all); with
+    `keepdims`, the reduced axes stay as axes of length 1 (a view), so that the result broadcasts against `x`."""
     x = asarray(x)
     axes = _axes(axis, x.ndim, f"{op} reduction")
+    if keepdims:
+        kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+        return reshape(reduce(op, x, axis), kept)
     if len(axes) > 1 and axes == list(range(x.ndim))[::-1]:
         x, axes = reshape(x, (-1,)), [0]
     for a in axes:
@@ -131,10 +135,10 @@ def reduce(op: str, x: LiftArray, axis=None) -> LiftArray:
     return x
 
 
-def mean(x: LiftArray, axis=None) -> LiftArray:
-    """The arithmetic mean over `axis` (float64 for integers, as numpy)."""
+def mean(x: LiftArray, axis=None, keepdims: bool = False) -> LiftArray:
+    """The arithmetic mean over `axis` (float64 for integers, as numpy); `keepdims` as `reduce`'s."""
     count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim, "mean")]))
-    total = reduce("add", x if x.dtype.kind == "f" else astype(x, np.float64), axis)
+    total = reduce("add", x if x.dtype.kind == "f" else astype(x, np.float64), axis, keepdims)
     return elementwise("divide", total, float(count))
 
 
