@@ -3,6 +3,7 @@
 placement forced both ways."""
 
 import io
+import math
 import re
 
 import numpy as np
@@ -85,7 +86,23 @@ CASES = {
     "shifted_product": (lambda a, b, v: (a @ b.T).shift((1, 1), 0.0),
                         lambda a, b, v: np.pad(a @ b.T, ((1, 0), (1, 0)))[:64, :64]),
     "padded_expression": (lambda a, b, v: (a * 2.0).pad(1, 1, "clamp"), lambda a, b, v: np.pad(a * 2, 1, "edge")),
+    "keepdims_softmax": (lambda a, b, v: lift.exp(a - a.max(axis=1, keepdims=True))
+                         / lift.exp(a - a.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True),
+                         lambda a, b, v: np.exp(a - a.max(axis=1, keepdims=True))
+                         / np.exp(a - a.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)),
+    "keepdims_columns": (lambda a, b, v: (a - a.mean(axis=0, keepdims=True)) * b.min(axis=(0, 1), keepdims=True),
+                         lambda a, b, v: (a - a.mean(axis=0, keepdims=True)) * b.min(axis=(0, 1), keepdims=True)),
+    "keepdims_all": (lambda a, b, v: a.sum(keepdims=True), lambda a, b, v: a.sum(keepdims=True)),
+    "attention": (lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48]), lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48])),
 }
+
+
+def ATTENTION(q, k, v):
+    """softmax(Q Kᵀ / sqrt(d)) V as numpy users write it (`examples/arrays/attention.py`), numpy or lift arrays."""
+    xp = lift if isinstance(q, lift.arrays.LiftArray) else np
+    s = (q @ k.T) * (1.0 / math.sqrt(q.shape[1]))
+    e = xp.exp(s - s.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ v
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
