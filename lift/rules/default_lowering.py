@@ -81,9 +81,9 @@ chooses, in order:
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
 map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound
-and the blocks divide them: each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two
-dimensions of global work-items (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a
-naive one reads a row and a column per result.
+and the blocks divide them: each work-item computes `BLOCK` = 4 × 16 results (else `SMALL_BLOCK`, 1 × 8 of float4
+updates) in private accumulators on two dimensions of global work-items (`lift.rules.macro_rules.register_blocked`,
+the macro rules of CASES 2016); a naive one reads a row and a column per result.
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -159,6 +159,9 @@ ROW_LANES, ROW_BLOCK = 8, 4
 (`lift.rules.row_blocking`): float8s, 4 rows, the fastest of gemv 4096²'s on PoCL (issue 18)."""
 BLOCK = (4, 16)
 """The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
+SMALL_BLOCK = (1, 8, LANES)
+"""The block where `BLOCK`'s do not divide the sizes: a row of 8 results of float4 updates (a batch of 8x8
+products, `examples/batched_matmul.py`: what `lift explore` finds for it)."""
 
 
 class LoweringError(LiftError):
@@ -545,7 +548,7 @@ def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
     must divide them: a kernel for any size is not blocked)."""
     from lift.rules.macro_rules import register_blocked
 
-    blocked = register_blocked(*BLOCK)
+    blocked = register_blocked(*BLOCK) | register_blocked(*SMALL_BLOCK)
     return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
                     "register_blocked")
 

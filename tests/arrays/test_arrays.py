@@ -93,7 +93,8 @@ CASES = {
     "keepdims_columns": (lambda a, b, v: (a - a.mean(axis=0, keepdims=True)) * b.min(axis=(0, 1), keepdims=True),
                          lambda a, b, v: (a - a.mean(axis=0, keepdims=True)) * b.min(axis=(0, 1), keepdims=True)),
     "keepdims_all": (lambda a, b, v: a.sum(keepdims=True), lambda a, b, v: a.sum(keepdims=True)),
-    "attention": (lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48]), lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48])),
+    "attention": (lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48]),
+                  lambda a, b, v: ATTENTION(a[:16], b[:24], a[24:48])),
 }
 
 
