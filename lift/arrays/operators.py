@@ -148,10 +148,19 @@ def matmul(a, b) -> LiftArray:
     if a.ndim not in (1, 2) or b.ndim not in (1, 2) or a.shape[-1] != b.shape[0]:
         raise LiftTypeError(f"matmul: operands of shapes {a.shape} and {b.shape} (1-D or 2-D, the last axis of "
                             f"the first as long as the first of the second)")
-    bt = transpose(b) if b.ndim == 2 else b                             # (n, k) or (k,)
     if a.ndim == 2 and b.ndim == 2:
-        a, bt = reshape(a, (a.shape[0], 1, a.shape[1])), reshape(bt, (1,) + bt.shape)
+        bt = LiftArray("transpose", (b,), ((1, 0),), b.shape[::-1], b.dtype) if b.op == "map" else transpose(b)
+        a, bt = _broadcast_view(a, (a.shape[0], 1, a.shape[1])), _broadcast_view(bt, (1,) + bt.shape)
+    else:
+        bt = transpose(b) if b.ndim == 2 else b                         # (n, k) or (k,)
     return reduce("add", elementwise("multiply", a, bt), -1)
+
+
+def _broadcast_view(x: LiftArray, shape: tuple) -> LiftArray:
+    """`x` reshaped to `shape`, which a matrix product broadcasts along its other operand's axis. An element-wise
+    `x` is not distributed into its operands (`reshape`), so that the product reads it as one array, computed
+    once (`lift.arrays.graph`), not once per row or column of the other operand."""
+    return LiftArray("reshape", (x,), (shape,), shape, x.dtype) if x.op == "map" else reshape(x, shape)
 
 
 def transpose(x: LiftArray, axes=None) -> LiftArray:
