@@ -142,9 +142,9 @@ def _install_operators() -> None:
     LiftArray.__rmatmul__ = lambda self, other: ops.matmul(other, self)
     LiftArray.__getitem__ = ops.getitem
     LiftArray.__hash__ = object.__hash__
-    LiftArray.sum = lambda self, axis=None: ops.reduce("add", self, axis)
-    LiftArray.max = lambda self, axis=None: ops.reduce("max", self, axis)
-    LiftArray.min = lambda self, axis=None: ops.reduce("min", self, axis)
+    LiftArray.sum = lambda self, axis=None, keepdims=False: ops.reduce("add", self, axis, keepdims)
+    LiftArray.max = lambda self, axis=None, keepdims=False: ops.reduce("max", self, axis, keepdims)
+    LiftArray.min = lambda self, axis=None, keepdims=False: ops.reduce("min", self, axis, keepdims)
     LiftArray.mean = ops.mean
     LiftArray.astype = ops.astype
     LiftArray.transpose = lambda self, *axes: ops.transpose(self, axes[0] if len(axes) == 1 else axes or None)

@@ -112,10 +112,14 @@ def _axes(axis, ndim: int, name: str) -> list:
     return sorted({a % ndim for a in axes}, reverse=True)
 
 
-def reduce(op: str, x: LiftArray, axis=None) -> LiftArray:
-    """numpy's `sum`/`max`/`min` (`op` "add", "max", "min") over `axis` (an int, a tuple, or None: all)."""
+def reduce(op: str, x: LiftArray, axis=None, keepdims: bool = False) -> LiftArray:
+    """numpy's `sum`/`max`/`min` (`op` "add", "max", "min") over `axis` (an int, a tuple, or None: all); with
+    `keepdims`, the reduced axes stay as axes of length 1 (a view), so that the result broadcasts against `x`."""
     x = asarray(x)
     axes = _axes(axis, x.ndim, f"{op} reduction")
+    if keepdims:
+        kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+        return reshape(reduce(op, x, axis), kept)
     if len(axes) > 1 and axes == list(range(x.ndim))[::-1]:
         x, axes = reshape(x, (-1,)), [0]
     for a in axes:
@@ -131,10 +135,10 @@ def reduce(op: str, x: LiftArray, axis=None) -> LiftArray:
     return x
 
 
-def mean(x: LiftArray, axis=None) -> LiftArray:
-    """The arithmetic mean over `axis` (float64 for integers, as numpy)."""
+def mean(x: LiftArray, axis=None, keepdims: bool = False) -> LiftArray:
+    """The arithmetic mean over `axis` (float64 for integers, as numpy); `keepdims` as `reduce`'s."""
     count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim, "mean")]))
-    total = reduce("add", x if x.dtype.kind == "f" else astype(x, np.float64), axis)
+    total = reduce("add", x if x.dtype.kind == "f" else astype(x, np.float64), axis, keepdims)
     return elementwise("divide", total, float(count))
 
 
@@ -144,10 +148,19 @@ def matmul(a, b) -> LiftArray:
     if a.ndim not in (1, 2) or b.ndim not in (1, 2) or a.shape[-1] != b.shape[0]:
         raise LiftTypeError(f"matmul: operands of shapes {a.shape} and {b.shape} (1-D or 2-D, the last axis of "
                             f"the first as long as the first of the second)")
-    bt = transpose(b) if b.ndim == 2 else b                             # (n, k) or (k,)
     if a.ndim == 2 and b.ndim == 2:
-        a, bt = reshape(a, (a.shape[0], 1, a.shape[1])), reshape(bt, (1,) + bt.shape)
+        bt = LiftArray("transpose", (b,), ((1, 0),), b.shape[::-1], b.dtype) if b.op == "map" else transpose(b)
+        a, bt = _broadcast_view(a, (a.shape[0], 1, a.shape[1])), _broadcast_view(bt, (1,) + bt.shape)
+    else:
+        bt = transpose(b) if b.ndim == 2 else b                         # (n, k) or (k,)
     return reduce("add", elementwise("multiply", a, bt), -1)
+
+
+def _broadcast_view(x: LiftArray, shape: tuple) -> LiftArray:
+    """`x` reshaped to `shape`, which a matrix product broadcasts along its other operand's axis. An element-wise
+    `x` is not distributed into its operands (`reshape`), so that the product reads it as one array, computed
+    once (`lift.arrays.graph`), not once per row or column of the other operand."""
+    return LiftArray("reshape", (x,), (shape,), shape, x.dtype) if x.op == "map" else reshape(x, shape)
 
 
 def transpose(x: LiftArray, axes=None) -> LiftArray:

@@ -389,7 +389,7 @@ class RewriteSearch:
         to a named element, computations a map does without its element let-bound before it (as the default
         lowering does), moves at reductions and outermost maps, then lowering and clean-up."""
         focus, choices = Focus(self.program, self.engine), []
-        focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants) or focus
+        focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants(self.sizes)) or focus
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:

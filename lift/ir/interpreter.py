@@ -130,6 +130,7 @@ class Interpreter(Mapper):
         self.env: dict = {}
         self.depth = 0
         self.shared: dict = {}
+        self.outer_values: dict = {}
         self.widest = 0  # the most elements of any batch since the last `apply_map` looked
 
     @contextmanager
@@ -165,7 +166,7 @@ class Interpreter(Mapper):
             if self.batch:
                 outer = self.outer_batch(e)
                 if outer is not None and outer != self.batch:
-                    return self.lift_to_batch(self.at_batch(e, outer), outer)
+                    return self.lift_to_batch(self.once_per_element(e, outer), outer)
             top = self.depth == 0 and not self.batch
             if top and e in self.shared:
                 return self.shared[e]
@@ -210,6 +211,19 @@ class Interpreter(Mapper):
         if any(b is None for b in batches):
             return None
         return max(batches, key=len, default=())
+
+    def once_per_element(self, e: Expr, batch: tuple):
+        """`e` under the batch axes `batch` of an enclosing map (`at_batch`), computed again only when a value it
+        reads is another: attention's scores of a query row, read by their maximum, their exponentials and their
+        sum inside maps over the row, and the row's weights read in every chunk of a map over columns, are
+        computed once per evaluation of the map over rows."""
+        reads = tuple(self.env[p.name][0] for p in sorted(free_params(e), key=lambda p: p.name))
+        known = self.outer_values.get((e, batch))
+        if known is not None and len(known[0]) == len(reads) and all(a is b for a, b in zip(known[0], reads)):
+            return known[1]
+        value = self.at_batch(e, batch)
+        self.outer_values[(e, batch)] = (reads, value)
+        return value
 
     def unbatched(self, e: Expr):
         """The value of the invariant `e`, computed once, outside the enclosing maps' batch axes."""

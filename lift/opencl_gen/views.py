@@ -246,7 +246,7 @@ class PadView(View):
                                  inner=inner, default=self.boundary)
         clamped = {
             "clamp": f"clamp({j}, 0, ({n}) - 1)",
-            "wrap": f"((({j}) % ({n})) + ({n})) % ({n})",
+            "wrap": self._wrapped(j, n),
             "mirror": f"(({j}) < 0 ? -1 - ({j}) : (({j}) >= ({n}) ? 2 * ({n}) - 1 - ({j}) : ({j})))",
         }[self.boundary]
         var = Var(fresh_name("pad"), 0, self.length)
@@ -265,6 +265,17 @@ class PadView(View):
                                  direct=direct, inside=inside, row=row, row_inside=row_inside,
                                  inside_vars=inside_vars, row_vars=row_vars)
         return inner
+
+    def _wrapped(self, j: str, n: str) -> str:
+        """Index `j` (from `-left` to `length + right - 1`) brought back into `[0, length)` modulo `length`: one
+        comparison each way where neither pad is longer than the array (as a 3x3 stencil's of 1 on a torus), so
+        that `j` is at most one length out; else C's `%`, made non-negative."""
+        right = self.type.length - self.length - self.left
+        longest = max(self.left, right.value if right.is_constant else self.left)
+        known = self.length.value if self.length.is_constant else 1
+        if right.is_constant and longest <= known:
+            return f"(({j}) < 0 ? ({j}) + ({n}) : (({j}) >= ({n}) ? ({j}) - ({n}) : ({j})))"
+        return f"((({j}) % ({n})) + ({n})) % ({n})"
 
     def get(self, k: int) -> View:
         return PadView(self.inner.get(k), self.left, self.length, self.boundary, component_type(self.type, k))

@@ -86,7 +86,8 @@ map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 t
 each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
 (`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a row and a column
 per result. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
-padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`).
+padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else
+a `SMALL_BLOCK` of 1 × 8 results in float4 updates, where it divides them (many small products).
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -109,14 +110,15 @@ from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
 from lift.rules.fusion import of_arrays
-from lift.rules.let_floating import invariant_computation
-from lift.rules.memory import is_copy, private_size
+from lift.rules.let_floating import invariant_computation, repeated_computation
+from lift.rules.memory import is_copy
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
                                  where)
 from lift.rules.transposition import walked_transposition
+from lift.types.types import ArrayType, ScalarType
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
            "asVector-asScalar-id", "remove-id", "map-asScalar", "map-asVector", "reduce-seq-neutral-init")
@@ -161,6 +163,9 @@ ROW_LANES, ROW_BLOCK = 8, 4
 (`lift.rules.row_blocking`): float8s, 4 rows, the fastest of gemv 4096²'s on PoCL (issue 18)."""
 BLOCK = (4, 16)
 """The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
+SMALL_BLOCK = (1, 8, LANES)
+"""The block where `BLOCK`'s do not divide the sizes: a row of 8 results of float4 updates (a batch of 8x8
+products, `examples/batched_matmul.py`: what `lift explore` finds for it)."""
 
 
 class LoweringError(LiftError):
@@ -421,23 +426,52 @@ def _stencil(sizes: Mapping[str, int]) -> Strategy:
     return nested(0) | nested(1) | nested(2)
 
 
-def _hoists_a_private_value(ctx) -> bool:
-    """A map whose function computes, without its element, a value of constant size (a reduction's): bound
-    before the map inside a work-item, it lives in private memory."""
-    f = ctx.node.f.f
-    e = invariant_computation(f) if isinstance(f, Lambda) else None
-    return e is not None and private_size(e.t) is not None
+HOISTED_PRIVATE_LIMIT = 4096
+"""The most scalars of a value that `hoist-invariant` binds once per element of an enclosing map (a row's
+softmax weights in attention, `S` floats), in a work-item's private memory."""
 
 
-hoist_invariants = (normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
-                    >> normalize(where(is_call(P.Map) & inside() & Selector(_hoists_a_private_value, "private_value"))
-                                 >> rewrite("hoist-invariant"))
-                    >> normalize(where(inside()) >> rewrite("let-out-of-argument")))
-"""Every computation that a map outside every map does without its element, let-bound before the map
-(`lift.rules.let_floating`): computed once, in kernels of its own; then, inside maps, every such value of
-constant size (a row's maximum or sum in a map over rows: `map(λrow. map(λv. v / sum(row))(row))`), computed
-once per element of the enclosing map instead of once per element of the inner one, the lets moved out of
-the calls taking them (`let-out-of-argument`), so that maps they separated fuse."""
+def _scalars(t, sizes: Mapping[str, int]) -> Optional[int]:
+    """The number of scalars of `t`, an array (of arrays) of scalars, under the size binding; else None."""
+    count = 1
+    while isinstance(t, ArrayType):
+        n = _length(t, sizes)
+        if n is None:
+            return None
+        count, t = count * n, t.elem
+    return count if isinstance(t, ScalarType) else None
+
+
+def _binds_a_private_value(sizes: Mapping[str, int], found) -> Selector:
+    """A map whose function computes `found(f)` (an invariant or a repeated computation), an array of at most
+    `HOISTED_PRIVATE_LIMIT` scalars under the size binding (a reduction's result, a row of weights): bound in a
+    work-item, it lives in private memory."""
+    def test(ctx) -> bool:
+        f = ctx.node.f.f
+        e = found(f) if isinstance(f, Lambda) else None
+        n = None if e is None else _scalars(e.t, sizes)
+        return n is not None and n <= HOISTED_PRIVATE_LIMIT
+
+    return Selector(test, f"private_{found.__name__}")
+
+
+def hoist_invariants(sizes: Optional[Mapping[str, int]] = None) -> Strategy:
+    """Every computation that a map outside every map does without its element, let-bound before the map
+    (`lift.rules.let_floating`): computed once, in kernels of its own; then, inside maps, every such array of
+    at most `HOISTED_PRIVATE_LIMIT` scalars under `sizes` (a row's maximum or sum in a map over rows:
+    `map(λrow. map(λv. v / sum(row))(row))`; a query row's softmax weights in attention's map over the columns
+    of `V`), computed once per element of the enclosing map instead of once per element of the inner one; every
+    such array a mapped function computes twice (attention's scores of a query row, read by its maximum and its
+    exponentials), computed once per element (`share-computation`); the lets moved out of the calls taking them
+    (`let-out-of-argument`), so that maps they separated fuse."""
+    sizes = dict(sizes or {})
+    return (normalize(where(is_call(P.Map) & ~inside()) >> rewrite("hoist-invariant"))
+            >> normalize(where(is_call(P.Map) & inside() & _binds_a_private_value(sizes, invariant_computation))
+                         >> rewrite("hoist-invariant"))
+            >> normalize(where(is_call(P.Map) & _binds_a_private_value(sizes, repeated_computation))
+                         >> rewrite("share-computation"))
+            >> normalize(where(inside()) >> rewrite("let-out-of-argument")))
+
 
 _FUSE_MAPS = normalize(where(is_call(P.Map) & Selector(lambda c: isinstance(c.node.args[0], FunCall)
                                                        and isinstance(c.node.args[0].f, P.Map), "of_map"))
@@ -531,7 +565,7 @@ def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
     binds the program's sizes (its splits and paddings need them: a kernel for any size is not blocked)."""
     from lift.rules.macro_rules import register_blocked
 
-    blocked = register_blocked(*BLOCK, padded=True)
+    blocked = register_blocked(*BLOCK, padded=True) | register_blocked(*SMALL_BLOCK)
     return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
                     "register_blocked")
 
@@ -598,7 +632,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                 if _vectorises(vector_width) else identity)
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> row_blocks >> top_maps
                >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
+    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
 

@@ -2,6 +2,7 @@
 
     map(λv. B[e])(xs[e]) → (λs. map(λv. B[s])(xs[s]))(e) (e reads no parameter bound in λv. B)   (hoist-invariant)
     f((λs. B)(e))        → (λs. f(B))(e)                    (s not free in f)          (let-out-of-argument)
+    map(λv. B[e, e])     → map(λv. (λs. B[s, s])(e))        (e reads only v and outer parameters) (share-computation)
 
 This is β-reduction read right to left, so it holds for every `e`; it pays where `e` is a computation (a
 reduction, a map: a call of a pattern that is not a view), which the map would otherwise repeat once per
@@ -12,7 +13,9 @@ argument is a top-level computation, computed in kernels of its own into global 
 (`lift.opencl_gen.destinations`), which the map then reads. The computation floated is the
 first invariant one found from the top of the body, left to right; applying the rule again floats the next.
 A let floated out of a map in an argument (`map(g)(map(λv. h(v, m))(xs))`, `m` a row's maximum) moves out of
-the call that takes it, so that the two maps are composed again, and fuse.
+the call that takes it, so that the two maps are composed again, and fuse. A computation that a mapped function
+does twice (a query row's scores in attention, `max(scores)` and `exp(scores - max)`, written as one Python variable
+used twice) is bound once per element instead (`share-computation`, common-subexpression elimination).
 """
 
 from __future__ import annotations
@@ -59,6 +62,49 @@ def replaced(body: Expr, e: Expr, s) -> Expr:
     return body.map_children(lambda c: replaced(c, e, s))
 
 
+def repeated_computation(f: Lambda) -> Optional[FunCall]:
+    """The first computation in the body of `f` (outermost, left to right) that occurs there more than once and
+    reads only parameters of `f` and of its context: an array-valued call of a pattern that is not a view."""
+    scope = free_params(f) | frozenset(f.params)
+
+    def search(e) -> Optional[FunCall]:
+        if (is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= scope
+                and occurrences(f.body, e) > 1):
+            return e
+        for _, c in e.children():
+            found = search(c)
+            if found is not None:
+                return found
+        return None
+
+    return search(f.body)
+
+
+def occurrences(body: Expr, e: Expr) -> int:
+    """How often `e` occurs in `body` (structural equality; an occurrence inside another is not counted)."""
+    if body == e:
+        return 1
+    return sum(occurrences(c, e) for _, c in body.children())
+
+
+def _repeated(call: FunCall) -> tuple:
+    f = call.f.f
+    requires(isinstance(f, Lambda), "the mapped function is not a lambda")
+    e = repeated_computation(f)
+    requires(e is not None, "the mapped function computes nothing twice")
+    return (e,)
+
+
+@rule("share-computation", figure="let", heads=AbstractMap, on_functions=False, match=_repeated,
+      description="a computation the mapped function does twice is let-bound once per element",
+      equation="map(λv. B[e, e]) → map(λv. (λs. B[s, s])(e))    (e reads only v and outer parameters)")
+def share_computation(call: FunCall, e: Expr) -> Expr:
+    s = fresh_param("s")
+    f = call.f.f
+    return FunCall(replace(call.f, f=Lambda(f.params, FunCall(Lambda((s,), replaced(f.body, e, s)), (e,)))),
+                   call.args)
+
+
 def _let_argument(call: FunCall) -> tuple:
     lets = [k for k, a in enumerate(call.args) if isinstance(a, FunCall) and isinstance(a.f, Lambda)
             and len(a.f.params) == len(a.args) == 1]
@@ -78,4 +124,4 @@ def let_out_of_argument(call: FunCall, k: int) -> Expr:
     return FunCall(Lambda(let.f.params, FunCall(call.f, call.args[:k] + (let.f.body,) + call.args[k + 1:])), let.args)
 
 
-RULES = (hoist_invariant, let_out_of_argument)
+RULES = (hoist_invariant, share_computation, let_out_of_argument)

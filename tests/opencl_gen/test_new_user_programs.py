@@ -1,5 +1,7 @@
 """The programs of issue 18's new user (`examples/layernorm.py`, `conv5x5.py`, `cosine.py`, `horner.py`,
-`argmax.py`, `gemv_relu.py`, `complex_mul.py`, `box3d.py`: written from the README, nothing tuned) compiled by
+`argmax.py`, `gemv_relu.py`, `complex_mul.py`, `box3d.py`; `attention.py`, `logreg_grad.py`, `sobel.py`, `life.py`,
+`spmv_ell.py`, `gauss_sep.py`, `maxpool.py`, `lse_outer.py`, `batched_matmul.py`: written from the README, nothing
+tuned) compiled by
 `lift.compile` with the default lowering at small odd sizes, against their numpy references and the
 interpreter."""
 
@@ -22,6 +24,9 @@ def _flat(a):
     ("layernorm", {"R": 7, "C": 19}), ("conv5x5", {"M": 11, "N": 13}), ("cosine", {"M": 5, "N": 7, "K": 17}),
     ("horner", {"N": 101, "D": 5}), ("argmax", {"N": 1009}), ("gemv_relu", {"M": 13, "N": 31}),
     ("complex_mul", {"N": 67}), ("box3d", {"O": 5, "M": 7, "N": 3}),
+    ("attention", {"S": 13, "D": 7}), ("logreg_grad", {"N": 101, "D": 7}), ("sobel", {"M": 11, "N": 13}),
+    ("life", {"M": 11, "N": 13}), ("spmv_ell", {"N": 101, "M": 37}), ("gauss_sep", {"M": 11, "N": 13}),
+    ("maxpool", {"M": 5, "N": 7}), ("lse_outer", {"M": 17, "N": 13}), ("batched_matmul", {"B": 13}),
 ])
 def test_new_user_programs_compute_numpy_s(examples, name, sizes):
     pf = examples[name]
@@ -31,3 +36,16 @@ def test_new_user_programs_compute_numpy_s(examples, name, sizes):
     np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-4, atol=1e-5)
     interpreted = _flat(lift.interpret(pf.kernels[name], *inputs, numpy_shapes=True))
     np.testing.assert_allclose(got, interpreted.reshape(got.shape), rtol=1e-4, atol=1e-5)
+
+
+@needs_device
+def test_a_batch_of_small_products_is_register_blocked(examples):
+    """10,007 8x8 products (`examples/batched_matmul.py`, here 13): `BLOCK`'s 4 × 16 does not divide 8, so the default
+    lowering blocks each product's rows in `SMALL_BLOCK`s, 8 results of float4 updates in private accumulators
+    (0.54x numpy before, 2.9x after, at B = 10,007 on PoCL), and computes numpy's products."""
+    pf, sizes = examples["batched_matmul"], {"B": 13}
+    compiled = lift.compile(pf.kernels["batched_matmul"], sizes=sizes, lowering="default")
+    lowered = lift.paper(compiled.lowered())
+    assert "toPrivate(reduce-seq" in lowered and "vectorize-4(mult)" in lowered, lowered
+    inputs = pf.inputs("batched_matmul", sizes, seed=4)
+    np.testing.assert_allclose(compiled(*inputs), pf.namespace["reference"](*inputs), rtol=1e-5, atol=1e-6)

@@ -308,3 +308,22 @@ def test_stencils_under_oclgrind(examples, tmp_path, kernel, sizes):
                  **{k: w for k, (w, _, _) in HIGH_LEVEL.items()}}[kernel]
     got = got.reshape(a.shape)  # the high-level stencils end in a literal-1 axis, except jacobi1d_high (joined)
     _check(got, _stencil(a, 0.0 if kernel == "conv2d_zero" else "clamp", reference))
+
+
+@needs_device
+@pytest.mark.parametrize("left, right, n", [(1, 1, 7), (2, 3, 3), (1, 0, 1), (4, 5, 3), (3, 3, 2), (0, 2, 2)])
+def test_wrapped_reads_at_every_pad_width(left, right, n):
+    """`pad(l, r, wrap)` read by a kernel: one comparison each way where neither pad is longer than the array,
+    C's `%` where one is (a pad of 4 around 3 elements wraps more than once), both numpy's `wrap`."""
+    N = SizeVar("N")
+    from lift import userfun
+
+    @userfun
+    def copy(x: Float) -> Float:
+        return x
+
+    program = fun([ArrayType(Float, N)], lambda a: MapGlb(copy)(Pad(left, right, "wrap")(a)))
+    a = _grid(n)
+    compiled = compile(program, sizes={"N": n})
+    assert ("%" in compiled.source) == (max(left, right) > n)
+    _check(compiled(a), np.pad(a, (left, right), mode="wrap"))

@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, fun, paper, userfun
+from lift import ArrayType, Float, Map, Reduce, SizeVar, Zip, fun, paper, userfun
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from userfuns import absf, add, divide_by, maxf, pair_force
 
@@ -97,13 +100,99 @@ def test_every_let_floating_rewrite_of_softmax_means_the_same(examples):
 
 def test_the_default_lowering_computes_a_rows_reductions_once_per_row(examples):
     """Softmax per row: the row's maximum and sum are bound inside the map over rows (not recomputed for each
-    element: O(C) work per row, not O(C^2)), the maps over the row fused; the result is numpy's."""
+    element: O(C) work per row, not O(C^2)), the maximum once though both maps read it (`share-computation`),
+    the maps over the row fused; the result is numpy's."""
     from lift.rules.default_lowering import default_lowering
 
     softmax, reference = examples["softmax"].kernels["softmax"], examples["softmax"].namespace["reference"]
     lowered = default_lowering(softmax, {"R": 5, "C": 7}).replay(softmax, RewriteEngine(sizes={"R": 5, "C": 7}))
     text = paper(lowered)
-    assert text.startswith("map-global((λ") and text.count("reduce-seq(") == 3 and text.count("map-seq(") == 1
+    assert text.startswith("map-global(((λ") and text.count("reduce-seq(") == 2 and text.count("map-seq(") == 1
     assert "map-global[1]" not in text
     a = RNG.uniform(-2.0, 2.0, (5, 7)).astype(np.float32)
     np.testing.assert_allclose(lift.interpret(lowered, a), reference(a), rtol=1e-5)
+
+
+def _shared(program):
+    """`share-computation` applied wherever the engine offers it, until it offers it nowhere."""
+    for _ in range(8):
+        rewrites = [rw for rw in ENGINE.rewrites(program) if rw.rule == "share-computation"]
+        if not rewrites:
+            return program
+        program = ENGINE.apply(program, rewrites[0])
+    raise AssertionError(f"share-computation still applies to {paper(program)}")
+
+
+def test_a_computation_a_mapped_function_does_twice_is_bound_once_per_element():
+    M = SizeVar("M")
+    program = fun([ArrayType(ArrayType(Float, N), M)],
+                  lambda a: Map(lambda row: Map(mult)(Zip(Map(absf)(row), Map(neg)(Map(absf)(row)))))(a))
+    shared = _shared(program)
+    assert paper(shared) == "map((λ s_0. map(mult) ∘ zip(s_0, map(neg)(s_0))) ∘ map(absf))"
+    a = RNG.uniform(-1.0, 1.0, (3, 5)).astype(np.float32)
+    np.testing.assert_array_equal(lift.interpret(shared, a), -np.abs(a) * np.abs(a))
+
+
+def test_a_computation_reading_an_inner_parameter_is_not_shared():
+    """`map(absf)(r)` reads `r`, bound inside the row's function: it is not one value per row."""
+    M = SizeVar("M")
+    program = fun([ArrayType(ArrayType(ArrayType(Float, N), N), M)],
+                  lambda a: Map(lambda m: Map(lambda r: Map(mult)(Zip(Map(absf)(r), Map(absf)(r))))(m))(a))
+    with pytest.raises(RuleNotApplicable, match="computes nothing twice"):
+        ENGINE.apply(program, Rewrite.of("share-computation", "body"))
+    assert len([rw for rw in ENGINE.rewrites(program) if rw.rule == "share-computation"]) == 1
+    a = RNG.uniform(-1.0, 1.0, (2, 3, 3)).astype(np.float32)
+    np.testing.assert_array_equal(lift.interpret(_shared(program), a), a * a)
+
+
+
+@userfun
+def neg(x: Float) -> Float:
+    return -x
+
+
+@userfun
+def mult(x: Float, y: Float) -> Float:
+    return x * y
+
+
+UNARY = (absf, neg)
+
+
+@given(st.integers(1, 4), st.integers(1, 9), st.sampled_from(("zip", "reduce", "nested")),
+       st.sampled_from(UNARY), st.sampled_from(UNARY), st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_sharing_computations_means_the_same(m, n, shape, u1, u2, seed):
+    """Random maps over rows whose function computes `e = map(u2) ∘ map(u1)(row)` two or three times: after
+    `share-computation` wherever it applies, the interpreter's result is numpy's."""
+    M = SizeVar("M")
+    e = lambda row: Map(u2)(Map(u1)(row))
+    bodies = {"zip": lambda row: Map(mult)(Zip(e(row), Map(u1)(e(row)))),
+              "reduce": lambda row: Reduce(add, 0.0)(Map(mult)(Zip(e(row), e(row)))),
+              "nested": lambda row: Map(add)(Zip(e(row), Map(mult)(Zip(e(row), e(row)))))}
+    program = fun([ArrayType(ArrayType(Float, N), M)], lambda a: Map(bodies[shape])(a))
+    shared = _shared(program)
+    assert paper(shared).count("map(λ") < paper(program).count("map(λ") or "s_0" in paper(shared)
+    a = np.random.default_rng(seed).uniform(-2.0, 2.0, (m, n)).astype(np.float32)
+    ev = {absf: np.abs, neg: np.negative}
+    v = ev[u2](ev[u1](a))
+    want = {"zip": lambda: v * ev[u1](v), "reduce": lambda: (v * v).sum(axis=1, keepdims=True),
+            "nested": lambda: v + v * v}[shape]()
+    np.testing.assert_allclose(lift.interpret(shared, a), want, rtol=1e-5)
+    np.testing.assert_allclose(lift.interpret(shared, a), lift.interpret(program, a), rtol=1e-6)
+
+
+def test_the_default_lowering_computes_attention_s_scores_once_per_query(examples):
+    """Attention written as a new user writes it (`examples/attention.py`): the scores of a query row, read by
+    their maximum, their exponentials and their sum, are computed once per row (`share-computation`), and the
+    softmax weights once per row, not once per column of V (`hoist-invariant` of an array of `S` floats);
+    the result is numpy's."""
+    from lift.rules.default_lowering import default_lowering
+
+    pf = examples["attention"]
+    attention, sizes = pf.kernels["attention"], {"S": 13, "D": 7}
+    lowered = default_lowering(attention, sizes).replay(attention, RewriteEngine(sizes=sizes))
+    assert paper(lowered).count("map-seq(λ k.") == 1
+    inputs = pf.inputs("attention", sizes, seed=1)
+    np.testing.assert_allclose(lift.interpret(lowered, *inputs), pf.namespace["reference"](*inputs), rtol=1e-4,
+                               atol=1e-6)

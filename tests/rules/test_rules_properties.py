@@ -32,7 +32,8 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 
 # Rules of shapes these programs do not build (tuples of outputs, unzips, zips of zips, transposed gemvs):
 # tests/rules/test_call_fusion.py checks them; maps of computations independent of the element:
-# tests/rules/test_let_floating.py; matrix multiply's macro rules: tests/rules/test_macro_rules.py; a map reading
+# tests/rules/test_let_floating.py (and computations a mapped function does twice, `share-computation`, a property
+# there); matrix multiply's macro rules: tests/rules/test_macro_rules.py; a map reading
 # its element through a view (a stencil's `join(nb)`): tests/rules/test_column_sums.py; maps of user functions giving
 # tuples: tests/rules/test_vectorize_userfun.py; zips of joins: tests/rules/test_join_folding.py; lets in arguments:
 # tests/rules/test_let_floating.py; user functions of rows and windows: tests/rules/test_private_arguments.py;
@@ -40,8 +41,8 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # a value that is not neutral: tests/rules/test_reduce_init.py; routine calls: tests/rules/test_routine_inlining.py;
 # padded columns of a matrix, the first columns of one, a padded matrix a map reads: tests/rules/test_padded_blocks.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
-                   "map-reduce-interchange", "map-accum-fusion", "hoist-invariant", "split-transpose",
-                   "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
+                   "map-reduce-interchange", "map-accum-fusion", "hoist-invariant", "share-computation",
+                   "split-transpose", "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
                    "map-view-fission", "vectorize-tuple-map", "zip-join", "let-out-of-argument", "private-argument",
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
                    "pad-transpose", "map-take-transpose", "pad-copy"}

@@ -1,0 +1,86 @@
+"""Issue 18's programs written as a new user would, at odd sizes, against numpy: the default lowering and, where
+`lift explore` wrote a winner under `--explored DIR/<kernel>/`, that winner.
+
+    python -m benchmarks.bench_new_user [--rounds 7] [--explored DIR] [--program attention ...]
+
+Each program's kernel is compiled (`lift.compile`, the default lowering; the winner replayed from its derivation),
+checked against the file's numpy `reference` (relative to the output's magnitude), then timed in `--rounds`
+interleaved rounds: the kernels' time (the best of 3 launches, inputs on the device) and numpy's `reference` on the
+host. Prints best and median times and the ratios numpy / lift (above 1: lift is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import lift
+from lift.ir.program_file import load_program_file
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PROGRAMS = ("attention", "logreg_grad", "sobel", "life", "spmv_ell", "gauss_sep", "maxpool", "lse_outer",
+            "batched_matmul")
+
+
+def relative_error(got, want) -> float:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64).reshape(np.shape(got))
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+def kernel_ms(run) -> float:
+    return min(sum(run.launch()) for _ in range(3))
+
+
+def host_ms(f, inputs) -> float:
+    start = time.perf_counter()
+    f(*inputs)
+    return (time.perf_counter() - start) * 1e3
+
+
+def bench(name: str, rounds: int, explored) -> list:
+    """Rows `(program, contender, sizes, error, best ms, median ms, numpy best / best, numpy median / median)`."""
+    pf = load_program_file(EXAMPLES / f"{name}.py")
+    program, sizes = pf.kernels[name], pf.bind()
+    inputs, reference = pf.inputs(name, sizes), pf.namespace["reference"]
+    want = reference(*inputs)
+    lowerings = {"default": "default"}
+    if explored is not None and (explored / name).is_dir():
+        lowerings["explored"] = explored / name
+    runs, errors = {}, {}
+    for label, lowering in lowerings.items():
+        compiled = lift.compile(program, sizes=sizes, name=name, lowering=lowering)
+        errors[label] = relative_error(compiled(*inputs), want)
+        runs[label] = compiled.prepare(*inputs)
+        runs[label].upload()
+    times = {label: [] for label in (*runs, "numpy")}
+    for _ in range(rounds):
+        for label, run in runs.items():
+            times[label].append(kernel_ms(run))
+        times["numpy"].append(host_ms(reference, inputs))
+    best, median = min(times["numpy"]), statistics.median(times["numpy"])
+    text = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    return [(name, label, text, errors[label], min(times[label]), statistics.median(times[label]),
+             best / min(times[label]), median / statistics.median(times[label])) for label in runs] + \
+        [(name, "numpy", text, 0.0, best, median, 1.0, 1.0)]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--explored", type=Path, default=None, help="folder of `lift explore --out` folders by kernel")
+    parser.add_argument("--program", nargs="*", default=list(PROGRAMS), choices=PROGRAMS)
+    args = parser.parse_args(argv)
+    print(f"{'program':15} {'contender':9} {'sizes':20} {'rel. error':>10} {'best ms':>9} {'median ms':>9} "
+          f"{'numpy/lift best':>15} {'median':>7}")
+    for name in args.program:
+        for row in bench(name, args.rounds, args.explored):
+            print(f"{row[0]:15} {row[1]:9} {row[2]:20} {row[3]:10.1e} {row[4]:9.3f} {row[5]:9.3f} {row[6]:15.2f} "
+                  f"{row[7]:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
