@@ -110,9 +110,9 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
-                                 identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
-                                 where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, choice, first_of,
+                                 function, identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite,
+                                 try_, where)
 from lift.rules.transposition import walked_transposition
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
@@ -489,6 +489,14 @@ COLUMN_BLOCKS = range(64, 7, -1)
 """The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
 
 
+def _column_block(t, sizes: Mapping[str, int]) -> Optional[int]:
+    """The widest of `COLUMN_BLOCKS` that divides the number of columns of the matrix `t` (transposed: its length)
+    and leaves two blocks, where it has `MIN_CHUNK` rows or more; None if none."""
+    cols, rows = _length(t, sizes), _length(t.elem, sizes)
+    w = next((w for w in COLUMN_BLOCKS if cols and cols % w == 0 and cols // w >= 2), None)
+    return None if rows is None or rows < MIN_CHUNK else w
+
+
 def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
     """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of the widest of
     `COLUMN_BLOCKS` that divides its number of columns (leaving two blocks at least), if one does
@@ -496,12 +504,37 @@ def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
     from lift.rules.column_sums import blocked_columns, column_reduction
 
     def run(focus: Focus):
-        t = focus.ctx.node.args[0].t
-        cols, rows = _length(t, sizes), _length(t.elem, sizes)
-        w = next((w for w in COLUMN_BLOCKS if cols and cols % w == 0 and cols // w >= 2), None)
-        return None if w is None or rows is None or rows < MIN_CHUNK else blocked_columns(w)(focus)
+        w = _column_block(focus.ctx.node.args[0].t, sizes)
+        return None if w is None else blocked_columns(w)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
+
+
+def _folds_split_off(sizes: Mapping[str, int], row_block: int) -> Strategy:
+    """At a map outside every map whose function folds a component of its element off its spine (`relu(dot(row,
+    x) + b)`): the fold mapped on its own (`map-subterm-fission`, `lift.rules.subterm_fission`) where that map is
+    then a column reduction in blocks (step 1a) or a map of row reductions in blocks of `row_block` (step 3b)
+    (module docstring, step 0c)."""
+    from lift.rules.column_sums import column_reduction
+    from lift.rules.subterm_fission import folds, split_component
+
+    def blocked(ctx) -> bool:
+        t = ctx.node.args[0].t
+        if column_reduction(ctx):
+            return _column_block(t, sizes) is not None
+        return reduces_rows(sizes)(ctx) and _in_blocks(_length(t, sizes), row_block)
+
+    fast = where(is_call(P.Map) & Selector(blocked, "blocked"))
+
+    def split(at: int, k: Optional[int]) -> Strategy:
+        return rewrite("map-subterm-fission", at=at) >> argument(0, fast if k is None else argument(k, fast))
+
+    def run(focus: Focus):
+        call = focus.ctx.node
+        moves = [split(at, split_component(call, at)) for at in folds(call)]
+        return choice(*moves)(focus) if moves else None
+
+    return normalize(where(is_call(P.Map) & ~inside() & high_level) >> Strategy(run, "folds_split_off"))
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
@@ -557,10 +590,14 @@ def _row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
     blocked = row_blocks(h)
 
     def run(focus: Focus):
-        length = _length(focus.ctx.node.args[0].t, sizes)
-        return blocked(focus) if h > 1 and length is not None and length % h == 0 and length >= 2 * h else None
+        return blocked(focus) if _in_blocks(_length(focus.ctx.node.args[0].t, sizes), h) else None
 
     return Strategy(run, f"row_blocks({h})")
+
+
+def _in_blocks(length: Optional[int], h: int) -> bool:
+    """Whether `length` rows go in blocks of `h` (step 3b): `h` divides them and leaves two blocks at least."""
+    return h > 1 and length is not None and length % h == 0 and length >= 2 * h
 
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
@@ -582,7 +619,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                 if _vectorises(vector_width) else identity)
     general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> row_blocks >> top_maps
                >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS
+    split_folds = _folds_split_off(sizes, row_block) if _vectorises(vector_width) else identity
+    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS >> split_folds
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
 
