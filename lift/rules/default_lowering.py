@@ -26,7 +26,10 @@ chooses, in order:
    divides their number) row by row into `w` accumulators on one global work-item each
    (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster),
    on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
-   column 0.071 ms);
+   column 0.071 ms); a column reduction written in a user function's argument, off the spine of a map's
+   function and reading one zipped component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
+   is first mapped on its own where it is then blocked so (`map-subterm-fission`, `lift.rules.subterm_fission`:
+   `zip(x, map(λcol. dot(col, y))(transpose(A)))`), the rest an elementwise map over its results;
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
@@ -65,7 +68,9 @@ chooses, in order:
    its block's rows at once into private accumulators (`lift.rules.row_blocking`: `h` independent chains of
    additions in flight, the other zipped arrays, gemv's `x`, read once per block), on a device where vectors
    pay (a CPU's few wide cores; a GPU, of native vector width 1, needs the rows' parallelism: gemv 4096² on an
-   H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4);
+   H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4); a fold of rows in a user function's
+   argument (`relu(dot(row, x) + b)` over `zip(A, b)`) is first mapped on its own where its map is then blocked
+   so (`map-subterm-fission`, as in step 1a; after step 1's fusion, which would fuse it back);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
@@ -510,24 +515,16 @@ def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
 
 
-def _folds_split_off(sizes: Mapping[str, int], row_block: int) -> Strategy:
-    """At a map outside every map whose function folds a component of its element off its spine (`relu(dot(row,
-    x) + b)`): the fold mapped on its own (`map-subterm-fission`, `lift.rules.subterm_fission`) where that map is
-    then a column reduction in blocks (step 1a) or a map of row reductions in blocks of `row_block` (step 3b)
-    (module docstring, step 0c)."""
-    from lift.rules.column_sums import column_reduction
+def folds_split_off(accept: Selector) -> Strategy:
+    """At every map outside every map whose function folds a component of its element off its spine
+    (`relu(dot(row, x) + b)`): the fold mapped on its own (`map-subterm-fission`, `lift.rules.subterm_fission`)
+    where that map, a map of folds, is one `accept` selects."""
     from lift.rules.subterm_fission import folds, split_component
 
-    def blocked(ctx) -> bool:
-        t = ctx.node.args[0].t
-        if column_reduction(ctx):
-            return _column_block(t, sizes) is not None
-        return reduces_rows(sizes)(ctx) and _in_blocks(_length(t, sizes), row_block)
-
-    fast = where(is_call(P.Map) & Selector(blocked, "blocked"))
+    there = where(is_call(P.Map) & accept)
 
     def split(at: int, k: Optional[int]) -> Strategy:
-        return rewrite("map-subterm-fission", at=at) >> argument(0, fast if k is None else argument(k, fast))
+        return rewrite("map-subterm-fission", at=at) >> argument(0, there if k is None else argument(k, there))
 
     def run(focus: Focus):
         call = focus.ctx.node
@@ -535,6 +532,20 @@ def _folds_split_off(sizes: Mapping[str, int], row_block: int) -> Strategy:
         return choice(*moves)(focus) if moves else None
 
     return normalize(where(is_call(P.Map) & ~inside() & high_level) >> Strategy(run, "folds_split_off"))
+
+
+def _blocked_columns(sizes: Mapping[str, int]) -> Selector:
+    """A column reduction that step 1a blocks."""
+    from lift.rules.column_sums import column_reduction
+
+    return column_reduction & Selector(lambda ctx: _column_block(ctx.node.args[0].t, sizes) is not None,
+                                       "blocked_columns")
+
+
+def _blocked_rows(sizes: Mapping[str, int], row_block: int) -> Selector:
+    """A map of row reductions that step 3b blocks in `row_block` rows."""
+    return reduces_rows(sizes) & Selector(lambda ctx: _in_blocks(_length(ctx.node.args[0].t, sizes), row_block),
+                                          "blocked_rows")
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
@@ -617,10 +628,12 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
                 if _vectorises(vector_width) else identity)
-    general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> row_blocks >> top_maps
-               >> lower_rest >> clean_up)
-    split_folds = _folds_split_off(sizes, row_block) if _vectorises(vector_width) else identity
-    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS >> split_folds
+    split_columns, split_rows = ((folds_split_off(_blocked_columns(sizes)),
+                                  folds_split_off(_blocked_rows(sizes, row_block)))
+                                 if _vectorises(vector_width) else (identity, identity))
+    general = (stencils >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
+               >> top_maps >> lower_rest >> clean_up)
+    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants >> _FUSE_MAPS >> split_columns
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
 
