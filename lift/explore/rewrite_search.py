@@ -46,8 +46,9 @@ from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduct
                                    grid_windows, partial_column_sums, private_folds, transpose_tiles, transposition,
                                    vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
-                                        default_lowering, folds_split_off, high_level, hoist_invariants, named_elements,
-                                        pad_reduction, reduces_rows, unrolled_iterations)
+                                        default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
+                                        reduces_rows, unrolled_iterations)
+from lift.rules.fold_splitting import folds_split_off
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.row_blocking import row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,

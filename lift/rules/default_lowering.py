@@ -110,6 +110,7 @@ from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.fold_splitting import folds_split_off
 from lift.rules.fusion import of_arrays
 from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
@@ -513,25 +514,6 @@ def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
         return None if w is None else blocked_columns(w)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
-
-
-def folds_split_off(accept: Selector) -> Strategy:
-    """At every map outside every map whose function folds a component of its element off its spine
-    (`relu(dot(row, x) + b)`): the fold mapped on its own (`map-subterm-fission`, `lift.rules.subterm_fission`)
-    where that map, a map of folds, is one `accept` selects."""
-    from lift.rules.subterm_fission import folds, split_component
-
-    there = where(is_call(P.Map) & accept)
-
-    def split(at: int, k: Optional[int]) -> Strategy:
-        return rewrite("map-subterm-fission", at=at) >> argument(0, there if k is None else argument(k, there))
-
-    def run(focus: Focus):
-        call = focus.ctx.node
-        moves = [split(at, split_component(call, at)) for at in folds(call)]
-        return choice(*moves)(focus) if moves else None
-
-    return normalize(where(is_call(P.Map) & ~inside() & high_level) >> Strategy(run, "folds_split_off"))
 
 
 def _blocked_columns(sizes: Mapping[str, int]) -> Selector:
