@@ -90,14 +90,17 @@ def partial_column_sums(chunk: int, width: Optional[int] = None) -> Strategy:
             >> rewrite("map-to-global", dim=0))
 
 
-def blocked_columns(w: int) -> Strategy:
+def blocked_columns(w: int, padded: bool = False) -> Strategy:
     """At a `column_reduction` over a number of columns that `w` divides: the columns in blocks of `w`
     (split-join, 3(c); `split-transpose`), each block's columns folded row by row into `w` accumulators
     (`map-reduce-interchange`, 3(d)) by one global work-item, which reads `w` adjacent elements of each row of
-    the matrix where a work-item per column reads one element per row."""
-    return (try_(function(function(rewrite("reduce-map-id")))) >> rewrite("split-join", n=w)
-            >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
-            >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> argument(0, GLOBAL0))
+    the matrix where a work-item per column reads one element per row. `padded`: the columns first padded to a
+    multiple of `w` (`pad-map`, a power of two; `pad-transpose`: each row padded at its end), the padding's
+    results dropped, so that `w` need not divide their number."""
+    blocks = (try_(function(function(rewrite("reduce-map-id")))) >> rewrite("split-join", n=w)
+              >> arguments(0, 0)(rewrite("split-transpose")) >> argument(0, rewrite("map-fusion"))
+              >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> argument(0, GLOBAL0))
+    return rewrite("pad-map", k=w) >> argument(0, argument(0, rewrite("pad-transpose")) >> blocks) if padded else blocks
 
 
 def _small_rows(ctx) -> bool:

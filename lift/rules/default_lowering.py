@@ -23,8 +23,10 @@ chooses, in order:
    as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
    once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
    over `MIN_CHUNK` rows or more folds blocks of `w` columns (the widest of `COLUMN_BLOCKS`, 64 down to 8, that
-   divides their number) row by row into `w` accumulators on one global work-item each
-   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster),
+   divides their number, else the widest power of two of them over the columns padded to a multiple of it,
+   `pad-map`, `pad-transpose`) row by row into `w` accumulators on one global work-item each
+   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster;
+   mvt's `Aᵀy` at 2003², a prime, 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms),
    on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
    column 0.071 ms); a column reduction written in a user function's argument, off the spine of a map's
    function and reading one zipped component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
@@ -495,23 +497,28 @@ COLUMN_BLOCKS = range(64, 7, -1)
 """The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
 
 
-def _column_block(t, sizes: Mapping[str, int]) -> Optional[int]:
-    """The widest of `COLUMN_BLOCKS` that divides the number of columns of the matrix `t` (transposed: its length)
-    and leaves two blocks, where it has `MIN_CHUNK` rows or more; None if none."""
+def _column_block(t, sizes: Mapping[str, int]) -> Optional[tuple]:
+    """`(w, padded)` for the columns of the matrix `t` (transposed: its length) of `MIN_CHUNK` rows or more: the
+    widest of `COLUMN_BLOCKS` that divides their number and leaves two blocks, else the widest power of two
+    among them that leaves two blocks of the columns padded to a multiple of it (`padded`); None if none."""
     cols, rows = _length(t, sizes), _length(t.elem, sizes)
-    w = next((w for w in COLUMN_BLOCKS if cols and cols % w == 0 and cols // w >= 2), None)
-    return None if rows is None or rows < MIN_CHUNK else w
+    if cols is None or rows is None or rows < MIN_CHUNK:
+        return None
+    w = next((w for w in COLUMN_BLOCKS if cols % w == 0 and cols // w >= 2), None)
+    if w is not None:
+        return w, False
+    w = next((w for w in COLUMN_BLOCKS if w & (w - 1) == 0 and -(-cols // w) >= 2), None)
+    return None if w is None else (w, True)
 
 
 def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
-    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of the widest of
-    `COLUMN_BLOCKS` that divides its number of columns (leaving two blocks at least), if one does
-    (`lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
+    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of `COLUMN_BLOCKS`
+    columns (`_column_block`; `lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
     from lift.rules.column_sums import blocked_columns, column_reduction
 
     def run(focus: Focus):
-        w = _column_block(focus.ctx.node.args[0].t, sizes)
-        return None if w is None else blocked_columns(w)(focus)
+        block = _column_block(focus.ctx.node.args[0].t, sizes)
+        return None if block is None else blocked_columns(*block)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
 

@@ -30,7 +30,12 @@ A map computes its padded elements too, and drops their results:
     map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
 
 `take-n` is a view whose destination drops the writes past `n` (`lift.opencl_gen.views.DroppingView`), so
-the output holds the `n` results; the split map moves (Figure 2) then apply at every size.
+the output holds the `n` results; the split map moves (Figure 2) then apply at every size. The columns of a
+matrix are padded as its rows' ends, so that the column macro rules (`split-transpose`) see a transposition:
+
+    pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))       (v a constant, or clamp)
+
+exact for both: a padded column is `v` in every row, or the last column, a copy of every row's last element.
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ from __future__ import annotations
 from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Tuple, Zip
+from lift.ir.patterns import Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
 from lift.rules.reduction import requires_absorbing
-from lift.rules.rule import requires, rule
+from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
 
 def _multiples(call, ctx) -> list:
@@ -160,4 +165,18 @@ def pad_map(call, k):
     return Take(call.t.length)(call.f(rebuild(_padded(arrays, values, k))))
 
 
-RULES = (pad_reduction, pad_reduction_repeat, pad_map)
+def _padded_transposition(call) -> None:
+    requires_arg_call(call, Transpose, "transpose")
+    v = call.f.value
+    requires(v == "clamp" or (isinstance(v, Literal) and isinstance(v.t, ScalarType)),
+             f"pads the columns with a scalar constant or clamp only, not {v}")
+
+
+@rule("pad-transpose", figure="any-size", heads=PadToMultiple, on_functions=False, match=_padded_transposition,
+      description="the columns of a matrix padded to a multiple of k are its rows, each padded at its end",
+      equation="pad-to-multiple-k(v) ∘ transpose → transpose ∘ map(pad-to-multiple-k(v))")
+def pad_transpose(call):
+    return Transpose()(Map(call.f)(call.args[0].args[0]))
+
+
+RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_transpose)
