@@ -28,6 +28,7 @@ from typing import Optional
 from lift.ir.nodes import Expr, FunCall, Lambda, Param, fresh_param, free_params, is_computation
 from lift.ir.patterns import Get, Map, Reduce, Zip
 from lift.rules.let_floating import replaced
+from lift.rules.location import abstract
 from lift.rules.rule import requires, rule
 
 WHOLE = -1
@@ -100,8 +101,8 @@ def map_subterm_fission(call: FunCall, at: int) -> Expr:
     (p,), q = f.params, fresh_param("q")
     if k is None:
         v = fresh_param("v")
-        return replace(call.f, f=Lambda((v,), replaced(f.body, g, v)))(Map(Lambda((q,), replaced(g, p, q)))(arg))
-    split = Map(Lambda((q,), replaced(g, Get(p, i), q)))(arg.args[i])
+        return replace(call.f, f=Lambda((v,), replaced(f.body, g, v)))(Map(abstract((q,), replaced(g, p, q)))(arg))
+    split = Map(abstract((q,), replaced(g, Get(p, i), q)))(arg.args[i])
     return replace(call.f, f=Lambda((p,), replaced(f.body, g, Get(p, k))))(Zip(*arg.args[:k], split, *arg.args[k + 1:]))
 
 
