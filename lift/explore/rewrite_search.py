@@ -48,8 +48,8 @@ from lift.rules.column_sums import (blocked_grid, blocked_windows, column_reduct
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
                                         default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
                                         reduces_rows, unrolled_iterations)
-from lift.rules.fold_splitting import folds_split_off
 from lift.rules.default_lowering import lower_rest as lower_high_level
+from lift.rules.fold_splitting import folds_split_off
 from lift.rules.row_blocking import row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)

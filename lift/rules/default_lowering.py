@@ -105,7 +105,7 @@ from typing import Mapping, Optional
 from lift.errors import LiftError
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
-from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
@@ -118,9 +118,9 @@ from lift.rules.let_floating import invariant_computation
 from lift.rules.memory import is_copy, private_size
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, choice, first_of,
-                                 function, identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite,
-                                 try_, where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
+                                 identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
+                                 where)
 from lift.rules.transposition import walked_transposition
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
@@ -497,10 +497,12 @@ COLUMN_BLOCKS = range(64, 7, -1)
 """The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
 
 
-def _column_block(t, sizes: Mapping[str, int]) -> Optional[tuple]:
-    """`(w, padded)` for the columns of the matrix `t` (transposed: its length) of `MIN_CHUNK` rows or more: the
-    widest of `COLUMN_BLOCKS` that divides their number and leaves two blocks, else the widest power of two
-    among them that leaves two blocks of the columns padded to a multiple of it (`padded`); None if none."""
+def _column_block(call: FunCall, sizes: Mapping[str, int]) -> Optional[tuple]:
+    """`(w, padded)` for the column reduction `call` over `MIN_CHUNK` rows or more: the widest of `COLUMN_BLOCKS`
+    that divides the number of columns and leaves two blocks, else, where the transposed matrix is one in memory
+    (a parameter: its padded rows are a view of it), the widest power of two among them that leaves two blocks
+    of the columns padded to a multiple of it (`padded`); None if none."""
+    t = call.args[0].t
     cols, rows = _length(t, sizes), _length(t.elem, sizes)
     if cols is None or rows is None or rows < MIN_CHUNK:
         return None
@@ -508,7 +510,7 @@ def _column_block(t, sizes: Mapping[str, int]) -> Optional[tuple]:
     if w is not None:
         return w, False
     w = next((w for w in COLUMN_BLOCKS if w & (w - 1) == 0 and -(-cols // w) >= 2), None)
-    return None if w is None else (w, True)
+    return None if w is None or not isinstance(call.args[0].args[0], Param) else (w, True)
 
 
 def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
@@ -517,7 +519,7 @@ def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
     from lift.rules.column_sums import blocked_columns, column_reduction
 
     def run(focus: Focus):
-        block = _column_block(focus.ctx.node.args[0].t, sizes)
+        block = _column_block(focus.ctx.node, sizes)
         return None if block is None else blocked_columns(*block)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
@@ -527,8 +529,7 @@ def _blocked_columns(sizes: Mapping[str, int]) -> Selector:
     """A column reduction that step 1a blocks."""
     from lift.rules.column_sums import column_reduction
 
-    return column_reduction & Selector(lambda ctx: _column_block(ctx.node.args[0].t, sizes) is not None,
-                                       "blocked_columns")
+    return column_reduction & Selector(lambda ctx: _column_block(ctx.node, sizes) is not None, "blocked_columns")
 
 
 def _blocked_rows(sizes: Mapping[str, int], row_block: int) -> Selector:

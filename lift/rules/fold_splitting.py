@@ -26,4 +26,3 @@ def folds_split_off(accept: Selector) -> Strategy:
         return choice(*moves)(focus) if moves else None
 
     return normalize(where(is_call(P.Map) & ~inside()) >> Strategy(run, "folds_split_off"))
-

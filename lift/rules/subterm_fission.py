@@ -16,8 +16,8 @@ the reduction macro rules match (`lift.rules.column_sums.blocked_columns`, `lift
 lanes of `reduce-lanes`), the rest an elementwise map over its results.
 
 The subterms are the outermost computations (`is_computation`: calls of patterns that are not views) of `B`
-off its spine that read the element so, left to right; the rule's parameter `at` picks one, every occurrence of which is
-replaced.
+off its spine that read the element so, left to right; the rule's parameter `at` picks one, every occurrence of
+which is replaced.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import Optional
 
 from lift.ir.nodes import Expr, FunCall, Lambda, Param, fresh_param, free_params, is_computation
 from lift.ir.patterns import Get, Map, Reduce, Zip
-from lift.rules.let_floating import replaced
 from lift.rules.location import abstract
 from lift.rules.rule import requires, rule
 
 WHOLE = -1
 """`reads`' mark of the element read whole, not through `get-i`."""
 _HOLE = Param("hole")
+"""What stands for a subterm while `_rest` looks at the rest of the body."""
 
 
 def reads(e, p) -> frozenset:
@@ -57,9 +57,19 @@ def _spine(e) -> set:
     return ids
 
 
+def _replaced(e, g, new):
+    """`e` with every occurrence of `g` replaced by `new`, but under a function that binds a name `g` reads (a
+    routine's body, whose parameters may share the names of the program's)."""
+    if e == g:
+        return new
+    if isinstance(e, Lambda) and not free_params(g).isdisjoint(e.params):
+        return e
+    return e.map_children(lambda c: _replaced(c, g, new))
+
+
 def _rest(f: Lambda, g) -> frozenset:
     """How the body of `f` reads its parameter outside the occurrences of `g` (`reads`)."""
-    return reads(replaced(f.body, g, _HOLE), f.params[0])
+    return reads(_replaced(f.body, g, _HOLE), f.params[0])
 
 
 def subterms(call: FunCall) -> list:
@@ -73,6 +83,8 @@ def subterms(call: FunCall) -> list:
     found = []
 
     def visit(e):
+        if isinstance(e, Lambda) and not (outside | {p}).isdisjoint(e.params):
+            return
         if is_computation(e) and id(e) not in spine and free_params(e) - {p} <= outside:
             r, rest = reads(e, p), _rest(f, e)
             if (r == {WHOLE} and not rest) if not zipped else (len(r) == 1 and WHOLE not in r | rest):
@@ -101,9 +113,9 @@ def map_subterm_fission(call: FunCall, at: int) -> Expr:
     (p,), q = f.params, fresh_param("q")
     if k is None:
         v = fresh_param("v")
-        return replace(call.f, f=Lambda((v,), replaced(f.body, g, v)))(Map(abstract((q,), replaced(g, p, q)))(arg))
-    split = Map(abstract((q,), replaced(g, Get(p, i), q)))(arg.args[i])
-    return replace(call.f, f=Lambda((p,), replaced(f.body, g, Get(p, k))))(Zip(*arg.args[:k], split, *arg.args[k + 1:]))
+        return replace(call.f, f=Lambda((v,), _replaced(f.body, g, v)))(Map(abstract((q,), _replaced(g, p, q)))(arg))
+    split = Map(abstract((q,), _replaced(g, Get(p, i), q)))(arg.args[i])
+    return replace(call.f, f=Lambda((p,), _replaced(f.body, g, Get(p, k))))(Zip(*arg.args[:k], split, *arg.args[k + 1:]))
 
 
 def split_component(call: FunCall, at: int) -> Optional[int]:
