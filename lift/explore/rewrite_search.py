@@ -40,6 +40,7 @@ from lift.ir.associativity import absorbs_itself, neutral_element
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
+from lift.rules import location as L
 from lift.rules.location import subtree, walk
 from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, column_reduction, folded_grid,
                                    folded_window_rows, grid_windows, partial_column_sums, private_folds,
@@ -48,6 +49,7 @@ from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as D
                                         default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
                                         reduces_rows, unrolled_iterations)
 from lift.rules.default_lowering import lower_rest as lower_high_level
+from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
 from lift.rules.row_blocking import row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
@@ -387,9 +389,17 @@ class RewriteSearch:
     def build(self):
         """One derivation: iterations outside every map unrolled, maps of user functions of arrays applying them
         to a named element, computations a map does without its element let-bound before it (as the default
-        lowering does), moves at reductions and outermost maps, then lowering and clean-up."""
+        lowering does), the folds off the spine of a map's function that read a component of its element mapped
+        on their own or not (a decision of the bandit, where any is: `map-subterm-fission`), moves at reductions
+        and outermost maps, then lowering and clean-up."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants(self.sizes)) or focus
+        split = self.apply(focus, folds_split_off(column_reduction | reduces_rows(self.sizes)))
+        if split is not None and split.program != focus.program:
+            options = ["whole", "split"]
+            family = options[self.bandit.choose("fission", options)]
+            choices += [("fission", family), (f"fission/{family}", (family, ()))]
+            focus = split if family == "split" else focus
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:
@@ -515,7 +525,8 @@ OUTER_GLOBAL_MOVES = (("global", {"dim": 1}, rewrite("map-to-global", dim=1)),)
 
 
 def _has_global(ctx) -> bool:
-    return any(isinstance(c.node, P.MapGlb) for c in subtree(ctx))
+    """A map whose function has global work-items (not one over an array that a kernel before it computes)."""
+    return any(isinstance(c.node, P.MapGlb) for c in subtree(L.descend(ctx, "f")))
 
 
 def _step_json(s: Rewrite) -> dict:

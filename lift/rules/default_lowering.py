@@ -26,9 +26,13 @@ chooses, in order:
    divides their number, or else the widest power of two whose padding adds at most an eighth, `pad-map-repeat` and
    `pad-transpose`: 997 columns as 16 blocks of 64, the padded columns' results dropped) row by row into `w`
    accumulators on one global work-item each
-   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster),
+   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster;
+   mvt's `Aᵀy` at 2003², a prime, 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms),
    on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
-   column 0.071 ms);
+   column 0.071 ms); a column reduction written in a user function's argument, off the spine of a map's
+   function and reading one zipped component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
+   is first mapped on its own where it is then blocked so (`map-subterm-fission`, `lift.rules.subterm_fission`:
+   `zip(x, map(λcol. dot(col, y))(transpose(A)))`), the rest an elementwise map over its results;
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
@@ -67,7 +71,9 @@ chooses, in order:
    its block's rows at once into private accumulators (`lift.rules.row_blocking`: `h` independent chains of
    additions in flight, the other zipped arrays, gemv's `x`, read once per block), on a device where vectors
    pay (a CPU's few wide cores; a GPU, of native vector width 1, needs the rows' parallelism: gemv 4096² on an
-   H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4);
+   H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4); a fold of rows in a user function's
+   argument (`relu(dot(row, x) + b)` over `zip(A, b)`) is first mapped on its own where its map is then blocked
+   so (`map-subterm-fission`, as in step 1a; after step 1's fusion, which would fuse it back);
 4. a map outside every map runs on global work-items, a map of maps on two dimensions
    (`map-global[1](map-global[0](f))`) where its function is a map over more than one element (under views:
    `join ∘ map(f) ∘ transpose`, a 2-D stencil's rows), a map of maps of maps over `MIN_CHUNK` elements or more
@@ -102,13 +108,14 @@ from typing import Mapping, Optional
 from lift.errors import LiftError
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
-from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
 from lift.rules import location as L
 from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
+from lift.rules.fold_splitting import folds_split_off
 from lift.rules.fusion import of_arrays
 from lift.rules.let_floating import invariant_computation, repeated_computation
 from lift.rules.memory import is_copy
@@ -537,21 +544,43 @@ def column_block(cols: int) -> Optional[int]:
         (w for w in fits if w & (w - 1) == 0 and -cols % w <= cols * MAX_PADDING), None)
 
 
+def _column_width(ctx: L.Context, sizes: Mapping[str, int]) -> Optional[tuple]:
+    """`(w, padded)` for the column reduction at `ctx` over `MIN_CHUNK` rows or more: its `column_block`, and
+    whether it pads the columns (only a matrix in memory, `lift.rules.column_sums.reads_its_matrix`); None if none."""
+    from lift.rules.column_sums import reads_its_matrix
+
+    t = ctx.node.args[0].t
+    cols, rows = _length(t, sizes), _length(t.elem, sizes)
+    w = column_block(cols) if cols else None
+    if w is None or rows is None or rows < MIN_CHUNK or (cols % w and not reads_its_matrix(ctx)):
+        return None
+    return w, cols % w != 0
+
+
 def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
     """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of
     `column_block` columns, padded to a multiple of it where it does not divide them
-    (`lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
+    (`_column_width`; `lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
     from lift.rules.column_sums import blocked_columns, column_reduction
 
     def run(focus: Focus):
-        t = focus.ctx.node.args[0].t
-        cols, rows = _length(t, sizes), _length(t.elem, sizes)
-        w = column_block(cols) if cols else None
-        if w is None or rows is None or rows < MIN_CHUNK:
-            return None
-        return blocked_columns(w, padded=cols % w != 0)(focus)
+        block = _column_width(focus.ctx, sizes)
+        return None if block is None else blocked_columns(*block)(focus)
 
     return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
+
+
+def _blocked_columns(sizes: Mapping[str, int]) -> Selector:
+    """A column reduction that step 1a blocks."""
+    from lift.rules.column_sums import column_reduction
+
+    return column_reduction & Selector(lambda ctx: _column_width(ctx, sizes) is not None, "blocked_columns")
+
+
+def _blocked_rows(sizes: Mapping[str, int], row_block: int) -> Selector:
+    """A map of row reductions that step 3b blocks in `row_block` rows."""
+    return reduces_rows(sizes) & Selector(lambda ctx: _in_blocks(_length(ctx.node.args[0].t, sizes), row_block),
+                                          "blocked_rows")
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
@@ -607,10 +636,14 @@ def _row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
     blocked = row_blocks(h)
 
     def run(focus: Focus):
-        length = _length(focus.ctx.node.args[0].t, sizes)
-        return blocked(focus) if h > 1 and length is not None and length % h == 0 and length >= 2 * h else None
+        return blocked(focus) if _in_blocks(_length(focus.ctx.node.args[0].t, sizes), h) else None
 
     return Strategy(run, f"row_blocks({h})")
+
+
+def _in_blocks(length: Optional[int], h: int) -> bool:
+    """Whether `length` rows go in blocks of `h` (step 3b): `h` divides them and leaves two blocks at least."""
+    return h > 1 and length is not None and length % h == 0 and length >= 2 * h
 
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
@@ -630,9 +663,13 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
                 if _vectorises(vector_width) else identity)
-    general = (stencils >> fold_joins >> _FUSE_MAPS >> top_reductions >> inner_lanes >> row_blocks >> top_maps
-               >> lower_rest >> clean_up)
+    split_columns, split_rows = ((folds_split_off(_blocked_columns(sizes)),
+                                  folds_split_off(_blocked_rows(sizes, row_block)))
+                                 if _vectorises(vector_width) else (identity, identity))
+    general = (stencils >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
+               >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
+            >> split_columns
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
 

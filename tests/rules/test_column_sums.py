@@ -5,12 +5,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Join, Map, Pad, Reduce, ReduceSeq, SizeVar, Slide, Transpose, VectorType, Vectorize, Zip, fun,
-                  infer, interpret, paper)
+from lift import (ArrayType, Float, Join, Map, Pad, PadToMultiple, Reduce, ReduceSeq, SizeVar, Slide, Transpose,
+                  VectorType, Vectorize, Zip, fun, infer, interpret, paper)
 from lift.ir.nodes import Lambda
 from lift.rules import RewriteEngine
-from lift.rules.column_sums import (blocked_windows, column_reduction, folded_grid, grid_windows, partial_column_sums,
-                                   transpose_tiles, transposition, windows)
+from lift.rules.column_sums import (blocked_columns, blocked_windows, column_reduction, folded_grid, grid_windows,
+                                   partial_column_sums, transpose_tiles, transposition, windows)
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, outermost
 
@@ -106,6 +106,35 @@ def test_partial_column_sums(chunks, chunk, width, mapped, seed):
     assert f"map-global(join ∘ transpose ∘ reduce-seq(" in text and f"split-{chunk}" in text, text
     assert (f"vectorize-{width}(add)" in text) == (width is not None)
     np.testing.assert_allclose(interpret(new, a), interpret(program, a), rtol=1e-5)
+
+
+@SETTINGS
+@given(st.integers(1, 40), st.integers(1, 9), st.sampled_from([0.0, 1.5, "clamp"]), st.sampled_from([2, 4, 8]),
+       st.integers(0, 1 << 16))
+def test_pad_transpose(m, n, v, k, seed):
+    """The columns of a matrix padded (with a constant, or copies of the last column) are its rows padded."""
+    a = _rand(np.random.default_rng(seed), m, n)
+    program = fun([ArrayType(ArrayType(Float, n), m)], lambda x: PadToMultiple(k, v)(Transpose()(x)))
+    new = _rewritten(program, "pad-transpose")
+    assert paper(new) == f"transpose ∘ map(pad-to-multiple-{k}({v}))"
+    np.testing.assert_array_equal(interpret(new, a), interpret(program, a))
+
+
+@SETTINGS
+@given(st.integers(1, 40), st.integers(2, 70), st.sampled_from([8, 16, 32, 64]), st.integers(0, 1 << 16))
+def test_blocked_columns_over_any_number_of_columns(m, n, w, seed):
+    """A transposed gemv's columns in blocks of `w`, over the columns padded to a multiple of `w` where it does not
+    divide them (`pad-map`, `pad-transpose`), lowered: what the interpreter computes of the program."""
+    rng = np.random.default_rng(seed)
+    a, y = _rand(rng, m, n), _rand(rng, m)
+    program = fun([ArrayType(ArrayType(Float, n), m), ArrayType(Float, m)], lambda x, y: Map(
+        lambda col: Reduce(add, 0.0)(Map(mult)(Zip(col, y))))(Transpose()(x)))
+    w = min(w, 1 << (n - 1).bit_length())  # pad-map's multiples: powers of two up to the length's next one
+    padded = n % w != 0
+    new = _lowered(program, outermost(column_reduction, blocked_columns(w, padded)), {})
+    text = paper(new)
+    assert f"map(split-{w}" in text and ("pad-to-multiple" in text) == padded, text
+    np.testing.assert_array_equal(interpret(new, a, y), interpret(program, a, y))
 
 
 @SETTINGS

@@ -151,7 +151,7 @@ def test_the_default_lowering_folds_blocks_of_columns_where_a_block_divides_them
     n = w * blocks
     lowered = lower(program, {"M": m, "N": n})
     width = next(b for b in range(64, 7, -1) if n % b == 0 and n // b >= 2)
-    assert (f"map(split-{width})" in paper(lowered)) == (name != "gemvt")   # gemvt's map is over a zip
+    assert f"map(split-{width})" in paper(lowered)  # gemvt's fold, over a zip, split off its map first
     inputs = _inputs(name, m, n, np.random.default_rng(seed))
     np.testing.assert_allclose(np.ravel(lift.interpret(lowered, *inputs)), np.ravel(reference(*inputs)),
                                rtol=1e-4, atol=1e-4)
