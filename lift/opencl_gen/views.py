@@ -12,6 +12,7 @@ join's destination, which is how `join ∘ map-workgroup(f)` writes straight int
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -361,6 +362,11 @@ class AsVectorView(View):
         return _vector(lanes, self.n, _element(self.type), names)
 
 
+def identifiers(condition: str) -> frozenset:
+    """The names of the variables a bounds condition reads."""
+    return frozenset(re.findall(r"\b[A-Za-z_]\w*", condition))
+
+
 def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
     """The access of `n` lanes read as one vector of type `vtype`: one vector load where they are adjacent, a
     guarded one where they are adjacent within the edges of a padded array, else gathered. `names`: the
@@ -381,10 +387,14 @@ def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
         # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
         # read where the first and last lanes are in range
         inner = _vector([a.inner for a in lanes], n, vtype, names)
+        padding = f"({first.condition}) && ({last.condition})"
+        if isinstance(inner, GuardedAccess) and inner.bounds is not None and identifiers(padding) <= names:
+            return GuardedAccess(lets=lets, condition=f"{padding} && {inner.condition}", inner=inner.inner,
+                                 default=gathered.read(), bounds=inner.bounds | names)
         if isinstance(inner, GuardedAccess) and inner.bounds is not None:
-            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition}) && "
-                                 f"{inner.condition}", inner=inner.inner, default=gathered.read(),
-                                 bounds=inner.bounds | names)
+            # padded along another dimension than the vector's (a stencil's rows in blocks): the padding tested
+            # on its own, the clamped read's bounds check left for a `map-seq-unswitch` to test once
+            return GuardedAccess(lets=lets, condition=padding, inner=inner, default=gathered.read())
     rows = _rows(lanes)
     if rows is not None:
         # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
