@@ -49,6 +49,7 @@ from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as D
                                         reduces_rows, unrolled_iterations)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.row_blocking import row_blocks
+from lift.rules.stencil_row_blocking import stencil_row_blocks
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
 from lift.rules.strategy import Focus, Selector, argument, everywhere, inside, is_call, mapped_body, nowhere, rewrite
@@ -157,14 +158,34 @@ def window_moves(length: int, in_map: bool) -> tuple:
 
 
 @lru_cache(maxsize=1024)
-def grid_moves(cols: int) -> tuple:
-    """The moves at a 2-D stencil's map over rows of `cols` windows: a global work-item per row (its windows
+def grid_moves(rows: int, cols: int) -> tuple:
+    """The moves at a 2-D stencil's map over `rows` rows of `cols` windows: a global work-item per row (its windows
     then get `window_moves`), a work-item per output on two dimensions, each window folded row by row
     (`lift.rules.column_sums.folded_grid`), or the 2-D mapping of `lift.rules.column_sums.blocked_grid`: blocks
     of a row's results on global work-items of dimension 0, the rows on dimension 1, or its blocks of windows in
-    vectors (`lift.rules.column_sums.vector_grid`, padded where the block does not divide `cols`)."""
+    vectors (`lift.rules.column_sums.vector_grid`, padded where the block does not divide `cols`), or blocks of
+    `STENCIL_ROWS` rows whose columns of windows are vectorised so (`lift.rules.stencil_row_blocking`, padded where
+    the blocks do not divide `rows`, `cols`)."""
     return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
-            + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid))
+            + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid)
+            + _row_blocks(rows, cols))
+
+
+STENCIL_ROWS, STENCIL_ROW_COLUMNS = (2, 4, 8), (64, 256)
+"""The rows per work-item of a 2-D stencil's row blocks, and the columns of a block (`grid_moves`)."""
+
+
+def _row_blocks(rows: int, cols: int) -> tuple:
+    """`stencil_row_blocks(h, w, width)` for `STENCIL_ROWS`, `STENCIL_ROW_COLUMNS` and vectors of 8 or 16 lanes,
+    padded where `h` or `w` does not divide `rows` or `cols`, up to the powers of two at or above them."""
+    def top(n):
+        return 1 << max(n - 1, 1).bit_length()
+
+    return tuple(("row-blocks-2d", {"rows": h, "block": w, "width": width,
+                                    **({"padded": True} if rows % h or cols % w else {})},
+                  stencil_row_blocks(h, w, width, rows % h != 0, cols % w != 0))
+                 for h in STENCIL_ROWS for w in STENCIL_ROW_COLUMNS for width in (8, 16)
+                 if h <= top(rows) and w <= top(cols))
 
 
 def _blocked(length: int, name: str, strategy) -> tuple:
@@ -438,9 +459,9 @@ class RewriteSearch:
                 if rows is not None:
                     return ctx, f"columns@{ctx.path}", column_moves(rows)
             if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
-                cols = self.length(node.args[0].t.elem)
-                if cols is not None:
-                    return ctx, f"grid@{ctx.path}", grid_moves(cols)
+                rows, cols = self.length(node.args[0].t), self.length(node.args[0].t.elem)
+                if rows is not None and cols is not None:
+                    return ctx, f"grid@{ctx.path}", grid_moves(rows, cols)
             if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
                 length = self.length(node.args[0].t)
                 if length is not None:
