@@ -388,13 +388,20 @@ def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
         # read where the first and last lanes are in range
         inner = _vector([a.inner for a in lanes], n, vtype, names)
         padding = f"({first.condition}) && ({last.condition})"
-        if isinstance(inner, GuardedAccess) and inner.bounds is not None and identifiers(padding) <= names:
-            return GuardedAccess(lets=lets, condition=f"{padding} && {inner.condition}", inner=inner.inner,
-                                 default=gathered.read(), bounds=inner.bounds | names)
+        around = None  # a padding along another dimension than the vector's (a stencil's rows in blocks)
+        if isinstance(inner, GuardedAccess) and inner.bounds is None and isinstance(inner.inner, GuardedAccess):
+            around, inner = inner.condition, inner.inner
         if isinstance(inner, GuardedAccess) and inner.bounds is not None:
-            # padded along another dimension than the vector's (a stencil's rows in blocks): the padding tested
-            # on its own, the clamped read's bounds check left for a `map-seq-unswitch` to test once
-            return GuardedAccess(lets=lets, condition=padding, inner=inner, default=gathered.read())
+            if identifiers(padding) <= names:
+                inner = GuardedAccess(condition=f"{padding} && {inner.condition}", inner=inner.inner,
+                                      default=gathered.read(), bounds=inner.bounds | names)
+            else:
+                around = padding if around is None else f"{around} && {padding}"
+            if around is None:
+                return replace(inner, lets=lets)
+            # that padding tested on its own, the clamped read's bounds check left for a `map-seq-unswitch` to
+            # test once
+            return GuardedAccess(lets=lets, condition=around, inner=inner, default=gathered.read())
     rows = _rows(lanes)
     if rows is not None:
         # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
