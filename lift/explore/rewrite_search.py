@@ -175,6 +175,11 @@ STENCIL_ROWS, STENCIL_ROW_COLUMNS = (2, 4, 8), (64, 256)
 """The rows per work-item of a 2-D stencil's row blocks, and the columns of a block (`grid_moves`)."""
 
 
+EARLY_ROW_BLOCKS = ((2, 64, 16), (4, 256, 16))
+"""The stencil row blocks `(rows, block, width)` measured right after the default lowering: the fastest of the
+first measurements at 2048² on PoCL (2 cores, load 8-9: 3.2 and 3.0 ms best against the default's 3.6)."""
+
+
 def _row_blocks(rows: int, cols: int) -> tuple:
     """`stencil_row_blocks(h, w, width)` for `STENCIL_ROWS`, `STENCIL_ROW_COLUMNS` and vectors of 8 or 16 lanes,
     padded where `h` or `w` does not divide `rows` or `cols`, up to the powers of two at or above them."""
@@ -371,10 +376,32 @@ class RewriteSearch:
             derivation = None
         if derivation is not None:
             yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
+        yield from self.stencil_row_variants()
         yield from macro_derivations(self.program, self.sizes)
         if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
                if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()
+
+    def stencil_row_variants(self) -> Iterator[tuple]:
+        """At the first 2-D stencil's map over rows of windows outside every map (`grid_windows`), each of
+        `EARLY_ROW_BLOCKS` (`lift.rules.stencil_row_blocking`), the rest lowered: measured first, so that a short
+        search (a few candidates on a loaded machine) has them, as it has the default lowering's."""
+        expr = infer(self.program).expr
+        place = next((ctx for ctx in walk(expr, self.engine.choices)
+                      if grid_windows(ctx) and not inside()(ctx) and P.is_high_level(ctx.node.f)), None)
+        if place is None:
+            return
+        moves = {(o["rows"], o["block"], o["width"]): (o, strategy) for name, o, strategy in _row_blocks(
+            self.length(place.node.args[0].t) or 0, self.length(place.node.args[0].t.elem) or 0)}
+        for key in EARLY_ROW_BLOCKS:
+            if key not in moves:
+                continue
+            params, strategy = moves[key]
+            focus = self.apply(Focus(self.program, self.engine).to(place), strategy)
+            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up)
+            if focus is not None:
+                yield (focus.program, focus.derivation(),
+                       {"stencil-row-blocks": ", ".join(f"{k}={v}" for k, v in params.items())})
 
     def row_variants(self) -> Iterator[tuple]:
         """The default lowering with its reductions inside maps of each of `ROW_LANES` lanes and its maps of
