@@ -106,7 +106,6 @@ class Emitter(Mapper, FoldEmission):
         while self.guards is not None and isinstance(guarded, A.GuardedAccess):
             if guarded.bounds is not None:
                 self.guards.append(guarded)
-                break
             guarded = guarded.inner
         if self.launch is None:
             return
