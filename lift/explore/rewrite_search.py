@@ -391,7 +391,7 @@ class RewriteSearch:
                       if grid_windows(ctx) and not inside()(ctx) and P.is_high_level(ctx.node.f)), None)
         if place is None:
             return
-        moves = {(o["rows"], o["block"], o["width"]): (o, strategy) for name, o, strategy in _row_blocks(
+        moves = {(o["rows"], o["block"], o["width"]): (o, strategy) for _, o, strategy in _row_blocks(
             self.length(place.node.args[0].t) or 0, self.length(place.node.args[0].t.elem) or 0)}
         for key in EARLY_ROW_BLOCKS:
             if key not in moves:

@@ -361,7 +361,7 @@ class AsVectorView(View):
         return _vector(lanes, self.n, _element(self.type))
 
 
-def identifiers(condition: str) -> frozenset:
+def _identifiers(condition: str) -> frozenset:
     """The names of the variables a bounds condition reads."""
     return frozenset(re.findall(r"\b[A-Za-z_]\w*", condition))
 
@@ -389,7 +389,7 @@ def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
             # test a `map-seq-unswitch` may make once per iteration where it reads no variable bound within it
             padding = f"({first.condition}) && ({last.condition})"
             return GuardedAccess(lets=lets, condition=padding, inner=replace(inner, lets=()),
-                                 default=gathered.read(), bounds=identifiers(padding))
+                                 default=gathered.read(), bounds=_identifiers(padding))
     rows = _rows(lanes)
     if rows is not None:
         # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's

@@ -16,10 +16,10 @@ does not divide the rows (or `w` the columns), the map is first padded to a mult
 padding's results dropped.
 
 Why: one vector of a column computes `n` results of each of `h` rows; unrolled, the windows of consecutive
-rows read the same shifted vectors of the grid (row i+1 is the middle row of the window of row i and the top row
-of the window of row i+1), the same addresses, which the OpenCL compiler loads once: `3(h + 2)` vector loads
-for `h` vectors of results instead of `9h`, and `h` independent chains of additions in flight (the row
-blocking of `lift.rules.row_blocking`, for stencils).
+rows read the same shifted vectors of the grid (the `h + 2` rows of the block's windows, each read by up to three
+of them) at the same addresses, which the OpenCL compiler may load once: `3(h + 2)` distinct vector loads for `h`
+vectors of results instead of `9h`, and `h` independent chains of additions in flight (the row blocking of
+`lift.rules.row_blocking`, for stencils).
 """
 
 from __future__ import annotations
