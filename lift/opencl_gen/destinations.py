@@ -127,6 +127,10 @@ def _inverse_function(g: FunDecl, arg_type: Type) -> Optional[FunDecl]:
         return P.Split(arg_type.elem.length)
     if isinstance(g, P.Transpose):
         return P.Transpose()
+    if isinstance(g, P.AsScalar):
+        return P.AsVector(element_type(arg_type).width)
+    if isinstance(g, P.AsVector):
+        return P.AsScalar()
     if isinstance(g, P.Map):
         inner = _inverse_function(g.f, arg_type.elem)
         return None if inner is None else P.Map(inner)

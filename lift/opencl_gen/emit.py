@@ -102,8 +102,11 @@ class Emitter(Mapper, FoldEmission):
             self.out.stmts = saved
 
     def record(self, access: A.Access, write: bool = False) -> None:
-        if self.guards is not None and isinstance(access, A.GuardedAccess) and access.bounds is not None:
-            self.guards.append(access)
+        guarded = access
+        while self.guards is not None and isinstance(guarded, A.GuardedAccess):
+            if guarded.bounds is not None:
+                self.guards.append(guarded)
+            guarded = guarded.inner
         if self.launch is None:
             return
         if isinstance(access, A.MemAccess):

@@ -12,6 +12,7 @@ join's destination, which is how `join ∘ map-workgroup(f)` writes straight int
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -368,15 +369,17 @@ class AsVectorView(View):
     def access(self, idx: tuple) -> Access:
         *outer, i = idx
         lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
-        names = frozenset(v.name for e in idx for v in as_arith(e).free_vars())
-        return _vector(lanes, self.n, _element(self.type), names)
+        return _vector(lanes, self.n, _element(self.type))
 
 
-def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
+def _identifiers(condition: str) -> frozenset:
+    """The names of the variables a bounds condition reads."""
+    return frozenset(re.findall(r"\b[A-Za-z_]\w*", condition))
+
+
+def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
     """The access of `n` lanes read as one vector of type `vtype`: one vector load where they are adjacent, a
-    guarded one where they are adjacent within the edges of a padded array, else gathered. `names`: the
-    variables of the vector's index, which the bounds check of lanes padded to a multiple (`pad-to-multiple`, a
-    stencil's windows of `pad-map`) reads."""
+    guarded one where they are adjacent within the edges of a padded array, else gathered."""
     first, last = lanes[0], lanes[-1]
     if _adjacent(lanes):
         return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=n)
@@ -391,11 +394,13 @@ def _vector(lanes: list, n: int, vtype: VectorType, names: frozenset) -> Access:
     if guarded and not first.lanes:
         # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
         # read where the first and last lanes are in range
-        inner = _vector([a.inner for a in lanes], n, vtype, names)
+        inner = _vector([a.inner for a in lanes], n, vtype)
         if isinstance(inner, GuardedAccess) and inner.bounds is not None:
-            return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition}) && "
-                                 f"{inner.condition}", inner=inner.inner, default=gathered.read(),
-                                 bounds=inner.bounds | names)
+            # the padding tested around the clamped read (or a read padded along another dimension too), each
+            # test a `map-seq-unswitch` may make once per iteration where it reads no variable bound within it
+            padding = f"({first.condition}) && ({last.condition})"
+            return GuardedAccess(lets=lets, condition=padding, inner=replace(inner, lets=()),
+                                 default=gathered.read(), bounds=_identifiers(padding))
     rows = _rows(lanes)
     if rows is not None:
         # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's

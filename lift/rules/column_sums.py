@@ -156,16 +156,19 @@ unrolled_window_fold = mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite
 """At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`)."""
 
 
-def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False) -> Strategy:
+def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,
+                   fold: Strategy = unrolled_window_fold) -> Strategy:
     """At `windows`: each window's fold unrolled (`unrolled_window_fold`), then blocks of `w` windows (split-join,
     3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
     after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
     `lowered` (one global work-item per block by default). `padded`: the windows first padded to a multiple of
     `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not divide their
-    number; the vectors that read past the last window test that once too."""
+    number; the vectors that read past the last window test that once too. `fold`: what makes each window's
+    computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give it their
+    own: their windows are columns of windows)."""
     vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
-    blocks = unrolled_window_fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
+    blocks = fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
     return rewrite("pad-map", k=w) >> argument(0, blocks) if padded else blocks
 
 

@@ -87,7 +87,7 @@ def test_jacobi2d_overlapping_windows_stream_the_grid_once(examples):
     streams (grid in, grid out), and the per-work-item costs of short blocks of vectors of windows show (measured
     ~3 ms for every block at 2048², where counting every read as traffic predicted all blocks the same)."""
     program, n = examples["stencils"].kernels["jacobi2d_high"], 512
-    sizes, moves = {"M": n, "N": n}, grid_moves(n)
+    sizes, moves = {"M": n, "N": n}, grid_moves(n, n)
     at = lambda s: body(argument(0, s))  # noqa: E731 (the map of rows of windows)
     for device in (CPU, dataclasses.replace(CPU, cache_bytes=0)):
         blocks = {w: _predicted(program, sizes, moves, at, name="vector-windows-2d", block=w, width=16, device=device)

@@ -44,6 +44,9 @@ PROGRAMS = [
     ("jacobi", "jacobi2d", {"L": 1, "N": 37, "M": 5},  # rows of 37 windows padded to a multiple of the block
      r"map-global\[1\]\(take-\(N\) ∘ join ∘ map-global\(.*reduce-seq-unroll\(.*asVector-\d+"
      r".*pad-to-multiple"),
+    ("jacobi", "jacobi2d", {"L": 1, "N": 41, "M": 12},  # stencil row blocks, rows of 41 windows padded
+     r"map-global\[1\]\(transpose ∘ .*map-seq-unswitch\(map-seq-unroll\(λ nb\. reduce-seq-unroll\(.*"
+     r"pad-to-multiple"),
 ]
 
 
