@@ -66,18 +66,8 @@ def repeated_computation(f: Lambda) -> Optional[FunCall]:
     """The first computation in the body of `f` (outermost, left to right) that occurs there more than once and
     reads only parameters of `f` and of its context: an array-valued call of a pattern that is not a view."""
     scope = free_params(f) | frozenset(f.params)
-
-    def search(e) -> Optional[FunCall]:
-        if (is_computation(e) and isinstance(e.t, ArrayType) and free_params(e) <= scope
-                and occurrences(f.body, e) > 1):
-            return e
-        for _, c in e.children():
-            found = search(c)
-            if found is not None:
-                return found
-        return None
-
-    return search(f.body)
+    return next((e for e in f.body.subterms() if is_computation(e) and isinstance(e.t, ArrayType)
+                 and free_params(e) <= scope and occurrences(f.body, e) > 1), None)
 
 
 def occurrences(body: Expr, e: Expr) -> int:
