@@ -108,7 +108,7 @@ from typing import Mapping, Optional
 from lift.errors import LiftError
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
-from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
+from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
