@@ -19,10 +19,10 @@ With `--no-peers`, only lift's kernels are timed, the winner and the hand-derive
 check (`python -m benchmarks.bench_contenders --only asum,dot,scal,gemv,blackscholes,md --no-peers`).
 
 Prints per program each contender's best and median time, its rates (GB/s of useful bytes: inputs read
-once, output written once; % of the streaming copy's rate, of medians), lift's speed over it (`lift ×`:
+once, output written once; % of the streaming copy's rate, best to best), lift's speed over it (`lift ×`:
 its best time over lift's), the ratio of lift to the best contender, and the issue's floors (met or
-MISSED; speeds compare best times, the ratio of medians follows); then one table of all programs. `--quick` runs tiny sizes (the test's
-mode: correctness of the harness, never timing).
+MISSED; speeds and shares compare best times, the ratio of medians follows); then one table of all programs.
+`--quick` runs tiny sizes (the test's mode: correctness of the harness, never timing).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class CaseResult:
     instance: Instance
     kinds: dict
     measurements: dict
-    copy_ms: float
+    copy: Measurement
     copy_bytes: int
     note: str
     floors: list = field(default_factory=list)
@@ -100,10 +100,11 @@ class CaseResult:
         timed = [(n, m) for n, m in self.measurements.items() if m.ok and not self.kinds[n].startswith(LIFT)]
         return min(timed, key=lambda nm: nm[1].best_ms, default=None)
 
-    def streaming_share(self, m: Measurement) -> float:
-        """`m`'s rate over the streaming copy's (useful bytes per second; the copy reads and writes its bytes),
-        of medians: `m`'s, and the copy's best round's."""
-        return (self.instance.useful_bytes / m.kernel_ms) / (2 * self.copy_bytes / self.copy_ms)
+    def streaming_share(self, m: Measurement, medians: bool = False) -> float:
+        """`m`'s rate over the streaming copy's timed in the same rounds (useful bytes per second; the copy reads
+        and writes its bytes): best time to best time, or median to median."""
+        ms, copy_ms = (m.kernel_ms, self.copy.kernel_ms) if medians else (m.best_ms, self.copy.best_ms)
+        return (self.instance.useful_bytes / ms) / (2 * self.copy_bytes / copy_ms)
 
     def floor_ratio(self, kind: str, medians: bool = False) -> Optional[float]:
         """lift's speed over the best contender of `kind` (best times, or `medians`), or its streaming share."""
@@ -111,7 +112,7 @@ class CaseResult:
         if lift is None:
             return None
         if kind == STREAMING:
-            return self.streaming_share(lift)
+            return self.streaming_share(lift, medians)
         them = self.best(kind)
         if them is None:
             return None
@@ -210,8 +211,8 @@ def report(r: CaseResult) -> list:
         gflops = f"{flops / (m.best_ms * 1e6):.1f}" if flops else ""
         lines.append(f"  {name:<28}{m.best_ms:>10.3f}{m.kernel_ms:>11.3f}{gbps:>8.1f}{gflops:>9}"
                      f"{100 * r.streaming_share(m):>7.0f}%{speed:>8}")
-    lines.append(f"  {STREAMING + ' (hand-written)':<28}{r.copy_ms:>10.3f}{'':>11}"
-                 f"{2 * r.copy_bytes / (r.copy_ms * 1e6):>8.1f}")
+    lines.append(f"  {STREAMING + ' (hand-written)':<28}{r.copy.best_ms:>10.3f}{r.copy.kernel_ms:>11.3f}"
+                 f"{2 * r.copy_bytes / (r.copy.best_ms * 1e6):>8.1f}")
     rival = r.rival
     if lift is not None and rival is not None:
         lines.append(f"  lift ÷ best contender ({rival[0]}): {rival[1].best_ms / lift.best_ms:.2f}x "
@@ -219,7 +220,8 @@ def report(r: CaseResult) -> list:
     for floor, ratio in r.floors:
         streaming = floor.kind == STREAMING
         what = f"{floor.least:.0%} of the streaming copy" if streaming else f"{floor.least:g}x {floor.kind}"
-        medians = "" if ratio is None or streaming else f"; medians {r.floor_ratio(floor.kind, medians=True):.2f}x"
+        medians = "" if ratio is None else \
+            f"; medians {r.floor_ratio(floor.kind, medians=True):.2f}{'' if streaming else 'x'}"
         verdict = "MISSED (not measured)" if ratio is None else \
             f"{'met' if ratio >= floor.least else 'MISSED'} ({ratio:.2f}{'' if streaming else 'x'}{medians})"
         lines.append(f"  floor: lift ≥ {what}: {verdict}")

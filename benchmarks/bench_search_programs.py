@@ -5,12 +5,14 @@ timed against numpy and the device's streaming bandwidth in one run.
 
 Each program of `PROGRAMS` (a kernel of `examples/`: normalisation `x / sum(x)`, column sums, transpose, 1-D and
 2-D Jacobi stencils) is explored for `--budget` seconds into `lift-out/search-<kernel>/` (resuming its log), its
-winner replayed from the stored derivation, checked against numpy, then timed interleaved with numpy's own
-expression for `--rounds` rounds (wall clock around a synchronous call, the OpenCL inputs already on the
-device), and with a streaming copy of as many bytes (`lift.explore.bandwidth`'s kernel). Prints best and median
-times, the ratio numpy/lift (above 1: lift is faster), the winner's useful GB/s (inputs read once, output written
-once) as a share of the copy timed in the same rounds (best to best, median to median), of the copy bandwidth
-the exploration measured and of its best streaming rate (copy or read-only), the number of candidates and the
+winner replayed from the stored derivation, checked against numpy, then timed for `--rounds` rounds interleaved
+with numpy's own expression and with the hand-written streaming copy (`benchmarks.opencl_peers`) moving as many
+bytes (`benchmarks.measure.interleaved`: each round prepares a fresh run, warms it up and launches it `RUNS` times,
+so that the times span several placements of the buffers in memory, which alone can move a CPU's streaming rate
+by 1.5x; kernel times from OpenCL's profiling events, inputs on the device; numpy's by the wall clock). Prints
+best and median times, the ratio numpy/lift (above 1: lift is faster), the winner's useful GB/s (inputs read once,
+output written once) as a share of the copy timed in the same rounds (best to best, median to median), of the copy
+bandwidth the exploration measured and of its best streaming rate (copy or read-only), the number of candidates and the
 cost model's rank correlation.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +35,8 @@ from lift.opencl_gen.compiled import CompiledProgram
 from lift.opencl_gen.launch import local_size_overrides
 from lift.rules import Derivation
 
-from benchmarks.measure import checked_and_timed
+from benchmarks.measure import HostRun, check_outputs, interleaved
+from benchmarks.opencl_peers import streaming_copy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -65,27 +69,8 @@ def explored(kernel: str, budget_s: float, root: Path) -> tuple:
     return pf, lowered, stored["params"].get("local_size"), stored, result
 
 
-def streaming_copy(device, nbytes: int):
-    """A synchronous run of the explored bandwidth's `float4` copy (`lift.explore.bandwidth`) reading `nbytes / 2`
-    bytes and writing as many on `device`: the yardstick timed in the same rounds as the winner."""
-    import pyopencl as cl
-
-    from lift.explore.bandwidth import SOURCE
-
-    ctx = cl.Context([device])
-    queue = cl.CommandQueue(ctx)
-    n = max(nbytes // 32, 1)
-    flags = cl.mem_flags
-    src = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=np.ones(4 * n, np.float32))
-    dst = cl.Buffer(ctx, flags.WRITE_ONLY, 16 * n)
-    copy = cl.Kernel(cl.Program(ctx, SOURCE).build(), "copy4")
-
-    def run():
-        copy.set_args(src, dst)  # the buffers live as long as the run
-        cl.enqueue_nd_range_kernel(queue, copy, (n,), None)
-        queue.finish()
-
-    return run
+RUNS = 3
+"""Kernel launches per contender and round (after a warm-up, `benchmarks.measure`)."""
 
 
 def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
@@ -95,32 +80,37 @@ def bench(kernel: str, budget_s: float, rounds: int, root: Path) -> None:
     device = runtime.select_device(None)
     generated = CompiledProgram(lowered, device, sizes).generated(sizes)
     launch = local_size_overrides(generated.kernels, local_size) if local_size else None
-    prepared = CompiledProgram(lowered, device, sizes, launch=launch).prepare(*inputs)
-    prepared.upload()
-    calls = {"lift": (lambda: prepared.launch(), lambda: np.asarray(prepared.download()[0])),
-             "numpy": (lambda: reference(*inputs), lambda: reference(*inputs))}
+    compiled = CompiledProgram(lowered, device, sizes, launch=launch)
     want = reference(*[x.astype(np.float64) for x in inputs])
     nbytes = sum(x.nbytes for x in inputs) + want.size * 4
-    times = checked_and_timed(calls, want, rounds, indent="  ", yardsticks={"copy": streaming_copy(device, nbytes)})
     print(f"\n{kernel} {sizes}: {len(result.ranked)} candidates ({result.stopped}); winner {stored['params']}")
     print(f"  {stored['expression'][:160]}")
     rho = result.rank_correlation
     bw = result.bandwidth
     print(f"  streaming copy {bw.copy_gbps:.1f} GB/s, read {bw.read_gbps:.1f} GB/s; cost model rank correlation "
           + ("n/a" if rho is None else f"{rho:+.2f}"))
-    if "lift" not in times:
+    run = compiled.prepare(*inputs)
+    run.upload()
+    run.launch()
+    wrong = check_outputs(run.download()[0], (want,))
+    del run
+    if wrong is not None:
+        print(f"  lift: WRONG ({wrong}), not timed")
         return
+    copy, _ = streaming_copy(device, nbytes // 2)
+    times = interleaved({"copy": copy, "lift": partial(compiled.prepare, *inputs),
+                         "numpy": lambda: HostRun(partial(reference, *inputs))}, rounds, RUNS)
     lift_best = min(times["lift"])
     for name, ts in times.items():
         best, median = min(ts), statistics.median(ts)
         gbps = nbytes / best / 1e6
         line = f"  {name:<6} best {best:8.3f} ms  median {median:8.3f} ms  {gbps:6.1f} GB/s"
         if name == "lift":
-            copy = times["copy"]
-            line += (f" ({100 * min(copy) / best:.0f}% of the streaming copy in the same rounds, median "
-                     f"{100 * statistics.median(copy) / median:.0f}%; {100 * gbps / bw.copy_gbps:.0f}% of the "
+            copy_ms = times["copy"]
+            line += (f" ({100 * min(copy_ms) / best:.0f}% of the streaming copy in the same rounds, median "
+                     f"{100 * statistics.median(copy_ms) / median:.0f}%; {100 * gbps / bw.copy_gbps:.0f}% of the "
                      f"explored copy, {100 * gbps / bw.gbps:.0f}% of its best streaming rate)  "
-                     f"numpy/lift {min(times.get('numpy', [np.nan])) / lift_best:.2f}x")
+                     f"numpy/lift {min(times['numpy']) / lift_best:.2f}x")
         print(line)
 
 

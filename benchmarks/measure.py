@@ -220,8 +220,8 @@ def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: 
     """Check then time every contender (see the module docstring), and time the `yardsticks` (name: a
     function giving a run whose kernels are timed, its output unchecked); `transfers=False` times the
     kernels only (the total is then the kernel time). Returns
-    `({contender name: Measurement}, {yardstick name: kernel ms})`, a yardstick's time being its best
-    round's median: a streaming rate is what the device can do."""
+    `({contender name: Measurement}, {yardstick name: Measurement})`: a yardstick is timed as a contender is,
+    so that a share of it compares best with best and median with median."""
     results, timings = {}, {}
     for c in contenders:
         failure = _check(c, reference)
@@ -236,7 +236,7 @@ def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: 
             timing.round(-(-runs // ROUNDS))
     results.update({name: timing.measurement() for name, timing in timings.items()})
     return ({c.name: results[c.name] for c in contenders},
-            {name: min(statistics.median(r) for r in timing.rounds) for name, timing in gauges.items()})
+            {name: timing.measurement() for name, timing in gauges.items()})
 
 
 def check_outputs(got, reference: tuple) -> Optional[str]:

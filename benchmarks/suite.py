@@ -122,8 +122,8 @@ def run_problem(app: Application, sizes: dict, device, settings: Settings, log: 
     measured, ticks = measure_all(contenders, problem.reference, settings.runs, yardsticks, log)
     result = ProblemResult(app, problem.label, dict(sizes), problem.useful_bytes,
                            app.flops(problem) if app.flops else None,
-                           2 * nbytes / (ticks[COPY_KERNEL] * 1e6),
-                           nbytes / (min(ticks[k] for k in READ_KERNELS) * 1e6),
+                           2 * nbytes / (ticks[COPY_KERNEL].best_ms * 1e6),
+                           nbytes / (min(ticks[k].best_ms for k in READ_KERNELS) * 1e6),
                            {c.name: c.kind for c in contenders}, measured, winner, note)
     log(f"  streaming over {_size(nbytes)}: copy {result.copy_gbps:.1f} GB/s, read {result.read_gbps:.1f} GB/s; "
         f"{time.perf_counter() - start:.0f} s in all")
