@@ -9,25 +9,25 @@ results go as the emitter does: into their destination, or where their cast says
 `infer-address-spaces` casts every result that needs new memory, `lift.opencl_gen.space_inference`);
 work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 
-- global and local memory traffic: every user-function argument read from, and every result written
-  to, global or local memory, times the number of times it runs (values in views are not copied;
-  what a user function gathers from an array argument depends on the data and is not counted). A value
-  is read once per iteration of the sequential loops it varies with, as a compiler hoists a load out of a
-  loop that does not change it, or shares it between the copies of an unrolled loop (register blocking:
-  a work-item's `h × w` block reads `h + w` values per step, not `2 h w`). A private array indexed by a
-  loop counter, or read as vectors of its scalars, lives in memory, not registers: each access counts as
-  an operation (a load or a store). A value the consecutive work-items of a group (along dimension 0) all
-  read, one that does not vary with their index, is read from memory once per group and from the cache
-  by the others (a CPU runs them one after another on one core: the block of B's columns shared by the
-  work-items of a column of blocks, or the rows of A by those of a row). Each read of a program's input array
-  is counted against that array: on a device with a cache (`cache_bytes`), its reads beyond its size pass
-  through the cache, at the compute units' local-memory bandwidth (a CPU's local memory is its cache), and where
-  the array fits in it (with the smaller inputs) they come from the cache alone, not from memory: a 1024³ matrix
-  multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB cache. Reads through
-  overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one index) stream the array
-  from memory once, whatever its size; the cache serves the others (`_overlaps`). A sequential loop over the
-  elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads each from its own cache
-  line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
+- global and local memory traffic: every user-function argument read from, and every result written to, global or
+  local memory, times the number of times it runs (values in views are not copied; what a user function gathers
+  from an array argument depends on the data and is not counted). A value is read once per iteration of the
+  sequential loops it varies with, as a compiler hoists a load out of a loop that does not change it (unless that
+  loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
+  its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
+  reads `h + w` values per step, not `2 h w`). A private array indexed by a loop counter, or read as vectors of its
+  scalars, lives in memory, not registers: each access counts as an operation (a load or a store). A value the
+  consecutive work-items of a group (along dimension 0) all read, one that does not vary with their index, is read
+  from memory once per group and from the cache by the others (a CPU runs them one after another on one core: the
+  block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row). Each
+  read of a program's input array is counted against that array: on a device with a cache (`cache_bytes`), its
+  reads beyond its size pass through the cache, at the compute units' local-memory bandwidth (a CPU's local memory
+  is its cache), and where the array fits in it (with the smaller inputs) they come from the cache alone, not from
+  memory: a 1024³ matrix multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB
+  cache. Reads through overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one
+  index) stream the array from memory once, whatever its size; the cache serves the others (`_overlaps`). A
+  sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads
+  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
 - operations: each user-function application counts the operations of its body (`operations`: its
   floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
   dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
@@ -239,8 +239,8 @@ def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
 @dataclass(frozen=True)
 class _Scope:
     """Where the walk is: how often the current code runs in all, the enclosing patterns' kinds, the
-    enclosing sequential loops (`(id, n)`, outermost first), the iterations of the innermost loop if it is
-    unrolled (1 otherwise), whether the code runs on consecutive work-items (a map on dimension 0), and
+    enclosing sequential loops (`(id, n, rolled)`, outermost first), the iterations of the innermost loop if it
+    is unrolled (1 otherwise), whether the code runs on consecutive work-items (a map on dimension 0), and
     whether the innermost loop is one a CPU compiler vectorises (`LOOP`, `ITEMS` or "": see `_straight`)."""
 
     times: float = 1.0
@@ -251,7 +251,7 @@ class _Scope:
     packed: str = ""
 
     def inside(self, kind: str, n: float = 1.0, unrolled: bool = False, dim: int = 0, packed: str = "") -> "_Scope":
-        loops = self.loops + ((len(self.loops), n),) if kind in ("seq", "reduce") else self.loops
+        loops = self.loops + ((len(self.loops), n, not unrolled),) if kind in ("seq", "reduce") else self.loops
         items = self.items or (kind in ("glb", "lcl") and dim == 0)
         return _Scope(self.times * n, self.kinds + (kind,), loops, int(n) if unrolled else 1, items, packed)
 
@@ -265,12 +265,17 @@ class _Scope:
         return self.loops[-1][0] if self.loops else None
 
     def reads(self, space) -> float:
-        """How often a value in `space` is read here: once per iteration of the sequential loops it varies
-        with (every loop, where that is not known)."""
+        """How often a value in `space` is read here (every time, where what it varies with is not known): not
+        again in the iterations of a loop it does not vary with, as a compiler hoists its load out of that loop,
+        unless that loop encloses a rolled one it varies with (N-body's chunk of bodies per work-item, a loop
+        around the loop over all bodies, reads each body again for each of its own); an unrolled loop is
+        straight-line code, whose copies share their loads of one value wherever they are."""
         varies = getattr(space, "varies", None)
         if varies is None:
             return self.times
-        return self.times / math.prod(n for i, n in self.loops if i not in varies)
+        inner = max((k for k, (i, _, rolled) in enumerate(self.loops) if i in varies and rolled), default=-1)
+        return self.times / math.prod(n for k, (i, n, rolled) in enumerate(self.loops)
+                                      if i not in varies and (k > inner or not rolled))
 
     @property
     def at_workgroup_level(self) -> bool:
