@@ -15,7 +15,9 @@ where the blocks are padded (`lift.rules.default_lowering`, steps 1a, 3b and its
   prime, 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms.
 - Row blocks: a map outside every map of reductions of its rows (`reduces_rows`) folds blocks of `h` rows
   (`ROW_BLOCK` = 4 by default) at once into private accumulators on one global work-item each
-  (`lift.rules.row_blocking`), where `h` divides the rows and leaves two blocks at least (`in_row_blocks`).
+  (`lift.rules.row_blocking`), leaving two blocks at least: where `h` divides the rows, or else over the rows
+  padded to a multiple of `h` with copies of the last row where that adds at most `MAX_PADDING`
+  (`row_padding`; `pad-map-repeat`, the padded rows' results dropped).
 
 Each choice is a strategy of rules placed by a selector, so a lowering that uses it replays as a derivation. This
 module builds on the default lowering's selectors (`high_level`, `reduces_rows`), and the macro rules build on
@@ -80,18 +82,23 @@ def blocks_columns(sizes: Mapping[str, int]) -> Selector:
     return column_reduction & Selector(lambda ctx: column_width(ctx, sizes) is not None, "blocked_columns")
 
 
-def in_row_blocks(rows: Optional[int], h: int) -> bool:
-    """Whether `rows` rows go in blocks of `h`: `h` divides them and leaves two blocks at least."""
-    return h > 1 and rows is not None and rows % h == 0 and rows >= 2 * h
+def row_padding(rows: Optional[int], h: int) -> Optional[bool]:
+    """Whether `rows` rows go in blocks of `h` padded to a multiple of it (True) or as they are (False), leaving
+    two blocks at least; None where they do not go in blocks of `h`: as they are where `h` divides them, padded
+    where that adds at most `MAX_PADDING` of them."""
+    if h < 2 or rows is None or rows < 2 * h or -rows % h > rows * MAX_PADDING:
+        return None
+    return rows % h != 0
 
 
 def fold_row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
     """Every map outside every map of folds of its rows (`reduces_rows`) with its rows in blocks of `h`
-    (`lift.rules.row_blocking`), where `in_row_blocks` puts them so."""
-    blocked = row_blocks(h)
+    (`lift.rules.row_blocking`), padded where `row_padding` says so."""
+    blocked = {padded: row_blocks(h, padded) for padded in (False, True)}
 
     def run(focus: Focus):
-        return blocked(focus) if in_row_blocks(bound_length(focus.ctx.node.args[0].t, sizes), h) else None
+        padded = row_padding(bound_length(focus.ctx.node.args[0].t, sizes), h)
+        return None if padded is None else blocked[padded](focus)
 
     return normalize(where(is_call(P.Map) & ~inside() & high_level & reduces_rows(sizes))
                      >> Strategy(run, f"row_blocks({h})"))
@@ -99,8 +106,8 @@ def fold_row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
 
 def blocks_rows(sizes: Mapping[str, int], h: int) -> Selector:
     """A map of row reductions that `fold_row_blocks` blocks in `h` rows."""
-    return reduces_rows(sizes) & Selector(lambda ctx: in_row_blocks(bound_length(ctx.node.args[0].t, sizes), h),
-                                          "blocked_rows")
+    return reduces_rows(sizes) & Selector(
+        lambda ctx: row_padding(bound_length(ctx.node.args[0].t, sizes), h) is not None, "blocked_rows")
 
 
 def _bound(t, sizes: Mapping[str, int]) -> bool:
