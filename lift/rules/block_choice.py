@@ -84,11 +84,14 @@ def blocks_columns(sizes: Mapping[str, int]) -> Selector:
 
 def row_padding(rows: Optional[int], h: int) -> Optional[bool]:
     """Whether `rows` rows go in blocks of `h` padded to a multiple of it (True) or as they are (False), leaving
-    two blocks at least; None where they do not go in blocks of `h`: as they are where `h` divides them, padded
-    where that adds at most `MAX_PADDING` of them."""
-    if h < 2 or rows is None or rows < 2 * h or -rows % h > rows * MAX_PADDING:
+    two blocks at least; None where they do not go in blocks of `h`: as they are where `h` divides them, else
+    padded where `h` is a power of two (`pad-map-repeat` pads to multiples of powers of two) and the padding adds
+    at most `MAX_PADDING` of them."""
+    if h < 2 or rows is None or rows < 2 * h:
         return None
-    return rows % h != 0
+    if rows % h == 0:
+        return False
+    return True if h & (h - 1) == 0 and -rows % h <= rows * MAX_PADDING else None
 
 
 def fold_row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
