@@ -24,9 +24,10 @@ chooses, in order:
    once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
    over `MIN_CHUNK` rows or more folds blocks of columns, padded where they do not divide them, row by row into
    as many accumulators on one global work-item each (`lift.rules.block_choice`'s column blocks: mvt's `Aᵀy` at
-   2003², 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms), on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
-   column 0.071 ms); a column reduction written in a user function's argument, off the spine of a map's
-   function and reading one zipped component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
+   2003², 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms), on a device where vectors pay
+   (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per column 0.071 ms); a column
+   reduction written in a user function's argument, off the spine of a map's function and reading one zipped
+   component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
    is first mapped on its own where it is then blocked so (`map-subterm-fission`, `lift.rules.subterm_fission`:
    `zip(x, map(λcol. dot(col, y))(transpose(A)))`), the rest an elementwise map over its results;
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
@@ -63,8 +64,9 @@ chooses, in order:
    not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
    `pad-reduction-repeat`);
 3b. a map outside every map of such reductions of its rows (`reduces_rows`) folds its rows in blocks of
-   `ROW_BLOCK` = 4 rows (`lift.rules.block_choice`'s row blocks): each global work-item folds its block's rows
-   at once into private accumulators (`lift.rules.row_blocking`: `h` independent chains of
+   `ROW_BLOCK` = 4 rows, padded with copies of the last row where 4 does not divide them
+   (`lift.rules.block_choice`'s row blocks): each global work-item folds its block's rows at once into private
+   accumulators (`lift.rules.row_blocking`: `h` independent chains of
    additions in flight, the other zipped arrays, gemv's `x`, read once per block), on a device where vectors
    pay (a CPU's few wide cores; a GPU, of native vector width 1, needs the rows' parallelism: gemv 4096² on an
    H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4); a fold of rows in a user function's

@@ -1,13 +1,17 @@
 """Row blocks at row counts the block does not divide (`lift.rules.row_blocking.row_blocks(h, padded=True)`, chosen
 by `lift.rules.block_choice.row_padding`): the default lowerings of gemv, a dense layer (`examples/gemv_relu.py`)
 and mvt's `A y1` (`examples/mvt.py`) block their rows padded to a multiple of 4 with copies of the last, agree with
-numpy on the device, and oclgrind finds no access out of bounds in them at small odd sizes."""
+numpy on the device, and oclgrind finds no access out of bounds in them at small odd sizes; their vector reads of a
+clamped row are vector loads of the row (`lift.opencl_gen.views`), with no test of the row's padding."""
+
+import re
 
 import numpy as np
 import pytest
 
 import lift
 from lift import paper
+from lift.opencl_gen.kernels import generate
 from lift.rules.default_lowering import lower
 
 from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind
@@ -36,6 +40,21 @@ def _reference(examples, stem, inputs):
 def _check(got, want):
     for g, w in zip(got if isinstance(got, (tuple, list)) else (got,), want):
         np.testing.assert_allclose(np.asarray(g).ravel(), np.ravel(w), rtol=1e-4, atol=1e-4 * np.abs(w).max())
+
+
+@pytest.mark.parametrize("stem, sizes, load", [
+    ("gemv", {"M": 15, "N": 32}, r"vload8\(0, A \+ 8\*i_\d+ \+ 32\*pad_\d+\)"),
+    ("gemv_relu", {"M": 15, "N": 19},
+     r"\(\(4\*i_\d+ < 19\) && \(4\*i_\d+ \+ 3 < 19\)\) \? vload4\(0, A \+ 4\*i_\d+ \+ 19\*pad_\d+\)")])
+def test_a_padded_row_block_reads_each_clamped_row_as_vectors(examples, stem, sizes, load):
+    """Each lane of a vector of a padded row brings the row index back into range by a variable of its own; the
+    lanes are identified, so the row is read by vector loads at its clamped index, tested only for the padding of
+    the row's own length (`gemv_relu`'s 19 floats padded to 20 with zeros), not gathered lane by lane."""
+    lowered = lower(examples[stem].kernels[stem], sizes)
+    assert PADDED_ROWS in paper(lowered)
+    source = generate(lowered, stem, sizes).source
+    assert re.search(load, source), source
+    assert not re.search(r"\? vload\d+\(0, A \+ \d+\*g_", source), "no test of the row's index"
 
 
 @needs_device
