@@ -15,7 +15,7 @@ register blocking of Steuwer, Remmelg, Dubach (CASES 2016) along the rows of a m
 `h` folds are one by `map-reduce-seq-interchange` (`lift.rules.interchange`), exact for any operator.
 
 Derived by the rules only: split-join (3(c)), map-eta-expansion, map-fission (3(f)) of what follows the fold,
-map-view-fission of the row's view, reduce-to-seq (4(b)) and reduce-seq-map-seq-fusion (3(f)),
+map-view-fission of the row's views, reduce-to-seq (4(b)) and reduce-seq-map-seq-fusion (3(f)),
 map-reduce-seq-interchange, map-to-global (4(a)); then the block's other patterns lowered (`lower_rest`), its
 accumulators in private memory (`private-accumulator`, 4(d)) and its loops over them unrolled
 (`map-seq-unroll`), so that they are registers.
@@ -36,8 +36,9 @@ _FOLD = (try_(rewrite("reduce-to-seq")) >> try_(argument(0, rewrite("map-to-seq"
 
 _FOLDS_AS_ONE = (repeat(rewrite("map-view-fission")) >> (mapped_body(_FOLD) | mapped(rewrite("reduce-to-seq")))
                  >> rewrite("map-reduce-seq-interchange"))
-"""At a map over a block's rows whose function is a fold of (a view of) its row, or the fold itself
-(`map(reduce(f, z))`): the folds as one fold into a row of accumulators."""
+"""At a map over a block's rows whose function is a fold of (views of) its row, or the fold itself
+(`map(reduce(f, z))`): each view mapped on its own (`asVector-4 ∘ pad-to-multiple-4(0.0)`, a row padded to whole
+vectors, two), then the folds as one fold into a row of accumulators."""
 
 
 def _fold_at(f) -> list:
