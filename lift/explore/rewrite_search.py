@@ -42,6 +42,7 @@ from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules import location as L
 from lift.rules.location import subtree, walk
+from lift.rules.block_choice import row_padding
 from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, column_reduction, folded_grid,
                                    folded_window_rows, grid_windows, partial_column_sums, private_folds,
                                    transpose_tiles, transposition, vector_grid, vector_windows, windows)
@@ -252,10 +253,12 @@ def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows:
     (`vector-chunks-global`): padded, it tests one guard per vector, where a padded loop over scalars tests one
     per element (3 times slower on PoCL). A map giving tuples of scalars (`tuples`) is vectorised on global
     work-items only (`vectorize-tuple-map`). A map of reductions of its rows (`folds_rows`) may fold `ROW_BLOCKS`
-    rows per work-item at once (`row-blocks`, where they divide `length`)."""
+    rows per work-item at once (`row-blocks`, over its rows padded to a multiple of the block where it does not
+    divide `length` and that adds at most `MAX_PADDING`: `lift.rules.block_choice.row_padding`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
     if folds_rows:
-        moves += [("row-blocks", {"rows": h}, row_blocks(h)) for h in ROW_BLOCKS if length % h == 0 and length >= 2 * h]
+        moves += [("row-blocks", {"rows": h, **({"padded": True} if padded else {})}, row_blocks(h, padded))
+                  for h in ROW_BLOCKS for padded in (row_padding(length, h),) if padded is not None]
 
     def add(name, params, k, strategy):
         if length % k:

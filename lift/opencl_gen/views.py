@@ -381,12 +381,12 @@ def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
     """The access of `n` lanes read as one vector of type `vtype`: one vector load where they are adjacent, a
     guarded one where they are adjacent within the edges of a padded array, else gathered."""
     first, last = lanes[0], lanes[-1]
-    if _adjacent(lanes):
+    if _adjacent(_identified(lanes)):
         return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=n)
     lets = tuple(l for a in lanes for l in a.lets)
     gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=vtype)
     guarded = all(isinstance(a, GuardedAccess) and a.default == first.default and a.bounds is None for a in lanes)
-    if guarded and _adjacent([a.inner for a in lanes]):
+    if guarded and _adjacent(_identified([a.inner for a in lanes])):
         # a padded array: one vector load where the first and last lanes are in range (so all between are)
         vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=n)
         return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
@@ -442,6 +442,18 @@ def _adjacent(lanes: list) -> bool:
     return (isinstance(first, MemAccess) and not first.field
             and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
                     for k, a in enumerate(lanes)))
+
+
+def _identified(lanes: list) -> list:
+    """The lanes with the variables their lets define by the same expression as the first lane's identified with
+    the first lane's (each lane brings its indices back into range by variables of its own): the lanes along a row
+    of a matrix whose rows are clamped (`pad-to-multiple(clamp)` of the rows: a padded block of rows) read one
+    clamped row, as one vector."""
+    first = {text: var for var, text in lanes[0].lets}
+    if not first or not all(isinstance(a, MemAccess) for a in lanes):
+        return lanes
+    return [replace(a, index=a.index.substitute({var: first[text] for var, text in a.lets if text in first}))
+            for a in lanes]
 
 
 def _rows(lanes: list) -> Optional[MemAccess]:

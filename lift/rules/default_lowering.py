@@ -22,15 +22,12 @@ chooses, in order:
    whose rows it then walks (`transpose-copy`, `lift.rules.transposition`). A naive transposition costs about
    as much as one walk of the columns (16M floats on PoCL: 25-60 ms either way), so a map walking each column
    once (a transposed gemv) keeps its walk; but a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))`
-   over `MIN_CHUNK` rows or more folds blocks of `w` columns (the widest of `COLUMN_BLOCKS`, 64 down to 8, that
-   divides their number, or else the widest power of two whose padding adds at most an eighth, `pad-map-repeat` and
-   `pad-transpose`: 997 columns as 16 blocks of 64, the padded columns' results dropped) row by row into `w`
-   accumulators on one global work-item each
-   (`lift.rules.column_sums.blocked_columns`: atax's `Aᵀ(Ax)` at 1001x999, 37 columns a block: 2.9x faster;
-   mvt's `Aᵀy` at 2003², a prime, 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms),
-   on a device where vectors pay (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per
-   column 0.071 ms); a column reduction written in a user function's argument, off the spine of a map's
-   function and reading one zipped component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
+   over `MIN_CHUNK` rows or more folds blocks of columns, padded where they do not divide them, row by row into
+   as many accumulators on one global work-item each (`lift.rules.block_choice`'s column blocks: mvt's `Aᵀy` at
+   2003², 64 columns a block over 2048: 12.5 ms, one column per work-item 76 ms), on a device where vectors pay
+   (a CPU's few cores; on an H200, 27 work-items took atax 4.27 ms, one per column 0.071 ms); a column
+   reduction written in a user function's argument, off the spine of a map's function and reading one zipped
+   component (mvt's `map(λ(x, col). x + dot(col, y))(zip(x, transpose(A)))`),
    is first mapped on its own where it is then blocked so (`map-subterm-fission`, `lift.rules.subterm_fission`:
    `zip(x, map(λcol. dot(col, y))(transpose(A)))`), the rest an elementwise map over its results;
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
@@ -67,8 +64,9 @@ chooses, in order:
    not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
    `pad-reduction-repeat`);
 3b. a map outside every map of such reductions of its rows (`reduces_rows`) folds its rows in blocks of
-   `ROW_BLOCK` = 4 rows, where 4 divides the number of rows and leaves two blocks: each global work-item folds
-   its block's rows at once into private accumulators (`lift.rules.row_blocking`: `h` independent chains of
+   `ROW_BLOCK` = 4 rows, padded with copies of the last row where 4 does not divide them
+   (`lift.rules.block_choice`'s row blocks): each global work-item folds its block's rows at once into private
+   accumulators (`lift.rules.row_blocking`: `h` independent chains of
    additions in flight, the other zipped arrays, gemv's `x`, read once per block), on a device where vectors
    pay (a CPU's few wide cores; a GPU, of native vector width 1, needs the rows' parallelism: gemv 4096² on an
    H200 took 0.58 ms with a row per work-item, 2.19 ms with blocks of 4); a fold of rows in a user function's
@@ -89,11 +87,9 @@ chooses, in order:
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
 map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound:
-each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
-(`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a row and a column
-per result. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
-padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else
-a `SMALL_BLOCK` of 1 × 8 results in float4 updates, where it divides them (many small products).
+each work-item computes a block of results in private accumulators on two dimensions of global work-items
+(`lift.rules.block_choice`'s register blocks, the macro rules of CASES 2016); a naive one reads a row and a
+column per result.
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -121,6 +117,7 @@ from lift.rules.let_floating import invariant_computation, repeated_computation
 from lift.rules.memory import is_copy
 from lift.rules.paper_derivations import groups, mapped, sequential_chunks
 from lift.rules.registry import RULES
+from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
                                  where)
@@ -168,11 +165,6 @@ GROUP = 64
 ROW_LANES, ROW_BLOCK = 8, 4
 """The lanes of a reduction inside a map, and the rows of a map of such reductions each work-item folds at once
 (`lift.rules.row_blocking`): float8s, 4 rows, the fastest of gemv 4096²'s on PoCL (issue 18)."""
-BLOCK = (4, 16)
-"""The rows and columns of a matrix product each work-item computes (64 private accumulators; CASES 2016)."""
-SMALL_BLOCK = (1, 8, LANES)
-"""The block where `BLOCK`'s do not divide the sizes: a row of 8 results of float4 updates (a batch of 8x8
-products, `examples/batched_matmul.py`: what `lift explore` finds for it)."""
 
 
 class LoweringError(LiftError):
@@ -203,13 +195,6 @@ def _dividing_chunk(length: int, chunk: int) -> Optional[int]:
 
 def _head(node) -> Optional[FunDecl]:
     return node.f if isinstance(node, FunCall) else node if isinstance(node, FunDecl) else None
-
-
-def _length(t, sizes: Mapping[str, int]) -> Optional[int]:
-    try:
-        return int(t.length.eval(dict(sizes)))
-    except (AttributeError, LiftError, KeyError, TypeError, ValueError):
-        return None
 
 
 def _over_many(ctx) -> bool:
@@ -267,7 +252,7 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
 
     def run(focus: Focus):
         ctx = focus.ctx
-        length = _length(ctx.node.args[0].t, sizes)
+        length = bound_length(ctx.node.args[0].t, sizes)
         chunk = reduction_chunk(length)
         if chunk is None or not is_associative(ctx.node.f.f):
             return None
@@ -298,7 +283,7 @@ def _inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
     docstring, step 3)."""
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
-        length = _length(arg.t, sizes)
+        length = bound_length(arg.t, sizes)
         if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
             return None
         if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
@@ -321,7 +306,7 @@ def reduces_rows(sizes: Mapping[str, int]) -> Selector:
     cost it little, while padding its input (`pad-map`) would bound-check every element of the rows it reads
     (and break their float4 loads)."""
     def scalars(t) -> int:
-        return (_length(t, sizes) or 0) * getattr(t.elem, "width", 1)
+        return (bound_length(t, sizes) or 0) * getattr(t.elem, "width", 1)
 
     def test(ctx) -> bool:
         return any(isinstance(c.node, FunCall) and isinstance(c.node.f, P.AbstractReduce)
@@ -338,7 +323,7 @@ def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
             else rewrite("map-to-global", dim=0)
 
     def run(focus: Focus):
-        length = _length(focus.ctx.node.args[0].t, sizes)
+        length = bound_length(focus.ctx.node.args[0].t, sizes)
         if length is None:
             return None
         for lanes in ((LANES, 1) if _vectorises(vector_width) else (1,)):
@@ -414,7 +399,7 @@ def _stencil(sizes: Mapping[str, int]) -> Strategy:
 
     def blocks(levels: int) -> Strategy:
         def run(focus: Focus):
-            length = _length(focus.ctx.node.args[0].t, sizes)
+            length = bound_length(focus.ctx.node.args[0].t, sizes)
             if length is None or not windows(focus.ctx):
                 return None
             w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
@@ -442,7 +427,7 @@ def _scalars(t, sizes: Mapping[str, int]) -> Optional[int]:
     """The number of scalars of `t`, an array (of arrays) of scalars, under the size binding; else None."""
     count = 1
     while isinstance(t, ArrayType):
-        n = _length(t, sizes)
+        n = bound_length(t, sizes)
         if n is None:
             return None
         count, t = count * n, t.elem
@@ -522,81 +507,11 @@ def _transposes_copied(sizes: Mapping[str, int]) -> Strategy:
     own whose rows it walks (`transpose-copy`, module docstring, step 1a)."""
     def walks_long_columns(ctx) -> bool:
         t = walked_transposition(ctx.node, repeatedly=True)
-        length = _length(t.t.elem, sizes) if t is not None else None
+        length = bound_length(t.t.elem, sizes) if t is not None else None
         return t is not None and (length is None or length >= MIN_CHUNK)
 
     return normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(walks_long_columns, "walks_columns"))
                      >> rewrite("transpose-copy"))
-
-
-COLUMN_BLOCKS = range(64, 7, -1)
-"""The widths of the blocks of columns a column reduction's work-items fold, widest first (step 1a)."""
-
-
-def column_block(cols: int) -> Optional[int]:
-    """The width of the blocks a column reduction over `cols` columns folds (step 1a), leaving two blocks at
-    least: the widest of `COLUMN_BLOCKS` that divides `cols`, or else the widest power of two among them whose
-    padding (`pad-map-repeat` pads to multiples of powers of two) adds at most `MAX_PADDING` of `cols`, if any."""
-    from lift.rules.macro_rules import MAX_PADDING
-
-    fits = [w for w in COLUMN_BLOCKS if cols // w >= 2]
-    return next((w for w in fits if cols % w == 0), None) or next(
-        (w for w in fits if w & (w - 1) == 0 and -cols % w <= cols * MAX_PADDING), None)
-
-
-def _column_width(ctx: L.Context, sizes: Mapping[str, int]) -> Optional[tuple]:
-    """`(w, padded)` for the column reduction at `ctx` over `MIN_CHUNK` rows or more: its `column_block`, and
-    whether it pads the columns (only a matrix in memory, `lift.rules.column_sums.reads_its_matrix`); None if none."""
-    from lift.rules.column_sums import reads_its_matrix
-
-    t = ctx.node.args[0].t
-    cols, rows = _length(t, sizes), _length(t.elem, sizes)
-    w = column_block(cols) if cols else None
-    if w is None or rows is None or rows < MIN_CHUNK or (cols % w and not reads_its_matrix(ctx)):
-        return None
-    return w, cols % w != 0
-
-
-def _column_blocks(sizes: Mapping[str, int]) -> Strategy:
-    """Every column reduction outside every map, over `MIN_CHUNK` rows or more, folded in blocks of
-    `column_block` columns, padded to a multiple of it where it does not divide them
-    (`_column_width`; `lift.rules.column_sums.blocked_columns`, module docstring, step 1a)."""
-    from lift.rules.column_sums import blocked_columns, column_reduction
-
-    def run(focus: Focus):
-        block = _column_width(focus.ctx, sizes)
-        return None if block is None else blocked_columns(*block)(focus)
-
-    return normalize(where(column_reduction & ~inside() & high_level) >> Strategy(run, "column_blocks"))
-
-
-def _blocked_columns(sizes: Mapping[str, int]) -> Selector:
-    """A column reduction that step 1a blocks."""
-    from lift.rules.column_sums import column_reduction
-
-    return column_reduction & Selector(lambda ctx: _column_width(ctx, sizes) is not None, "blocked_columns")
-
-
-def _blocked_rows(sizes: Mapping[str, int], row_block: int) -> Selector:
-    """A map of row reductions that step 3b blocks in `row_block` rows."""
-    return reduces_rows(sizes) & Selector(lambda ctx: _in_blocks(_length(ctx.node.args[0].t, sizes), row_block),
-                                          "blocked_rows")
-
-
-def _bound(t, sizes: Mapping[str, int]) -> bool:
-    """Whether `sizes` binds every length of the type `t`."""
-    return getattr(t, "length", None) is None or (_length(t, sizes) is not None and _bound(t.elem, sizes))
-
-
-def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
-    """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
-    `lower_rest` and `clean_up`, hence imported here), padded where the blocks do not divide, where `sizes`
-    binds the program's sizes (its splits and paddings need them: a kernel for any size is not blocked)."""
-    from lift.rules.macro_rules import register_blocked
-
-    blocked = register_blocked(*BLOCK, padded=True) | register_blocked(*SMALL_BLOCK)
-    return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
-                    "register_blocked")
 
 
 _INLINE_ROUTINES = normalize(rewrite("inline-routine"))
@@ -627,50 +542,33 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 """Every map of a user function of arrays applying it to a named element (module docstring, step 0a)."""
 
 
-def _row_blocks(sizes: Mapping[str, int], h: int) -> Strategy:
-    """At a map outside every map of folds of its rows: the rows in blocks of `h` (`lift.rules.row_blocking`,
-    which builds on this module's `lower_rest` and `clean_up`, hence imported here), where `h` divides the
-    number of rows and leaves two blocks at least."""
-    from lift.rules.row_blocking import row_blocks
-
-    blocked = row_blocks(h)
-
-    def run(focus: Focus):
-        return blocked(focus) if _in_blocks(_length(focus.ctx.node.args[0].t, sizes), h) else None
-
-    return Strategy(run, f"row_blocks({h})")
-
-
-def _in_blocks(length: Optional[int], h: int) -> bool:
-    """Whether `length` rows go in blocks of `h` (step 3b): `h` divides them and leaves two blocks at least."""
-    return h > 1 and length is not None and length % h == 0 and length >= 2 * h
-
-
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
                      row_block: int = ROW_BLOCK) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, and a map of such reductions over rows in blocks of `row_block`
-    rows (1: none)."""
+    rows (1: none). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
+                                         register_blocks)
+
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
     inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, row_lanes))
                    if _vectorises(vector_width) else identity)
-    column_blocks = _column_blocks(sizes) if _vectorises(vector_width) else identity
-    row_blocks = (normalize(where(is_call(P.Map) & ~inside() & high_level & reduces_rows(sizes))
-                            >> _row_blocks(sizes, row_block)) if _vectorises(vector_width) else identity)
+    column_blocks = fold_column_blocks(sizes) if _vectorises(vector_width) else identity
+    row_blocks = fold_row_blocks(sizes, row_block) if _vectorises(vector_width) else identity
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
                 if _vectorises(vector_width) else identity)
-    split_columns, split_rows = ((folds_split_off(_blocked_columns(sizes)),
-                                  folds_split_off(_blocked_rows(sizes, row_block)))
+    split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
+                                  folds_split_off(blocks_rows(sizes, row_block)))
                                  if _vectorises(vector_width) else (identity, identity))
     general = (stencils >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
                >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
-            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
+            >> (register_blocks(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,

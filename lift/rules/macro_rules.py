@@ -58,8 +58,9 @@ def block_columns(w: int) -> Strategy:
 
 
 MAX_PADDING = 1 / 8
-"""The most padding `padded_columns` and `padded_rows` add, a fraction of the length they pad: more is work wasted
-on results that are dropped."""
+"""The most padding `padded_columns` and `padded_rows` add, a fraction of the length they pad (and the default
+lowering's padded column and row blocks, `lift.rules.block_choice`): more is work wasted on results that are
+dropped."""
 
 
 def _padded_map(k: int) -> Strategy:

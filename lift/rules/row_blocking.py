@@ -15,7 +15,7 @@ register blocking of Steuwer, Remmelg, Dubach (CASES 2016) along the rows of a m
 `h` folds are one by `map-reduce-seq-interchange` (`lift.rules.interchange`), exact for any operator.
 
 Derived by the rules only: split-join (3(c)), map-eta-expansion, map-fission (3(f)) of what follows the fold,
-map-view-fission of the row's view, reduce-to-seq (4(b)) and reduce-seq-map-seq-fusion (3(f)),
+map-view-fission of the row's views, reduce-to-seq (4(b)) and reduce-seq-map-seq-fusion (3(f)),
 map-reduce-seq-interchange, map-to-global (4(a)); then the block's other patterns lowered (`lower_rest`), its
 accumulators in private memory (`private-accumulator`, 4(d)) and its loops over them unrolled
 (`map-seq-unroll`), so that they are registers.
@@ -28,16 +28,17 @@ from lift.ir.nodes import FunCall, Lambda
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.macro_rules import private_accumulators, unrolled
 from lift.rules.paper_derivations import mapped
-from lift.rules.strategy import Focus, Strategy, argument, choice, mapped_body, rewrite, try_
+from lift.rules.strategy import Focus, Strategy, argument, choice, mapped_body, repeat, rewrite, try_
 
 _FOLD = (try_(rewrite("reduce-to-seq")) >> try_(argument(0, rewrite("map-to-seq"))
                                                 >> rewrite("reduce-seq-map-seq-fusion")))
 """A row's fold as one sequential fold of its mapped function (`reduce-seq(λacc, x. f(acc, g(x)))`)."""
 
-_FOLDS_AS_ONE = (try_(rewrite("map-view-fission")) >> (mapped_body(_FOLD) | mapped(rewrite("reduce-to-seq")))
+_FOLDS_AS_ONE = (repeat(rewrite("map-view-fission")) >> (mapped_body(_FOLD) | mapped(rewrite("reduce-to-seq")))
                  >> rewrite("map-reduce-seq-interchange"))
-"""At a map over a block's rows whose function is a fold of (a view of) its row, or the fold itself
-(`map(reduce(f, z))`): the folds as one fold into a row of accumulators."""
+"""At a map over a block's rows whose function is a fold of (views of) its row, or the fold itself
+(`map(reduce(f, z))`): each view mapped on its own (`asVector-4 ∘ pad-to-multiple-4(0.0)`, a row padded to whole
+vectors, two), then the folds as one fold into a row of accumulators."""
 
 
 def _fold_at(f) -> list:
@@ -67,11 +68,15 @@ def _block_folds(focus: Focus):
     return choice(*moves)(focus) if moves else None
 
 
-def row_blocks(h: int) -> Strategy:
+def row_blocks(h: int, padded: bool = False) -> Strategy:
     """At a map outside every map whose function folds its row: its rows in blocks of `h`, one global work-item
-    per block folding its `h` rows at once into private accumulators (module docstring)."""
+    per block folding its `h` rows at once into private accumulators (module docstring). `padded`: over any
+    number of rows, first padded to a multiple of `h` with copies of the last row (`pad-map-repeat`,
+    `lift.rules.padding`: a padded row's reads need only its index clamped), the padded rows' results dropped."""
     blocked = (rewrite("split-join", n=h)
                >> argument(0, rewrite("map-eta-expansion") >> mapped_body(Strategy(_block_folds, "block_folds"))
                            >> rewrite("map-to-global", dim=0)
                            >> lower_rest >> clean_up >> private_accumulators >> unrolled))
-    return Strategy(blocked.run, f"row_blocks({h})")
+    if padded:
+        blocked = rewrite("pad-map-repeat", k=h) >> argument(0, blocked)
+    return Strategy(blocked.run, f"row_blocks({h}{', padded' if padded else ''})")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Optional
 
+from lift.errors import LiftError
 from lift.types.arith import ArithExpr, NotDivisible, UnboundSize, as_arith
 
 
@@ -99,4 +100,13 @@ def ratio(a, b) -> Optional[int]:
     try:
         return integer(as_arith(a) / as_arith(b))
     except NotDivisible:
+        return None
+
+
+def bound_length(t, sizes: Mapping[str, int]) -> Optional[int]:
+    """The length of the array type `t` under the size binding `sizes`; None where `t` has no length or `sizes`
+    does not bind it to an integer."""
+    try:
+        return int(t.length.eval(dict(sizes)))
+    except (AttributeError, LiftError, KeyError, TypeError, ValueError):
         return None

@@ -1,7 +1,7 @@
 """Row blocking (`lift.rules.row_blocking`): a map of folds of its rows in blocks of `h` rows per work-item, one
-fold into `h` private accumulators. Against the interpreter on random sizes, data and programs (Hypothesis),
-after the reductions' vector lanes or not; the default lowering's choice of lanes and blocks; on the device
-against numpy."""
+fold into `h` private accumulators, over the rows padded to a multiple of `h` where it does not divide them.
+Against the interpreter on random sizes, data and programs (Hypothesis), after the reductions' vector lanes or not;
+the default lowering's choice of lanes and blocks (`lift.rules.block_choice`); on the device against numpy."""
 
 import re
 
@@ -54,11 +54,12 @@ def _inputs(name, rng, m, n):
                            "scaled_gemv": [rand(n), np.float32(1.5)]}.get(name, [])
 
 
-def _blocked(name, h, lanes, sizes):
-    """The program with its inner reductions in `lanes` lanes (None: as they are), then its rows in blocks of `h`."""
+def _blocked(name, h, lanes, sizes, padded=False):
+    """The program with its inner reductions in `lanes` lanes (None: as they are), then its rows in blocks of `h`
+    (`padded`: over the rows padded to a multiple of `h`)."""
     top_rows = is_call(P.Map) & ~inside()
     vectors = normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, lanes)) if lanes else None
-    blocked = outermost(top_rows, row_blocks(h))
+    blocked = outermost(top_rows, row_blocks(h, padded))
     return derive(vectors >> blocked if vectors else blocked, PROGRAMS[name], sizes).replay(
         PROGRAMS[name], RewriteEngine(sizes=sizes))
 
@@ -72,6 +73,25 @@ def test_row_blocks_mean_what_the_program_means(name, h, blocks, lanes, vectors,
     blocked = _blocked(name, h, lanes, sizes)
     shown = paper(blocked)
     assert f"split-{h}" in shown and "toPrivate(reduce-seq(" in shown and "map-global(" in shown
+    assert infer(blocked).type == infer(PROGRAMS[name]).type
+    inputs = _inputs(name, np.random.default_rng(seed), m, n)
+    got = np.asarray(interpret(blocked, *inputs)).reshape(m)
+    np.testing.assert_array_equal(got, np.asarray(interpret(PROGRAMS[name], *inputs)).reshape(m))
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(PROGRAMS)), st.sampled_from([2, 4, 8]), st.integers(2, 4), st.data(),
+       st.sampled_from([None, 4, 8, 16]), st.integers(1, 3), st.integers(0, 3), st.integers(0, 1 << 16))
+def test_padded_row_blocks_mean_what_the_program_means(name, h, blocks, data, lanes, vectors, odd, seed):
+    """Any number of rows: the rows padded to a multiple of `h` with copies of the last (`pad-map-repeat`), the
+    padded rows' results dropped; the rows' lengths need not be a multiple of the lanes either (each row then
+    padded to a multiple of 4 first, `_inner_lanes`)."""
+    m, n = h * blocks - data.draw(st.integers(1, h - 1)), (lanes or 4) * 4 * vectors + odd
+    sizes = {"M": m, "N": n}
+    blocked = _blocked(name, h, lanes, sizes, padded=True)
+    shown = paper(blocked)
+    assert f"split-{h} ∘ pad-to-multiple-{h}(clamp)" in shown and shown.count("take-(M)") == 1
+    assert "toPrivate(reduce-seq(" in shown and "map-global(" in shown
     assert infer(blocked).type == infer(PROGRAMS[name]).type
     inputs = _inputs(name, np.random.default_rng(seed), m, n)
     got = np.asarray(interpret(blocked, *inputs)).reshape(m)
@@ -97,12 +117,20 @@ def test_row_blocks_need_folds_of_the_rows():
         derive(outermost(is_call(P.Map) & ~inside(), row_blocks(2)), pairs, {"M": 8})
 
 
-@pytest.mark.parametrize("m, n, lanes, blocked", [(64, 1024, 8, True), (16, 40, 8, True), (16, 20, 4, True),
-                                                  (6, 64, 8, False), (4, 64, 8, False), (4099, 1023, 4, False)])
-def test_the_default_lowering_blocks_rows_where_4_divides_them_in_float8s_where_8_divides(m, n, lanes, blocked):
+@pytest.mark.parametrize("m, n, lanes, blocked, padded", [
+    (64, 1024, 8, True, False), (16, 40, 8, True, False), (16, 20, 4, True, False), (6, 64, 8, False, False),
+    (4, 64, 8, False, False), (4099, 1023, 4, True, True), (25, 64, 8, True, True), (17, 64, 8, False, False),
+    (4096, 1023, 4, True, False)])
+def test_the_default_lowering_blocks_rows_where_4_divides_them_or_padding_adds_an_eighth_at_most(m, n, lanes, blocked,
+                                                                                                padded):
+    """4 rows a block where 4 divides the rows, or over the rows padded to a multiple of 4 with copies of the last
+    where that adds at most an eighth (25 rows, not 17: `lift.rules.block_choice.row_padding`); float8s where 8
+    divides the rows' length, else float4s, over rows padded to a multiple of 4 where 4 does not divide it."""
     shown = paper(lower(PROGRAMS["gemv"], {"M": m, "N": n}))
-    assert (f"vectorize-{lanes}(mult)" in shown) and ("split-4(A)" in shown) == blocked
+    assert (f"vectorize-{lanes}(mult)" in shown) and ("split-4" in shown) == blocked
     assert ("toPrivate(reduce-seq(" in shown) == blocked
+    assert ("split-4 ∘ pad-to-multiple-4(clamp)(A)" in shown) == padded and ("split-4(A)" in shown) == (
+        blocked and not padded)
 
 
 def test_the_default_lowering_blocks_rows_only_where_vectors_pay():
@@ -131,7 +159,7 @@ def test_an_array_literal_of_vectors_holds_one_scalar_in_every_lane():
 
 @needs_device
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-@pytest.mark.parametrize("m, n", [(16, 40), (8, 20), (12, 256), (64, 1024)])
+@pytest.mark.parametrize("m, n", [(16, 40), (8, 20), (12, 256), (64, 1024), (25, 40), (15, 19), (35, 99)])
 def test_blocked_rows_agree_with_numpy_on_the_device(name, m, n):
     inputs = _inputs(name, np.random.default_rng(m * n), m, n)
     program = PROGRAMS[name]

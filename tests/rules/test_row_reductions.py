@@ -49,9 +49,13 @@ def test_a_batched_dot_over_rows_4_does_not_divide_reduces_padded_float4_lanes_u
 
 
 def test_row_sums_reduce_float4s_of_their_rows_and_short_rows_stay_scalars_padded_to_work_groups():
+    """4099 rows of 1023: each row's float4s padded with zeros to 1024, the rows in blocks of 4 over the rows padded
+    with copies of the last to 4100 (`lift.rules.block_choice.row_padding`), not to whole work-groups."""
     assert paper(lower(row_sums, {"M": 4099, "N": 1023})) == (
-        "map-global(reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(λ acc_0, x_1. vectorize-4(add)(acc_0, "
-        "vectorize-4(id)(x_1)), vectorize-4(0.0)) ∘ asVector-4 ∘ pad-to-multiple-4(0.0))")
+        "take-(M) ∘ join ∘ map-global(map-seq-unroll(reduce-seq(add, 0.0) ∘ asScalar) ∘ transpose ∘ "
+        "map-seq-unroll(map-seq-unroll(id)) ∘ toPrivate(reduce-seq(λ acc_8, t_9. map-seq-unroll(λ e_10. "
+        "vectorize-4(add)(get-0(e_10), vectorize-4(id) ∘ get-1(e_10))) ∘ zip(acc_8, t_9), map-seq-unroll(id)(0.0))) "
+        "∘ transpose ∘ map(asVector-4 ∘ pad-to-multiple-4(0.0))) ∘ split-4 ∘ pad-to-multiple-4(clamp)")
     assert paper(lower(row_sums, {"M": 37, "N": 3})) == \
         "take-(M) ∘ map-global(reduce-seq(add, 0.0)) ∘ pad-to-multiple-64(0.0)"
     assert "pad-to-multiple-4(" not in paper(lower(row_sums, {"M": 64, "N": 1024}))
