@@ -449,11 +449,17 @@ def _identified(lanes: list) -> list:
     the first lane's (each lane brings its indices back into range by variables of its own): the lanes along a row
     of a matrix whose rows are clamped (`pad-to-multiple(clamp)` of the rows: a padded block of rows) read one
     clamped row, as one vector."""
-    first = {text: var for var, text in lanes[0].lets}
-    if not first or not all(isinstance(a, MemAccess) for a in lanes):
+    if not lanes[0].lets or not all(isinstance(a, MemAccess) for a in lanes):
         return lanes
-    return [replace(a, index=a.index.substitute({var: first[text] for var, text in a.lets if text in first}))
-            for a in lanes]
+    return _first_lanes_lets(lanes, lanes)
+
+
+def _first_lanes_lets(lanes: list, accesses: list) -> list:
+    """Each of `accesses` (lane `i`'s) with the variables lane `i`'s lets define by the same expression as the
+    first lane's replaced by the first lane's."""
+    first = {text: var for var, text in lanes[0].lets}
+    return [replace(x, index=x.index.substitute({var: first[text] for var, text in a.lets if text in first}))
+            for a, x in zip(lanes, accesses)]
 
 
 def _rows(lanes: list) -> Optional[MemAccess]:
@@ -462,9 +468,7 @@ def _rows(lanes: list) -> Optional[MemAccess]:
     own, so the variables defined by the same expression are identified first."""
     if not all(isinstance(a, ClampedAccess) and a.row is not None for a in lanes):
         return None
-    first = {text: var for var, text in lanes[0].lets}
-    rows = [replace(a.row, index=a.row.index.substitute({var: first[text] for var, text in a.lets if text in first}))
-            for a in lanes]
+    rows = _first_lanes_lets(lanes, [a.row for a in lanes])
     return rows[0] if _adjacent(rows) else None
 
 
