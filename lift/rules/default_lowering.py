@@ -589,13 +589,14 @@ def _bound(t, sizes: Mapping[str, int]) -> bool:
 
 
 def _register_blocked(sizes: Mapping[str, int]) -> Strategy:
-    """Matrix multiply's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
-    `lower_rest` and `clean_up`, hence imported here), padded where the blocks do not divide, where `sizes`
-    binds the program's sizes (its splits and paddings need them: a kernel for any size is not blocked)."""
-    from lift.rules.macro_rules import register_blocked
+    """Every matrix product's register blocking in `BLOCK` (`lift.rules.macro_rules`, which builds on this module's
+    `lower_rest` and `clean_up`, hence imported here), padded where the blocks do not divide, a user function of its
+    results split off first (`blocked_products`), where `sizes` binds the program's sizes (its splits and paddings
+    need them: a kernel for any size is not blocked)."""
+    from lift.rules.macro_rules import blocked_products, register_blocked
 
-    blocked = register_blocked(*BLOCK, padded=True) | register_blocked(*SMALL_BLOCK)
-    return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else None,
+    blocked = blocked_products(register_blocked(*BLOCK, padded=True) | register_blocked(*SMALL_BLOCK))
+    return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else focus,
                     "register_blocked")
 
 
@@ -670,7 +671,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
-            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
+            >> _register_blocked(sizes) >> _transposes_copied(sizes) >> column_blocks >> general)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,

@@ -132,4 +132,20 @@ def folds(call: FunCall) -> list:
     return [k for k, (g, _) in enumerate(subterms(call)) if isinstance(g.f, Reduce)]
 
 
+def maps_a_fold(e) -> bool:
+    """Whether `e` is a map whose function is a fold, `map(λq. reduce(..)(..q..))(xs)` (what the rule splits a fold
+    off a mapped function into)."""
+    if not (isinstance(e, FunCall) and isinstance(e.f, Map)):
+        return False
+    f = e.f.f
+    return isinstance(f, Reduce) or (isinstance(f, Lambda) and isinstance(f.body, FunCall)
+                                     and isinstance(f.body.f, Reduce))
+
+
+def maps_of_folds(call: FunCall) -> list:
+    """The `at` of each subterm of `call` (`subterms`) that is a map of folds (`maps_a_fold`): a product's inner
+    map once its fold is split off (`lift.rules.fold_splitting.product_split_off`)."""
+    return [k for k, (g, _) in enumerate(subterms(call)) if maps_a_fold(g)]
+
+
 RULES = (map_subterm_fission,)
