@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, choice, identity, inside, is_call, mapped_body,
-                                 normalize, rewrite, where)
+                                 normalize, rewrite, try_, where)
 from lift.rules.subterm_fission import folds, maps_a_fold, maps_of_folds, split_component
 
 
@@ -61,8 +61,9 @@ def _spine_split(then: Strategy) -> Strategy:
 
 def product_split_off(then: Strategy) -> Strategy:
     """At a map whose function is a map applying a user function to a fold (`map(λa. map(λb. f(.., dot(a, b),
-    ..))(X))(A)`): the fold split off the inner map, then the map of folds this leaves split off the outer one
-    (module docstring), and `then` at that map of maps of folds (a product: `map(λa. map(λq. dot(a, q))(X))(A)`);
-    the first choice of folds where `then` succeeds."""
+    ..))(X))(A)`): the fold split off the inner map, then the map of folds this leaves (or finds: `map(λa.
+    map(relu)(map(λb. dot(a, b))(X)))(A)`) split off the outer one (module docstring), and `then` at that map of
+    maps of folds (a product: `map(λa. map(λq. dot(a, q))(X))(A)`); the first choice of folds where `then`
+    succeeds."""
     inner = mapped_body(where(is_call(P.Map)) >> _splits(folds, identity, "fold_split_off"))
-    return inner >> (_splits(maps_of_folds, then, "map_of_folds_split_off") | _spine_split(then))
+    return try_(inner) >> (_splits(maps_of_folds, then, "map_of_folds_split_off") | _spine_split(then))

@@ -16,8 +16,9 @@ the reduction macro rules match (`lift.rules.column_sums.blocked_columns`, `lift
 lanes of `reduce-lanes`), the rest an elementwise map over its results.
 
 The subterms are the outermost computations (`is_computation`: calls of patterns that are not views) of `B`
-off its spine that read the element so, left to right; the rule's parameter `at` picks one, every occurrence of
-which is replaced.
+that read the element so, left to right, off its spine, or on it below a function that reads another component,
+where `map-fission` cannot split (`map(λp. map(λv. f(v, get-1 p))(g(get-0 p)))`: a product's rows zipped with
+a bias); the rule's parameter `at` picks one, every occurrence of which is replaced.
 """
 
 from __future__ import annotations
@@ -85,9 +86,10 @@ def subterms(call: FunCall) -> list:
     def visit(e):
         if isinstance(e, Lambda) and not (outside | {p}).isdisjoint(e.params):
             return
-        if is_computation(e) and id(e) not in spine and free_params(e) - {p} <= outside:
+        if is_computation(e) and free_params(e) - {p} <= outside:
             r, rest = reads(e, p), _rest(f, e)
-            if (r == {WHOLE} and not rest) if not zipped else (len(r) == 1 and WHOLE not in r | rest):
+            if (id(e) not in spine or rest) and (
+                    (r == {WHOLE} and not rest) if not zipped else (len(r) == 1 and WHOLE not in r | rest)):
                 found.append((e, next(iter(r))))
                 return
         for _, c in e.children():
