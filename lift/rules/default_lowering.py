@@ -88,10 +88,13 @@ chooses, in order:
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
-map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound:
-each work-item computes `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
-(`lift.rules.macro_rules.register_blocked`, the macro rules of CASES 2016); a naive one reads a row and a column
-per result. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked before step 1a where its sizes are bound, each product
+outside every map (or map of them) innermost first, steps 1a to 5 lowering the rest: each work-item computes
+`BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
+(`lift.rules.macro_rules.register_blocked`, `blocked_products`, the macro rules of CASES 2016); a naive one reads
+a row and a column per result. A user function of the product's results (2mm's `α · dot(a, b)` and `dot(t, c) +
+β d` over `zip(transpose(C), d)`, a covariance's `dot(ci, cj) / (n - 1)`) is split off first, an elementwise map
+over the plain product (`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
 padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else
 a `SMALL_BLOCK` of 1 × 8 results in float4 updates, where it divides them (many small products).
 
