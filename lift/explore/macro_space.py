@@ -30,7 +30,7 @@ from lift.errors import LiftError
 from lift.ir.nodes import Lambda
 from lift.rules.default_lowering import LANES, default_strategy, hoist_invariants, named_elements, unrolled_iterations
 from lift.rules.engine import RewriteEngine
-from lift.rules.macro_rules import blocked_products, column_map, register_blocked
+from lift.rules.macro_rules import blocked_products, column_map, register_blocked, zipped_columns
 from lift.rules.strategy import Focus, progress, topdown, where
 
 ROWS = (1, 2, 4, 8)
@@ -58,7 +58,7 @@ def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: i
     `vector_width`."""
     engine = RewriteEngine(sizes=dict(sizes))
     start = Focus(program, engine)
-    if topdown(where(column_map))(start) is None:
+    if topdown(where(column_map | zipped_columns))(start) is None:
         return
     start = (unrolled_iterations >> named_elements >> hoist_invariants(sizes))(start)
     rest = default_strategy(sizes, vector_width)

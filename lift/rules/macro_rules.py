@@ -43,6 +43,12 @@ column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
 """A map over the columns of a matrix (`map(g)(transpose(B))`) inside another map: matrix multiply's map over
 the columns of B, for each row of A."""
 
+zipped_columns = (is_call(Map) & inside(Map) & argument_is(is_call(Zip) & Selector(
+    lambda c: any(isinstance(a, FunCall) and isinstance(a.f, Transpose) for a in c.node.args), "zips_columns")))
+"""A map over the columns of a matrix zipped with other arrays inside another map (`map(g)(zip(transpose(C), d))`):
+a product whose results a user function combines with `d` (2mm's `dot(t, c) + β d`), once that is split off
+(`blocked_products`)."""
+
 computes = Selector(lambda c: isinstance(c.node, FunCall) and isinstance(c.node.f, Map) and not P.is_view(c.node.f),
                     "computes")
 """A call of a map whose function computes (not a map of a data-layout function such as `map(join)`)."""

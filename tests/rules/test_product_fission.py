@@ -228,6 +228,18 @@ def test_the_search_proposes_2mm_with_both_products_register_blocked():
         np.testing.assert_array_equal(_result(program, inputs, (16, 16)), expected)
 
 
+def test_the_search_proposes_a_product_over_zipped_columns_register_blocked():
+    """No map over `transpose(B)` alone: its columns are zipped with a row of `D` (`zipped_columns`)."""
+    sizes = {"M": 8, "K": 3, "N": 16}
+    inputs = _inputs("zipped", np.random.default_rng(8), 8, 3, 16)
+    expected = _result(PROGRAMS["zipped"], inputs, (8, 16))
+    found = list(itertools.islice(macro_derivations(PROGRAMS["zipped"], sizes), 3))
+    assert found
+    for program, derivation, _ in found:
+        assert "private-accumulator" in [s.rule for s in derivation.steps]
+        np.testing.assert_array_equal(_result(program, inputs, (8, 16)), expected)
+
+
 @needs_device
 @pytest.mark.parametrize("sizes", [{"NI": 29, "NJ": 31, "NK": 13, "NL": 63}, {"NI": 181, "NJ": 191, "NK": 211,
                                                                                "NL": 223}])
