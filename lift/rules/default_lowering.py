@@ -94,9 +94,10 @@ outside every map (or map of them) innermost first, steps 1a to 5 lowering the r
 (`lift.rules.macro_rules.register_blocked`, `blocked_products`, the macro rules of CASES 2016); a naive one reads
 a row and a column per result. A user function of the product's results (2mm's `α · dot(a, b)` and `dot(t, c) +
 β d` over `zip(transpose(C), d)`, a covariance's `dot(ci, cj) / (n - 1)`) is split off first, an elementwise map
-over the plain product (`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where the blocks do not divide the rows or the columns, these are padded to a multiple of them, the
-padded results dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else
-a `SMALL_BLOCK` of 1 × 8 results in float4 updates, where it divides them (many small products).
+over the plain product (`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where
+the blocks do not divide the rows or the columns, these are padded to a multiple of them, the padded results
+dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else a `SMALL_BLOCK`
+of 1 × 8 results in float4 updates, where it divides them (many small products).
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the

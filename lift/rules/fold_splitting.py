@@ -51,7 +51,7 @@ def _spine_split(then: Strategy) -> Strategy:
     `f1 .. fi`: `map-fission` after `fi`, then `then` at the map of folds split off."""
     def run(focus: Focus):
         f = focus.ctx.node.f.f
-        e, at = (f.body, 0) if isinstance(f, Lambda) else (None, 0)
+        e, at = (f.body if isinstance(f, Lambda) else None), 0
         while isinstance(e, FunCall) and len(e.args) == 1 and not maps_a_fold(e):
             e, at = e.args[0], at + 1
         return (rewrite("map-fission", at=at) >> argument(0, then))(focus) if at and maps_a_fold(e) else None

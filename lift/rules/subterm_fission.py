@@ -108,7 +108,7 @@ def _choices(call: FunCall, ctx) -> list:
       equation="map(λp. B[g(get-i p)])(zip(.., ai, ..)) → map(λp. B[get-i p])(zip(.., map(g)(ai), ..))")
 def map_subterm_fission(call: FunCall, at: int) -> Expr:
     found = subterms(call)
-    requires(0 <= at < len(found), f"no computation {at} reads one component of the element off the spine "
+    requires(0 <= at < len(found), f"no computation {at} reading one component of the element splits off "
                                    f"(there are {len(found)})")
     g, i = found[at]
     f, arg, k = call.f.f, call.args[0], split_component(call, at)

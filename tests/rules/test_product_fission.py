@@ -129,12 +129,13 @@ def test_every_product_split_means_what_the_program_means(name, m, k, n, seed):
 @pytest.mark.parametrize("name, expected", [
     ("scaled", "λ alpha, A, B. map(map(λ v. scaled(alpha, v))) ∘ map(λ a. map(λ q. reduce(add, 0.0) ∘ map(mult) ∘ "
                "zip(a, q)) ∘ transpose(B))(A)"),
-    ("zipped", "λ beta, A, B, D. map(λ ad. map(λ bd. plus_scaled(get-0(bd), beta, get-1(bd))) ∘ zip(get-0(ad), "
-               "get-1(ad))) ∘ zip(map(λ q. map(λ q. reduce(add, 0.0) ∘ map(mult) ∘ zip(q, q)) ∘ transpose(B))(A), D)"),
+    ("zipped", "λ beta, A, B, D. map(λ ad. map(λ bd. plus_scaled(get-0(bd), beta, get-1(bd))) ∘ "
+               "zip(get-0(ad), get-1(ad))) ∘ zip(map(λ q. map(λ q. reduce(add, 0.0) ∘ map(mult) ∘ zip(q, q)) ∘ "
+               "transpose(B))(A), D)"),
     ("spine", "λ A, B. map(map(relu)) ∘ map(λ a. map(λ b. reduce(add, 0.0) ∘ map(mult) ∘ zip(a, b)) ∘ "
               "transpose(B))(A)"),
-    ("row_read", "λ A, B, x. map(map(λ v. first_plus(v, get-1(ax))) ∘ get-0) ∘ zip(map(λ q. map(λ q. reduce(add, 0.0) "
-                 "∘ map(mult) ∘ zip(q, q)) ∘ transpose(B))(A), x)"),
+    ("row_read", "λ A, B, x. map(λ ax. map(λ v. first_plus(v, get-1(ax))) ∘ get-0(ax)) ∘ zip(map(λ q. map(λ q. "
+                 "reduce(add, 0.0) ∘ map(mult) ∘ zip(q, q)) ∘ transpose(B))(A), x)"),
 ])
 def test_the_user_function_is_an_elementwise_map_over_a_plain_product(name, expected):
     assert re.sub(r"_\d+", "", paper(_split(PROGRAMS[name], {})[0])) == expected
