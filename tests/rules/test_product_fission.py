@@ -189,8 +189,8 @@ def test_the_default_lowering_of_2mm_means_2mm(ni, nj, nk, nl, seed):
     np.testing.assert_array_equal(_result(lower(twomm, sizes), inputs, (ni, nl)), expected)
 
 
-def _steps(program, sizes, **kw):
-    return [s.rule for s in default_lowering(program, sizes, **kw).steps]
+def _steps(program, sizes):
+    return [s.rule for s in default_lowering(program, sizes).steps]
 
 
 @pytest.mark.parametrize("program, sizes, products", [
