@@ -1,8 +1,10 @@
 """The macro-rule search space: register-blocked lowerings wherever the macro rules match.
 
 `lift.rules.macro_rules.register_blocked(h, w, vector, dims)` finds its places by selectors (a map over the
-columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), so this space
-only enumerates its parameters, constrained:
+columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), at every product
+outside every map (`blocked_products`: a user function of its results split off first, 2mm's and covariance's),
+after what the default lowering does first (iterations unrolled, elements named, invariants hoisted), the rest
+lowered by the default lowering; so this space only enumerates its parameters, constrained:
 
 - `w` (columns per work-item) and `h` (rows per work-item) divide the lengths they block, or these are padded
   to a multiple of them where that adds at most an eighth (`lift.rules.macro_rules.MAX_PADDING`; the padded
@@ -26,9 +28,10 @@ from typing import Iterator, Mapping
 
 from lift.errors import LiftError
 from lift.ir.nodes import Lambda
+from lift.rules.default_lowering import LANES, default_strategy, hoist_invariants, named_elements, unrolled_iterations
 from lift.rules.engine import RewriteEngine
-from lift.rules.macro_rules import column_map, register_blocked
-from lift.rules.strategy import Focus, topdown, where
+from lift.rules.macro_rules import blocked_products, column_map, register_blocked, zipped_columns
+from lift.rules.strategy import Focus, progress, topdown, where
 
 ROWS = (1, 2, 4, 8)
 COLUMNS = (4, 8, 16, 32, 64)
@@ -49,15 +52,20 @@ def parameters() -> list:
                                       mappings.index(p[3]) if p[3] != (0, 1) else len(mappings), -p[1]))
 
 
-def macro_derivations(program: Lambda, sizes: Mapping[str, int]) -> Iterator[tuple]:
-    """`(lowered program, derivation, params)` for each parameter choice whose strategy applies to `program`."""
+def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: int = LANES) -> Iterator[tuple]:
+    """`(lowered program, derivation, params)` for each parameter choice whose strategy applies to `program`: its
+    products blocked (one at least), the rest the default lowering's for a device of native vector width
+    `vector_width`."""
     engine = RewriteEngine(sizes=dict(sizes))
     start = Focus(program, engine)
-    if topdown(where(column_map))(start) is None:
+    if topdown(where(column_map | zipped_columns))(start) is None:
         return
+    start = (unrolled_iterations >> named_elements >> hoist_invariants(sizes))(start)
+    rest = default_strategy(sizes, vector_width)
     for h, w, vector, mapping in parameters():
         tiles = mapping[1:] if mapping[0] == "tiles" else None
-        strategy = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True)
+        blocked = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True)
+        strategy = progress(blocked_products(blocked)) >> rest
         try:
             focus = strategy(start)
         except LiftError:

@@ -386,7 +386,7 @@ class RewriteSearch:
         if derivation is not None:
             yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
         yield from self.stencil_row_variants()
-        yield from macro_derivations(self.program, self.sizes)
+        yield from macro_derivations(self.program, self.sizes, self.vector_width)
         if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
                if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()

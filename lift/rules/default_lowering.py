@@ -86,10 +86,16 @@ chooses, in order:
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
-map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound:
-each work-item computes a block of results in private accumulators on two dimensions of global work-items
-(`lift.rules.block_choice`'s register blocks, the macro rules of CASES 2016); a naive one reads a row and a
-column per result.
+map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked before step 1a where its sizes are bound, each product
+outside every map (or map of them) innermost first, steps 1a to 5 lowering the rest: each work-item computes
+`BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
+(`lift.rules.block_choice`'s register blocks: `lift.rules.macro_rules.register_blocked`, `blocked_products`,
+the macro rules of CASES 2016); a naive one reads a row and a column per result. A user function of the product's results (2mm's `α · dot(a, b)` and `dot(t, c) +
+β d` over `zip(transpose(C), d)`, a covariance's `dot(ci, cj) / (n - 1)`) is split off first, an elementwise map
+over the plain product (`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where
+the blocks do not divide the rows or the columns, these are padded to a multiple of them, the padded results
+dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else a `SMALL_BLOCK`
+of 1 × 8 results in float4 updates, where it divides them (many small products).
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -568,7 +574,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
-            >> (register_blocks(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
+            >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,

@@ -18,7 +18,10 @@ derivation that uses them replays like any other.
 - `padded_columns(k)`, `padded_rows(k)`: the map over the columns, or over the rows, padded to a multiple of `k`
   where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
   blocks divide at every size, the padding's results dropped;
-- `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left.
+- `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left;
+- `blocked_products(blocked)`: every product outside every map blocked by `blocked` (a `register_blocked`), innermost
+  first, a user function of its results split off first where one is applied to them
+  (`lift.rules.fold_splitting.product_split_off`).
 """
 
 from __future__ import annotations
@@ -29,14 +32,22 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
+from lift.rules.fold_splitting import product_split_off
 from lift.rules.paper_derivations import mapped
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, identity, inside, is_call,
-                                 is_fun, mapped_body, normalize, outermost, rewrite, topdown, try_, where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, bottomup, identity, inside,
+                                 is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite, topdown, try_,
+                                 where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
 """A map over the columns of a matrix (`map(g)(transpose(B))`) inside another map: matrix multiply's map over
 the columns of B, for each row of A."""
+
+zipped_columns = (is_call(Map) & inside(Map) & argument_is(is_call(Zip) & Selector(
+    lambda c: any(isinstance(a, FunCall) and isinstance(a.f, Transpose) for a in c.node.args), "zips_columns")))
+"""A map over the columns of a matrix zipped with other arrays inside another map (`map(g)(zip(transpose(C), d))`):
+a product whose results a user function combines with `d` (2mm's `dot(t, c) + β d`), once that is split off
+(`blocked_products`)."""
 
 computes = Selector(lambda c: isinstance(c.node, FunCall) and isinstance(c.node.f, Map) and not P.is_view(c.node.f),
                     "computes")
@@ -181,3 +192,11 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
     return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up
             >> private_accumulators >> unrolled)
+
+
+def blocked_products(blocked: Strategy) -> Strategy:
+    """`blocked` (a `register_blocked`) at every computing map outside every map where it applies (a matrix product,
+    or a map of them), innermost first, so that a product computing the matrix another reads (2mm's `A B` in `(A B)
+    C`) is blocked before the other's lowering reaches it; where it does not apply, at the product left once the
+    user function applied to its results is split off (`product_split_off`: 2mm's `α · dot(a, b)`)."""
+    return repeat(bottomup(where(computes & ~inside()) >> (blocked | product_split_off(blocked))))

@@ -16,8 +16,9 @@ the reduction macro rules match (`lift.rules.column_sums.blocked_columns`, `lift
 lanes of `reduce-lanes`), the rest an elementwise map over its results.
 
 The subterms are the outermost computations (`is_computation`: calls of patterns that are not views) of `B`
-off its spine that read the element so, left to right; the rule's parameter `at` picks one, every occurrence of
-which is replaced.
+that read the element so, left to right, off its spine, or on it below a function that reads another component,
+where `map-fission` cannot split (`map(λp. map(λv. f(v, get-1 p))(g(get-0 p)))`: a product's rows zipped with
+a bias); the rule's parameter `at` picks one, every occurrence of which is replaced.
 """
 
 from __future__ import annotations
@@ -85,9 +86,10 @@ def subterms(call: FunCall) -> list:
     def visit(e):
         if isinstance(e, Lambda) and not (outside | {p}).isdisjoint(e.params):
             return
-        if is_computation(e) and id(e) not in spine and free_params(e) - {p} <= outside:
+        if is_computation(e) and free_params(e) - {p} <= outside:
             r, rest = reads(e, p), _rest(f, e)
-            if (r == {WHOLE} and not rest) if not zipped else (len(r) == 1 and WHOLE not in r | rest):
+            if (id(e) not in spine or rest) and (
+                    (r == {WHOLE} and not rest) if not zipped else (len(r) == 1 and WHOLE not in r | rest)):
                 found.append((e, next(iter(r))))
                 return
         for _, c in e.children():
@@ -106,7 +108,7 @@ def _choices(call: FunCall, ctx) -> list:
       equation="map(λp. B[g(get-i p)])(zip(.., ai, ..)) → map(λp. B[get-i p])(zip(.., map(g)(ai), ..))")
 def map_subterm_fission(call: FunCall, at: int) -> Expr:
     found = subterms(call)
-    requires(0 <= at < len(found), f"no computation {at} reads one component of the element off the spine "
+    requires(0 <= at < len(found), f"no computation {at} reading one component of the element splits off "
                                    f"(there are {len(found)})")
     g, i = found[at]
     f, arg, k = call.f.f, call.args[0], split_component(call, at)
@@ -130,6 +132,22 @@ def split_component(call: FunCall, at: int) -> Optional[int]:
 def folds(call: FunCall) -> list:
     """The `at` of each subterm of `call` (`subterms`) that is a reduction."""
     return [k for k, (g, _) in enumerate(subterms(call)) if isinstance(g.f, Reduce)]
+
+
+def maps_a_fold(e) -> bool:
+    """Whether `e` is a map whose function is a fold, `map(λq. reduce(..)(..q..))(xs)` (what the rule splits a fold
+    off a mapped function into)."""
+    if not (isinstance(e, FunCall) and isinstance(e.f, Map)):
+        return False
+    f = e.f.f
+    return isinstance(f, Reduce) or (isinstance(f, Lambda) and isinstance(f.body, FunCall)
+                                     and isinstance(f.body.f, Reduce))
+
+
+def maps_of_folds(call: FunCall) -> list:
+    """The `at` of each subterm of `call` (`subterms`) that is a map of folds (`maps_a_fold`): a product's inner
+    map once its fold is split off (`lift.rules.fold_splitting.product_split_off`)."""
+    return [k for k, (g, _) in enumerate(subterms(call)) if maps_a_fold(g)]
 
 
 RULES = (map_subterm_fission,)
