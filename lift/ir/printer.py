@@ -13,7 +13,7 @@ import re
 
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.nodes import FunCall, FunDecl, Lambda, Literal, Node, Param, free_params
 from lift.ir.operators import builtin_of
 from lift.ir.routine import Routine
 from lift.ir.userfun import UserFun
@@ -22,14 +22,15 @@ from lift.types.types import ScalarType, VectorType
 
 
 def _chain(lam: Lambda):
-    """The functions of `lam` if it is a composition `λx. f1(f2(...fn(x)))`, outermost first; else None."""
+    """The functions of `lam` if it is a composition `λx. f1(f2(...fn(x)))` whose functions do not read `x`,
+    outermost first; else None (printed as a composition, a function that reads `x` would print it unbound)."""
     if len(lam.params) != 1:
         return None
     funs, e = [], lam.body
     while isinstance(e, FunCall) and len(e.args) == 1:
         funs.append(e.f)
         e = e.args[0]
-    return funs if funs and e == lam.params[0] else None
+    return funs if funs and e == lam.params[0] and not any(e in free_params(f) for f in funs) else None
 
 
 # --- the paper's notation -------------------------------------------------------------------------------

@@ -134,8 +134,7 @@ def test_every_product_split_means_what_the_program_means(name, m, k, n, seed):
                "transpose(B))(A), D)"),
     ("spine", "λ A, B. map(map(relu)) ∘ map(λ a. map(λ b. reduce(add, 0.0) ∘ map(mult) ∘ zip(a, b)) ∘ "
               "transpose(B))(A)"),
-    # printed as a composition though the map's function reads `ax` (`paper` does not check)
-    ("row_read", "λ A, B, x. map(map(λ v. first_plus(v, get-1(ax))) ∘ get-0) ∘ zip(map(λ q. map(λ q. "
+    ("row_read", "λ A, B, x. map(λ ax. map(λ v. first_plus(v, get-1(ax))) ∘ get-0(ax)) ∘ zip(map(λ q. map(λ q. "
                  "reduce(add, 0.0) ∘ map(mult) ∘ zip(q, q)) ∘ transpose(B))(A), x)"),
 ])
 def test_the_user_function_is_an_elementwise_map_over_a_plain_product(name, expected):
