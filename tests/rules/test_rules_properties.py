@@ -47,7 +47,7 @@ BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatte
                    "split-transpose", "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
                    "map-view-fission", "vectorize-tuple-map", "zip-join", "let-out-of-argument", "private-argument",
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
-                   "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy"}
+                   "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy", "reduce-join"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
