@@ -85,7 +85,13 @@ chooses, in order:
    but not a map of reductions over rows of 16 elements or more (`reduces_rows`), whose work-items each
    reduce a row and whose padding would bound-check every element of it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
-   and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
+   and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed);
+6. a user function with loops of constant trip count is replaced by the same function with those loops unrolled
+   where their copies come to at most `MAX_UNROLLED_STATEMENTS` statements (`userfun-loop-unroll`,
+   `lift.rules.userfun_unrolling`): a window it reads by the loops' counters (copied to private memory, step 5)
+   is then read at constant indices, registers rather than memory, and the loops' control is gone; a small,
+   constant trip count is a stencil's window (3x3, 5x5), whose loop costs more than its body; a long loop
+   (Mandelbrot's 64 steps) stays a loop.
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
 map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked instead of steps 2 to 5 where its sizes are bound:
@@ -156,6 +162,9 @@ first one it cannot lower so (`lower` then names it). Then the array arguments o
 rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
+
+unrolled_userfuns = normalize(where(is_fun(UserFun)) >> rewrite("userfun-loop-unroll"))
+"""Every user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled (step 6)."""
 
 MAX_UNROLLED_STEPS = 64
 """The most steps of an iteration outside every map that the default lowering unrolls (step 0a)."""
@@ -670,7 +679,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
-            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
+            >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general))
+            >> unrolled_userfuns)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
