@@ -163,8 +163,9 @@ rows or windows are copied to private memory (`private-argument`), by unrolled l
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
 
-unrolled_userfuns = normalize(where(is_fun(UserFun)) >> rewrite("userfun-loop-unroll"))
-"""Every user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled (step 6)."""
+unrolled_userfuns = normalize(where(is_call(UserFun)) >> rewrite("userfun-loop-unroll"))
+"""Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
+(step 6)."""
 
 MAX_UNROLLED_STEPS = 64
 """The most steps of an iteration outside every map that the default lowering unrolls (step 0a)."""

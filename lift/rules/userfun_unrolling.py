@@ -11,6 +11,10 @@ user writes in Python rather than as patterns, and for the same reason: a window
 `for i in range(3): for j in range(3)` is read at constant indices once unrolled, so an OpenCL compiler keeps
 the private copy of the window (`private-argument`) in registers instead of memory, and the loops' control is
 gone (Game of Life's 3x3 rule on PoCL: 61-67 ms rolled, 10-16 ms written out by hand).
+
+The rule rewrites a call `u(..)` (a map of a user function of arrays calls it on a named element after
+`map-eta-expansion`, as the default lowering writes it): a function passed to a pattern point-free may sit in
+`vect-n(u)`, where the engine knows no argument types to apply it to, and keeps its loops.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ def _unrollable(call: FunCall) -> tuple:
     return (unrolled,)
 
 
-@rule("userfun-loop-unroll", figure="userfun", heads=UserFun, match=_unrollable,
+@rule("userfun-loop-unroll", figure="userfun", heads=UserFun, on_functions=False, match=_unrollable,
       description="a user function whose loops of constant trip count are unrolled, so that the arrays it "
                   "reads are indexed by constants",
       equation="u → u'    (u' = u with its loops of constant trip count, up to 64 statements, unrolled)")
