@@ -1,5 +1,6 @@
 """Every rewrite rule, in the order of the paper's figures (3(a) to 4(e), then the rules of Figures 5 and 9, then
-the kernel-fusion paper's Section 3.2, "KF 3.2", then let floating, "let", and routine inlining, "KF 4.2")."""
+the kernel-fusion paper's Section 3.2, "KF 3.2", then let floating, "let", routine inlining, "KF 4.2", and the
+loops inside user functions, "userfun")."""
 
 from __future__ import annotations
 
