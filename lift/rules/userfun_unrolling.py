@@ -10,8 +10,8 @@ interpreter runs are written from that body. It is `lift.rules.unrolling`'s `map
 user writes in Python rather than as patterns, and for the same reason: a window `w` read as `w[i][j]` inside
 `for i in range(3): for j in range(3)` is read at constant indices once unrolled, so an OpenCL compiler keeps
 the private copy of the window (`private-argument`) in registers instead of memory, and the loops' control is
-gone. Game of Life's 3x3 rule at 1001x999 on PoCL (2 loaded cores): 48.6 ms rolled, 25.6 ms unrolled (best of 7,
-interleaved), as fast as the rule written out by hand; PoCL's machine code of the rolled kernel stores and loads
+gone. Game of Life's 3x3 rule at 1001x999 on PoCL (2 shared cores, best of 7 interleaved): 17.6 ms rolled, 12.5 ms
+unrolled (48.6 and 25.6 ms at a load of 6.5), as fast as the rule written out by hand; PoCL's machine code of the rolled kernel stores and loads
 the window through the stack, the unrolled one keeps it in registers.
 
 The rule rewrites a call `u(..)` (a map of a user function of arrays calls it on a named element after
