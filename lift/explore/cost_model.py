@@ -65,7 +65,7 @@ from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import MATH_FUNCTIONS
+from lift.ir.userfun_body import MATH_FUNCTIONS, counter_indexed_reads
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
@@ -463,6 +463,7 @@ class CostWalk(Mapper):
         """An application: its arguments read, its result written, where they are in memory."""
         for s, t in zip(spaces, types):
             self.read(s, t, scope)
+        self.counter_indexed(f, spaces, types, scope)
         if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
             width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
             self._count(self.kernel.calls, width, scope.times / scope.unrolled * operations(f), scope.packed)
@@ -471,6 +472,20 @@ class CostWalk(Mapper):
         return target
 
     map_Vectorize = map_Id = map_Tuple = map_UserFun
+
+    def counter_indexed(self, f: FunDecl, spaces, types, scope: _Scope) -> None:
+        """The reads of a private array argument that the loops of a user function written in Python make at
+        indices their counters vary (`counter_indexed_reads`): the array lives in memory, each read an operation.
+        Unrolled (`userfun-loop-unroll`), its indices are constants and it is registers."""
+        inner = f.f if isinstance(f, P.Vectorize) else f
+        if not isinstance(inner, UserFun) or inner.origin is None:
+            return
+        reads = counter_indexed_reads(inner.origin.body)
+        for name, s, t in zip(inner.param_names, spaces, types):
+            if reads.get(name) and isinstance(t, ArrayType) and s == PRIVATE:
+                while isinstance(t, ArrayType):
+                    t = t.elem
+                self.traffic(_spilled(s), t, scope.times * reads[name], packed=scope.packed)
 
     def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
         """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""

@@ -12,7 +12,8 @@ program means. The search builds one in three stages, as the issue describes:
     2-D too), transpositions in tiles;
 (b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
     and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
-    identity rules until none applies (`clean_up`);
+    identity rules until none applies (`clean_up`), and the loops of constant trip count in user functions
+    unrolled or not (`userfun-loop-unroll`, where it applies: unrolled, a window the loops index is registers);
 (c) at each place, the kind of move and then its parameters (chunk sizes, work-items per group, vector
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
     far (`observe`); untried options come first.
@@ -48,7 +49,7 @@ from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windo
                                    transpose_tiles, transposition, vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
                                         default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
-                                        reduces_rows, unrolled_iterations)
+                                        reduces_rows, unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
@@ -407,7 +408,7 @@ class RewriteSearch:
                 continue
             params, strategy = moves[key]
             focus = self.apply(Focus(self.program, self.engine).to(place), strategy)
-            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up)
+            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> unrolled_userfuns)
             if focus is not None:
                 yield (focus.program, focus.derivation(),
                        {"stencil-row-blocks": ", ".join(f"{k}={v}" for k, v in params.items())})
@@ -442,15 +443,12 @@ class RewriteSearch:
         to a named element, computations a map does without its element let-bound before it (as the default
         lowering does), the folds off the spine of a map's function that read a component of its element mapped
         on their own or not (a decision of the bandit, where any is: `map-subterm-fission`), moves at reductions
-        and outermost maps, then lowering and clean-up."""
+        and outermost maps, then lowering and clean-up, and the user functions' loops of constant trip count
+        unrolled or not (a decision of the bandit, where any is: `userfun-loop-unroll`)."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants(self.sizes)) or focus
         split = self.apply(focus, folds_split_off(column_reduction | reduces_rows(self.sizes)))
-        if split is not None and split.program != focus.program:
-            options = ["whole", "split"]
-            family = options[self.bandit.choose("fission", options)]
-            choices += [("fission", family), (f"fission/{family}", (family, ()))]
-            focus = split if family == "split" else focus
+        focus = self.either("fission", ("whole", "split"), focus, split, choices)
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:
@@ -478,7 +476,18 @@ class RewriteSearch:
         focus = self.apply(focus, lower_rest >> clean_up >> private_folds)
         if focus is None:
             return None
+        focus = self.either("userfun-unroll", ("rolled", "unrolled"), focus, self.apply(focus, unrolled_userfuns),
+                            choices)
         return focus.program, focus.derivation(), tuple(choices)
+
+    def either(self, decision: str, options: tuple, focus: Focus, changed: Optional[Focus], choices: list) -> Focus:
+        """The bandit's choice, named `decision`, between `focus` and `changed` (`options` names the two), recorded
+        in `choices`; `focus` where `changed` is None (its strategy failed) or the same program."""
+        if changed is None or changed.program == focus.program:
+            return focus
+        family = options[self.bandit.choose(decision, list(options))]
+        choices += [(decision, family), (f"{decision}/{family}", (family, ()))]
+        return changed if family == options[1] else focus
 
     @staticmethod
     def apply(focus: Focus, move) -> Optional[Focus]:

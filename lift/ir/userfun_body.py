@@ -252,3 +252,40 @@ def flops_of(node, call_weights: Mapping[str, int] = {}) -> int:
     elif isinstance(node, Binary) and lanes_scalar(node.type) in (Float, Double):
         own = 1 if node.op in ("+", "-", "*", "/", "%", "**") else 0
     return own + sum(flops_of(getattr(node, f), call_weights) for f in node.__dataclass_fields__ if f != "type")
+
+
+def counter_indexed_reads(node, counters: frozenset = frozenset(), times: int = 1) -> dict:
+    """The reads of each array parameter's elements at an index a loop's counter varies (`a[i]` in a loop over
+    `i`; not `a[1]`), in typed statements or an expression: as often as the loops around them run (a loop with
+    symbolic bounds counting once). An OpenCL compiler keeps a private array read only at constant indices in
+    registers; indexed by a counter, it lives in memory (`lift.explore.cost_model`)."""
+    if isinstance(node, tuple):
+        out: dict = {}
+        for n in node:
+            for name, count in counter_indexed_reads(n, counters, times).items():
+                out[name] = out.get(name, 0) + count
+        return out
+    if isinstance(node, For):
+        return counter_indexed_reads(node.body, counters | {node.var}, times * (trip_count(node) or 1))
+    if isinstance(node, Index):
+        root, indices = node, []
+        while isinstance(root, Index):
+            root, indices = root.array, indices + [root.index]
+        out = counter_indexed_reads(tuple(indices), counters, times)
+        if any(_reads_variable(i, counters) for i in indices):
+            out[root.name] = out.get(root.name, 0) + times
+        return out
+    if not hasattr(node, "__dataclass_fields__"):
+        return {}
+    return counter_indexed_reads(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"), counters,
+                                 times)
+
+
+def _reads_variable(node, names: frozenset) -> bool:
+    """Whether an expression reads a variable of `names`."""
+    if isinstance(node, Variable):
+        return node.name in names
+    if isinstance(node, tuple):
+        return any(_reads_variable(n, names) for n in node)
+    return hasattr(node, "__dataclass_fields__") and any(
+        _reads_variable(getattr(node, f), names) for f in node.__dataclass_fields__ if f != "type")

@@ -325,7 +325,7 @@ class Typer:
         left, right = self.convert(node, left, t), self.convert(node, right, t)
         if isinstance(left, Const) and isinstance(right, Const):
             try:
-                return Const(_fold(symbol, left.value, right.value, t), t)
+                return Const(fold(symbol, left.value, right.value, t), t)
             except ZeroDivisionError:
                 raise self.error(node, "division by zero") from None
         return Binary(symbol, left, right, t)
@@ -555,7 +555,7 @@ def _python_value(value, t: Type):
     return bool(value) if t == Bool else int(value) if t == Int else float(value)
 
 
-def _fold(op: str, a, b, t: Type):
+def fold(op: str, a, b, t: Type):
     """Arithmetic on two constants, with C's integer division."""
     if t == Int and op in "/%":
         q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)

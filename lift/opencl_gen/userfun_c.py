@@ -16,7 +16,6 @@ from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
                                   MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar,
                                   lengths_read)
-from lift.ir.userfun_typing import typed_body
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, tuple_field
 
@@ -38,7 +37,7 @@ def length_params(fun) -> tuple:
     arrays = lengths_read(fun.body)
     if not arrays:
         return ()
-    taken = set(fun.param_names) | set(typed_body(fun, fun.in_types, fun.out_type)[1])
+    taken = set(fun.param_names) | set(fun.typed(fun.in_types, fun.out_type)[1])
     out = []
     for a in arrays:
         name = next(n for n in (f"{a}_length{'_' * i}" for i in range(len(taken) + 1)) if n not in taken)
@@ -54,7 +53,7 @@ def python_userfun_c(fun, in_types: Optional[tuple] = None, out_type: Optional[T
     if len(in_types) != len(fun.param_names):
         raise LiftTypeError(f"user function {fun.name}: {len(fun.param_names)} parameters, "
                             f"{len(in_types)} types given")
-    body, local_types = typed_body(fun, in_types, out_type)
+    body, local_types = fun.typed(in_types, out_type)
     return _CWriter(fun.param_names, out_type, local_types, dict(length_params(fun))).write(body)
 
 
@@ -227,9 +226,15 @@ class _CWriter:
             case Field(x, i, _):
                 return f"{self.expr(x, _PRIMARY)}.{tuple_field(i)}", _PRIMARY
             case Index(array, index, _):
-                offset = self.expr(index)
+                offset, constant = self.expr(index), index.value if isinstance(index, Const) else None
                 while isinstance(array, Index):  # a[i][j]: the arrays are flat, rows of constant length
-                    offset = f"{self.expr(array.index, _PRIMARY)} * {_scalars_in(array.type)} + {offset}"
+                    stride = _scalars_in(array.type)
+                    if constant is not None and isinstance(array.index, Const):  # an unrolled loop's a[1][2]
+                        constant += array.index.value * stride
+                        offset = str(constant)
+                    else:
+                        constant = None
+                        offset = f"{self.expr(array.index, _PRIMARY)} * {stride} + {offset}"
                     array = array.array
                 return f"{self.expr(array, _PRIMARY)}[{offset}]", _PRIMARY
         raise AssertionError(f"no C for {e}")

@@ -83,19 +83,26 @@ chooses, in order:
    but not a map of reductions over rows of 16 elements or more (`reduces_rows`), whose work-items each
    reduce a row and whose padding would bound-check every element of it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
-   and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed).
+   and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed);
+6. a user function with loops of constant trip count is replaced by the same function with those loops unrolled
+   where their copies come to at most `MAX_UNROLLED_STATEMENTS` statements (`userfun-loop-unroll`,
+   `lift.rules.userfun_unrolling`): a window it reads by the loops' counters (copied to private memory, step 5)
+   is then read at constant indices, registers rather than memory, and the loops' control is gone; a small,
+   constant trip count is a stencil's window (3x3, 5x5), whose loop costs more than its body; a long loop
+   (Mandelbrot's 64 steps) stays a loop.
 
 A matrix product, a map over the columns of a matrix inside a map over rows (`map(λa. map(λb. reduce ∘
 map ∘ zip(a, b))(transpose(B)))(A)`), is register-blocked before step 1a where its sizes are bound, each product
 outside every map (or map of them) innermost first, steps 1a to 5 lowering the rest: each work-item computes
 `BLOCK` = 4 × 16 results in private accumulators on two dimensions of global work-items
 (`lift.rules.block_choice`'s register blocks: `lift.rules.macro_rules.register_blocked`, `blocked_products`,
-the macro rules of CASES 2016); a naive one reads a row and a column per result. A user function of the product's results (2mm's `α · dot(a, b)` and `dot(t, c) +
-β d` over `zip(transpose(C), d)`, a covariance's `dot(ci, cj) / (n - 1)`) is split off first, an elementwise map
-over the plain product (`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where
-the blocks do not divide the rows or the columns, these are padded to a multiple of them, the padded results
-dropped (`padded_rows`, `padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else a `SMALL_BLOCK`
-of 1 × 8 results in float4 updates, where it divides them (many small products).
+the macro rules of CASES 2016); a naive one reads a row and a column per result. A user function of the
+product's results (2mm's `α · dot(a, b)` and `dot(t, c) + β d` over `zip(transpose(C), d)`, a covariance's
+`dot(ci, cj) / (n - 1)`) is split off first, an elementwise map over the plain product
+(`lift.rules.fold_splitting.product_split_off`), where the product is then blocked. Where the blocks do not divide
+the rows or the columns, these are padded to a multiple of them, the padded results dropped (`padded_rows`,
+`padded_columns`), where that adds at most an eighth (`MAX_PADDING`); else a `SMALL_BLOCK` of 1 × 8 results in
+float4 updates, where it divides them (many small products).
 
 Vectorising is the cost model's criterion (`lift.explore.cost_model`: a `vect-n` application costs
 `ceil(n / w)` operations on a device of native vector width `w`) put as a rule-level one: `vector_width`, the
@@ -159,6 +166,10 @@ first one it cannot lower so (`lower` then names it). Then the array arguments o
 rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
+
+unrolled_userfuns = normalize(where(is_call(UserFun)) >> rewrite("userfun-loop-unroll"))
+"""Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
+(step 6)."""
 
 MAX_UNROLLED_STEPS = 64
 """The most steps of an iteration outside every map that the default lowering unrolls (step 0a)."""
@@ -574,7 +585,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
-            >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general)
+            >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
+            >> unrolled_userfuns)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,

@@ -6,7 +6,8 @@ and some OpenCL maps, over user functions with numpy bodies), then walks a few r
 each. At every program of the walk every rewrite the engine enumerates is applied, type-checked and
 interpreted on the same input: results are equal, exactly, or to a relative 1e-4 for the rules that
 re-associate a reduction. The test prints how many cases each rule got (`pytest -s`) and fails if a
-rule got none (but those of shapes it does not build, `BUILT_ELSEWHERE`).
+rule got none in the fixed draw (`HYPOTHESIS_PROFILE=ci`; a random one may miss a rare shape), but those of
+shapes it does not build, `BUILT_ELSEWHERE`.
 """
 
 from collections import Counter
@@ -41,13 +42,15 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # a value that is not neutral: tests/rules/test_reduce_init.py; routine calls: tests/rules/test_routine_inlining.py;
 # padded columns of a matrix, the first columns of one, a padded matrix a map reads: tests/rules/test_padded_blocks.py;
 # folds in a user function's argument: tests/rules/test_subterm_fission.py; a map walking the columns of a matrix
-# (random programs rarely build one): tests/rules/test_iterate_and_transpose_copy.py.
+# (random programs rarely build one): tests/rules/test_iterate_and_transpose_copy.py; loops in user functions
+# written in Python (these programs' are C): tests/rules/test_userfun_unrolling.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
                    "map-reduce-interchange", "map-accum-fusion", "hoist-invariant", "share-computation",
                    "split-transpose", "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
                    "map-view-fission", "vectorize-tuple-map", "zip-join", "let-out-of-argument", "private-argument",
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
-                   "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy", "reduce-join"}
+                   "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy",
+                   "userfun-loop-unroll"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
@@ -171,4 +174,5 @@ def test_every_rule_preserves_meaning():
     print("\nrewrites checked per rule:")
     for rule in RULES:
         print(f"  {rule.figure:5} {rule.name:28} {cases[rule.name]}")
-    assert not [r.name for r in RULES if cases[r.name] == 0 and r.name not in BUILT_ELSEWHERE]
+    if settings().derandomize:  # a random draw may miss a rare shape; the fixed draw (CI's) must build every one
+        assert not [r.name for r in RULES if cases[r.name] == 0 and r.name not in BUILT_ELSEWHERE]
