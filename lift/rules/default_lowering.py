@@ -5,7 +5,8 @@ Every step is a rule (paper Figures 3, 4), so the lowered program means what the
 chooses, in order:
 
 0. a program written as routine calls (`lift.ir.routine`: BLAS-like library calls) is their bodies
-   (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead);
+   (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead); a program whose
+   result is a view of its inputs (`transpose ∘ map(transpose)`) copies it, `map^d(id)` (`copy-view`);
 0a. an iteration outside every map, `iterate^n(f)` of a constant `n` up to `MAX_UNROLLED_STEPS` (a stencil over
    time steps), is unrolled into its steps `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)),
    each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
@@ -603,6 +604,10 @@ _INLINE_ROUTINES = normalize(rewrite("inline-routine"))
 """Step 0: a program written as routine calls (`lift.ir.routine`) is their bodies (`lift.rules.routine_inlining`)."""
 
 
+_COPIED_VIEW = try_(body(rewrite("copy-view")))
+"""Step 0: a program whose result is a view of its inputs copies it (`copy-view`, `lift.rules.simplification`)."""
+
+
 def _unrollable(it: P.Iterate) -> bool:
     """Whether the default lowering unrolls `iterate^n(f)` outside every map: `n` a constant from 1 to
     `MAX_UNROLLED_STEPS`."""
@@ -668,7 +673,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                                  if _vectorises(vector_width) else (identity, identity))
     general = (stencils >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
                >> top_maps >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
+    return (_INLINE_ROUTINES >> _COPIED_VIEW >> unrolled_iterations >> named_elements >> hoist_invariants(sizes) >> _FUSE_MAPS
             >> split_columns
             >> (_register_blocked(sizes) | (_transposes_copied(sizes) >> column_blocks >> general)))
 
