@@ -128,7 +128,8 @@ class ArrayType(Type):
         annotations are: a tuple type."""
         t = as_type(elem)
         if t is None:
-            raise TypeError(f"ArrayType: element must be a type or a tuple of types, got {elem!r}")
+            shown = f"({', '.join(map(str, elem))})" if isinstance(elem, (tuple, list)) else repr(elem)
+            raise TypeError(f"ArrayType: element must be a type or a tuple of types, got {shown}")
         object.__setattr__(self, "elem", t)
         object.__setattr__(self, "length", as_arith(length))
 
