@@ -435,11 +435,11 @@ class RewriteSearch:
     # --- one candidate -------------------------------------------------------------------------------------
 
     def build(self):
-        """One derivation: a result that is a view of the inputs copied, iterations outside every map unrolled, maps of user functions of arrays applying them
-        to a named element, computations a map does without its element let-bound before it (as the default
-        lowering does), the folds off the spine of a map's function that read a component of its element mapped
-        on their own or not (a decision of the bandit, where any is: `map-subterm-fission`), moves at reductions
-        and outermost maps, then lowering and clean-up."""
+        """One derivation: a result that is a view of the inputs copied, iterations outside every map unrolled,
+        maps of user functions of arrays applying them to a named element, computations a map does without its
+        element let-bound before it (as the default lowering does), the folds off the spine of a map's function
+        that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
+        `map-subterm-fission`), moves at reductions and outermost maps, then lowering and clean-up."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, copied_view >> unrolled_iterations >> named_elements
                            >> hoist_invariants(self.sizes)) or focus

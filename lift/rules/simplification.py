@@ -109,7 +109,8 @@ def _scalar_view(call) -> tuple:
     t = call.t
     while isinstance(t, ArrayType):
         t = t.elem
-    requires(isinstance(call.t, ArrayType) and not isinstance(t, TupleType), "the view is not an array of scalars or vectors")
+    requires(isinstance(call.t, ArrayType) and not isinstance(t, TupleType),
+             "the view is not an array of scalars or vectors")
     return ()
 
 

@@ -162,7 +162,8 @@ def test_an_int_literal_is_accepted_exactly_when_32_bits_hold_it(value):
 def test_a_tuple_of_types_is_a_tuple_type_in_arrays_and_parameters():
     """`ArrayType((Float, Int), N)` and `fun([(Float, Float)], ...)` as user functions' annotations are written."""
     assert ArrayType((Float, (Int, Float)), N) == ArrayType(TupleType(Float, TupleType(Int, Float)), N)
-    program = fun([ArrayType((Float, Float), N), (Float, Int)], lambda xs, t: Map(lambda p: add(Get(p, 0), Get(t, 0)))(xs))
+    program = fun([ArrayType((Float, Float), N), (Float, Int)],
+                  lambda xs, t: Map(lambda p: add(Get(p, 0), Get(t, 0)))(xs))
     assert lift.infer(program).type == F
     with pytest.raises(TypeError, match="ArrayType: element must be a type or a tuple of types, got \\(Float, 3\\)"):
         ArrayType((Float, 3), N)
