@@ -16,4 +16,4 @@ bilinear = fun([ArrayType(Float, M), ArrayType(ArrayType(Float, N), M), ArrayTyp
 
 
 def reference(x, A, y):
-    return np.array([x.astype(np.float64) @ A.astype(np.float64) @ y.astype(np.float64)])
+    return np.array([x @ (A @ y)])
