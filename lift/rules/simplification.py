@@ -100,12 +100,13 @@ def map_transpose_transpose(call):
     return call.f(Transpose()(Transpose()(call.args[0])))
 
 
-def _view_of_inputs(e) -> bool:
-    return isinstance(e, Param) or isinstance(e, FunCall) and is_view(e.f) and all(map(_view_of_inputs, e.args))
+def view_of_inputs(e) -> bool:
+    """Whether `e` only rearranges the parameters it reads (views of views of parameters)."""
+    return isinstance(e, Param) or isinstance(e, FunCall) and is_view(e.f) and all(map(view_of_inputs, e.args))
 
 
 def _scalar_view(call) -> tuple:
-    requires(is_view(call.f) and _view_of_inputs(call), "the call computes something (it is not a view of inputs)")
+    requires(is_view(call.f) and view_of_inputs(call), "the call computes something (it is not a view of inputs)")
     t = call.t
     while isinstance(t, ArrayType):
         t = t.elem

@@ -53,3 +53,15 @@ def test_a_batch_of_small_products_is_register_blocked(examples):
     assert "toPrivate(reduce-seq" in lowered and "vectorize-4(mult)" in lowered, lowered
     inputs = pf.inputs("batched_matmul", sizes, seed=4)
     np.testing.assert_allclose(compiled(*inputs), pf.namespace["reference"](*inputs), rtol=1e-5, atol=1e-6)
+
+
+@needs_device
+def test_a_result_that_only_rearranges_its_inputs_is_copied(examples):
+    """`transpose ∘ map(transpose)` (`examples/permute3d.py`) computes nothing a kernel would write: `lift.compile`
+    with no lowering given copies it (`copy-view`, the default lowering's first step), as numpy's `transpose(2, 0, 1)`;
+    it used to fail in code generation, the program counted as lowered."""
+    pf, sizes = examples["permute3d"], {"I": 5, "J": 7, "K": 3}
+    compiled = lift.compile(pf.kernels["permute3d"])
+    (x,) = pf.inputs("permute3d", sizes, seed=2)
+    np.testing.assert_array_equal(compiled(x), x.transpose(2, 0, 1))
+    assert lift.paper(compiled.lowered(sizes)).startswith("map-global[1](map-global(map-seq(id)))")
