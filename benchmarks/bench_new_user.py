@@ -1,5 +1,7 @@
-"""Issue 18's programs written as a new user would, at odd sizes, against numpy: the default lowering and, where
-`lift explore` wrote a winner under `--explored DIR/<kernel>/`, that winner.
+"""Issue 18's programs written as a new user would, at odd sizes, and a second user's eight (min-plus product, moving
+average, axis permutation, grayscale, bilinear form and Frobenius norm, 27-point stencil, Monte-Carlo hashing,
+batched gemv), against numpy: the default lowering and, where `lift explore` wrote a winner under
+`--explored DIR/<kernel>/`, that winner.
 
     python -m benchmarks.bench_new_user [--rounds 7] [--explored DIR] [--program attention ...]
 
@@ -23,7 +25,8 @@ from lift.ir.program_file import load_program_file
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PROGRAMS = ("attention", "logreg_grad", "sobel", "life", "spmv_ell", "gauss_sep", "maxpool", "lse_outer",
-            "batched_matmul")
+            "batched_matmul", "minplus", "moving_average", "permute3d", "grayscale", "bilinear", "frobenius", "box27",
+            "montecarlo", "batched_gemv")
 
 
 def relative_error(got, want) -> float:

@@ -106,13 +106,20 @@ def _computed(program, inputs_at, sizes, explored, estimate_s=None) -> Reference
     return ReferenceChoice(sizes, inputs, interpret(program, *inputs, sizes=sizes), explored, estimate_s)
 
 
+CHECK_ALIGNMENT = 64
+"""The largest power of two whose divisibility the smaller sizes keep: a candidate chunked to the explored sizes
+(blocks of 64 windows of a 192³ grid) must generate at the sizes it is checked at (64³, where halving gave 96³)."""
+
+
 def _smaller_sizes(program: Lambda, sizes: dict) -> list:
-    """`sizes` with every size variable halved once, twice, ..., while they stay at least 1 and meet the
-    program's constraints; largest first."""
+    """`sizes` with every size variable halved once, twice, ..., each rounded down to a multiple of the power of two
+    (up to `CHECK_ALIGNMENT`) that divides it, while they stay positive and meet the program's constraints; largest
+    first."""
     typed = infer(program)
+    align = {k: math.gcd(v, CHECK_ALIGNMENT) for k, v in sizes.items()}
     levels, current = [], sizes
     while True:
-        smaller = {k: v // 2 for k, v in current.items()}
+        smaller = {k: v // 2 // align[k] * align[k] for k, v in current.items()}
         if not smaller or min(smaller.values()) < 1:
             return levels
         try:

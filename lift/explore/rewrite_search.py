@@ -48,8 +48,8 @@ from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windo
                                    folded_window_rows, grid_windows, partial_column_sums, private_folds,
                                    transpose_tiles, transposition, vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
-                                        default_lowering, high_level, hoist_invariants, named_elements, pad_reduction,
-                                        reduces_rows, unrolled_iterations, unrolled_userfuns)
+                                        copied_view, default_lowering, high_level, hoist_invariants, named_elements,
+                                        pad_reduction, reduces_rows, unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
@@ -439,14 +439,16 @@ class RewriteSearch:
     # --- one candidate -------------------------------------------------------------------------------------
 
     def build(self):
-        """One derivation: iterations outside every map unrolled, maps of user functions of arrays applying them
-        to a named element, computations a map does without its element let-bound before it (as the default
-        lowering does), the folds off the spine of a map's function that read a component of its element mapped
-        on their own or not (a decision of the bandit, where any is: `map-subterm-fission`), moves at reductions
-        and outermost maps, then lowering and clean-up, and the user functions' loops of constant trip count
-        unrolled or not (a decision of the bandit, where any is: `userfun-loop-unroll`)."""
+        """One derivation: a result that is a view of the inputs copied, iterations outside every map unrolled,
+        maps of user functions of arrays applying them to a named element, computations a map does without its
+        element let-bound before it (as the default lowering does), the folds off the spine of a map's function
+        that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
+        `map-subterm-fission`), moves at reductions and outermost maps, then lowering and clean-up, and the user
+        functions' loops of constant trip count unrolled or not (a decision of the bandit, where any is:
+        `userfun-loop-unroll`)."""
         focus, choices = Focus(self.program, self.engine), []
-        focus = self.apply(focus, unrolled_iterations >> named_elements >> hoist_invariants(self.sizes)) or focus
+        focus = self.apply(focus, copied_view >> unrolled_iterations >> named_elements
+                           >> hoist_invariants(self.sizes)) or focus
         split = self.apply(focus, folds_split_off(column_reduction | reduces_rows(self.sizes)))
         focus = self.either("fission", ("whole", "split"), focus, split, choices)
         for _ in range(16):

@@ -21,7 +21,7 @@ from lift.errors import LiftTypeError
 from lift.ir.names import fresh_name
 from lift.ir.operators import ExprOperators
 from lift.ir.source_location import caller_location
-from lift.types.types import Type, literal_type, literals_are
+from lift.types.types import Type, as_type, literal_type, literals_are
 
 
 class Node:
@@ -264,7 +264,8 @@ def fun(types_or_f, f: Optional[Callable] = None) -> Lambda:
     `fun([ArrayType(Float, N)], lambda x: ...)` declares the parameter types of a program (and type
     checks it at once, so that an ill-typed program fails where it is written); `fun(lambda x: ...)` is an
     untyped lambda whose parameter types are inferred from where it is applied. Parameters take the
-    Python argument names.
+    Python argument names; a parameter's type may be a Python tuple of types (`fun([(Float, Int)], ...)`), a tuple
+    type.
     """
     if f is None:
         types, f = None, types_or_f
@@ -280,7 +281,7 @@ def fun(types_or_f, f: Optional[Callable] = None) -> Lambda:
         names.append(p.name)
     if types is not None and len(types) != len(names):
         raise LiftTypeError(f"fun: {len(types)} parameter types declared for a function of {len(names)} parameters")
-    params = tuple(Param(n, types[i] if types else None) for i, n in enumerate(names))
+    params = tuple(Param(n, (as_type(types[i]) or types[i]) if types else None) for i, n in enumerate(names))
     body = to_expr(f(*params))
     lam = Lambda(params, body)
     if types is not None:

@@ -53,7 +53,7 @@ from lift.ir.userfun_numpy import numpy_function
 from lift.ir.c_names import check_c_name
 from lift.ir.userfun_typing import namespace, typed_body
 from lift.ir.userfun_unrolling import unrolled
-from lift.types.types import ArrayType, TupleType, Type
+from lift.types.types import ArrayType, TupleType, Type, as_type
 
 __all__ = ["PythonUserFun", "function_from_source", "translate"]
 
@@ -143,7 +143,7 @@ def translate(fn: Callable, source: Optional[str] = None) -> PythonUserFun:
             raise error(node, f"{what} has no type annotation")
         value = annotations[key]
         try:
-            t = _as_type(eval(value, dict(namespace(fn))) if isinstance(value, str) else value)
+            t = as_type(eval(value, dict(namespace(fn))) if isinstance(value, str) else value)
         except Exception as e:
             raise error(node, f"the annotation of {what} does not evaluate: {type(e).__name__}: {e}") from None
         if t is None:
@@ -182,12 +182,3 @@ def function_from_source(source: str, names: Optional[dict] = None) -> Callable:
         raise LiftTypeError(f"userfun(source=...): defining the function failed: {type(e).__name__}: {e}") from None
     return scope[tree.body[0].name]
 
-
-def _as_type(annotation) -> Optional[Type]:
-    """A lift type from an annotation, where tuples and lists of types are tuple types; None if not a type."""
-    if isinstance(annotation, Type):
-        return annotation
-    if isinstance(annotation, (tuple, list)):
-        elems = [_as_type(a) for a in annotation]
-        return None if None in elems else TupleType(*elems)
-    return None

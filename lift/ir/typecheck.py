@@ -191,7 +191,10 @@ class TypeInference(Mapper):
         in_types = f.in_types if in_types is None else in_types
         for i, (want, got) in enumerate(zip(in_types, arg_types)):
             if not _userfun_arg_fits(want, got):
-                self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", got)
+                one = isinstance(got, ArrayType) and got.length == Cst(1) and _userfun_arg_fits(want, got.elem)
+                hint = (" (a reduction's result is an array of one element: map the function over it, "
+                        "`Map(lambda s: ...)(Reduce(...)(x))`)") if one else ""
+                self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", f"{got}{hint}")
         return f, f.out_type if out_type is None else out_type
 
     def map_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):

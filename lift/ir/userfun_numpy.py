@@ -50,6 +50,17 @@ NP_MATH = {
 _NP_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "%": np.fmod,
               "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,
               "!=": np.not_equal, "and": np.logical_and, "or": np.logical_or}
+_NP_BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor, "<<": np.left_shift,
+               ">>": np.right_shift}
+
+
+def bitwise_numpy(op: str, a, b):
+    """OpenCL C's `a op b` on 32-bit ints: a shift counts modulo 32 (OpenCL C 6.3.j), `<<` wraps."""
+    if op in ("<<", ">>"):
+        b = np.bitwise_and(b, 31)
+    return _NP_BITWISE[op](a, b)
+
+
 _NP_BUILTINS = {"abs": np.abs, "min": np.fmin, "max": np.fmax}
 
 
@@ -190,6 +201,10 @@ def _np_eval(e, env: dict):
             return np.negative(_np_eval(x, env))
         case Unary("!", x, _):
             return np.logical_not(_np_eval(x, env))
+        case Unary("~", x, _):
+            return np.invert(_np_eval(x, env))
+        case Binary(op, left, right, _) if op in _NP_BITWISE:
+            return bitwise_numpy(op, _np_eval(left, env), _np_eval(right, env))
         case Binary("/", left, right, t) if lanes_scalar(t) == Int:
             a, b = _np_eval(left, env), _np_eval(right, env)
             return (a - np.fmod(a, b)) // b  # C's division, truncating toward zero

@@ -27,6 +27,7 @@ from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, Call, Component, Const, Convert, Field,
                                   For, If, Index, Length, MakeTuple, MakeVector, Return, Select, Unary, Variable,
                                   assigned, is_bool, is_number, lanes_scalar, returns)
+from lift.ir.userfun_numpy import bitwise_numpy
 from lift.types.arith import ArithExpr
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, literal_type
 
@@ -36,6 +37,7 @@ _BUILTIN_FUNCTIONS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "m
 _BUILTIN_CONVERSIONS = {builtins.float: Float, builtins.int: Int}
 
 _ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%", ast.Pow: "**"}
+_BITWISE = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 _UNSUPPORTED = {
@@ -313,6 +315,8 @@ class Typer:
         return self.binary(node, node.op, self.expr(node.left), self.expr(node.right))
 
     def binary(self, node, op: ast.operator, left, right):
+        if type(op) in _BITWISE:
+            return self.bitwise(node, _BITWISE[type(op)], left, right)
         if type(op) not in _ARITHMETIC:
             hint = " (`/` divides Int values as C does, truncating toward zero)" if isinstance(op, ast.FloorDiv) else ""
             raise self.error(node, f"the operator `{_operator_symbol(op)}` is not supported in user functions{hint}")
@@ -330,13 +334,29 @@ class Typer:
                 raise self.error(node, "division by zero") from None
         return Binary(symbol, left, right, t)
 
+    def bitwise(self, node, symbol: str, left, right):
+        """`& | ^ << >>` on Int values (scalars or vectors), as OpenCL C computes them on 32-bit `int`: a shift by
+        its count modulo 32, `>>` arithmetic (numpy's too), `<<` wrapping."""
+        for value in (left, right):
+            if not (is_number(value.type) and lanes_scalar(value.type) == Int):
+                raise self.error(node, f"`{symbol}` needs Int values, not a value of type {value.type}")
+        t = self.arithmetic_type(node, symbol, left.type, right.type)
+        left, right = self.convert(node, left, t), self.convert(node, right, t)
+        if isinstance(left, Const) and isinstance(right, Const):
+            return Const(int(bitwise_numpy(symbol, np.int32(left.value), np.int32(right.value))), t)
+        return Binary(symbol, left, right, t)
+
     def expr_UnaryOp(self, node: ast.UnaryOp):
         if isinstance(node.op, ast.Not):
             operand = self.truth(node, self.expr(node.operand))
             return Unary("!", operand, operand.type)
         operand = self.expr(node.operand)
         if isinstance(node.op, ast.Invert):
-            raise self.error(node, "the operator `~` is not supported in user functions")
+            if not (is_number(operand.type) and lanes_scalar(operand.type) == Int):
+                raise self.error(node, f"`~` needs an Int value, not a value of type {operand.type}")
+            if isinstance(operand, Const):
+                return Const(~operand.value, operand.type)
+            return Unary("~", operand, operand.type)
         self.arithmetic_type(node, "-", operand.type, operand.type)
         if isinstance(node.op, ast.UAdd):
             return operand

@@ -58,8 +58,8 @@ def python_userfun_c(fun, in_types: Optional[tuple] = None, out_type: Optional[T
 
 
 _PRIMARY, _UNARY, _CONDITIONAL = 16, 14, 3
-_C_PRECEDENCE = {"or": 4, "and": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10, "+": 12, "-": 12,
-                 "*": 13, "/": 13, "%": 13}
+_C_PRECEDENCE = {"or": 4, "and": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
+                 "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
 _C_OPERATORS = {"and": "&&", "or": "||"}
 
 

@@ -151,9 +151,17 @@ def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = GLO
             >> argument(0, mapped_body(rewrite("map-reduce-interchange"))) >> lanes >> argument(0, lowered) >> copies)
 
 
-unrolled_window_fold = mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq")
-                                   >> rewrite("reduce-seq-map-seq-fusion") >> rewrite("reduce-seq-unroll"))
-"""At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`)."""
+def _mapped(s: Strategy) -> Strategy:
+    """`s` at the body of the function of the map at the focus, or at that function where it is a pattern."""
+    return mapped_body(s) | function(function(s))
+
+
+unrolled_window_fold = (try_(_mapped(rewrite("reduce-map-id")))
+                        >> mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq"))
+                        >> _mapped(rewrite("reduce-seq-map-seq-fusion")) >> _mapped(rewrite("reduce-seq-unroll")))
+"""At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`); a fold of
+the window itself is one of `map(id)` (`reduce-map-id`), and `map(λw. reduce-seq(f', z)(w))` once fused is the map's
+function, `map(reduce-seq(f', z))`."""
 
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,

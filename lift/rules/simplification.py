@@ -8,6 +8,7 @@
     id                  → (nothing): `id(x)` is `x`
     reduce(f, z)        → reduce(f, z) ∘ map(id)   (of an array no map computes)
     map(f)              → map(f) ∘ transpose ∘ transpose   (over a matrix)
+    v(x)                → map^d(id)(v(x))   (a program's result that is a view of its inputs, copied)
 
 The paper writes `split^n ∘ join^n`: the join must have joined rows of `n`, or the split regroups the
 elements differently (`split-2 ∘ join` of rows of 4 is not the identity). A transposition undone by
@@ -23,10 +24,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from lift.ir.nodes import FunCall
-from lift.ir.patterns import AsScalar, AsVector, Id, Join, Map, Reduce, Split, Transpose, Vectorize
+from lift.ir.nodes import FunCall, Param
+from lift.ir.patterns import (AsScalar, AsVector, Id, Join, Map, Pattern, Reduce, Split, Transpose, Vectorize,
+                              is_view)
 from lift.rules.rule import Equation, arg_call, expect, requires, rule
-from lift.types.types import ArrayType, VectorType
+from lift.types.types import ArrayType, TupleType, VectorType
 
 
 class CancellingPair(Equation):
@@ -98,6 +100,40 @@ def map_transpose_transpose(call):
     return call.f(Transpose()(Transpose()(call.args[0])))
 
 
+def view_of_inputs(e) -> bool:
+    """Whether `e` only rearranges the parameters it reads (views of views of parameters)."""
+    return isinstance(e, Param) or isinstance(e, FunCall) and is_view(e.f) and all(map(view_of_inputs, e.args))
+
+
+def _scalar_view(call) -> tuple:
+    requires(is_view(call.f) and view_of_inputs(call), "the call computes something (it is not a view of inputs)")
+    t = call.t
+    while isinstance(t, ArrayType):
+        t = t.elem
+    requires(isinstance(call.t, ArrayType) and not isinstance(t, TupleType),
+             "the view is not an array of scalars or vectors")
+    return ()
+
+
+def _program_result(call, ctx) -> None:
+    requires(ctx.step == "body" and ctx.parent is not None and ctx.parent.parent is None,
+             "the view is not the program's result")
+
+
+@rule("copy-view", figure="3(e)", match=_scalar_view, allowed=_program_result, on_functions=False,
+      description="a program's result that is a view of its inputs is written by a copy, the map of the identity "
+                  "down to its scalars (f = id ∘ f)",
+      equation="v(x) → map^d(id)(v(x))", heads=Pattern)
+def copy_view(call):
+    depth, t = 0, call.t
+    while isinstance(t, ArrayType):
+        depth, t = depth + 1, t.elem
+    copy = Vectorize(t.width, Id()) if isinstance(t, VectorType) else Id()
+    for _ in range(depth):
+        copy = Map(copy)
+    return copy(call)
+
+
 RULES = (
     CancellingPair(Split, Join, "split-n ∘ join → id", "splitting joined rows of n elements into n is the identity",
                    _rows_of_split_length, "the joined rows do not have the split's length", sized=True),
@@ -110,5 +146,6 @@ RULES = (
     CancellingPair(Transpose, Transpose, "transpose ∘ transpose → id", "transposing twice is the identity"),
     reduce_map_id,
     map_transpose_transpose,
+    copy_view,
     remove_id,
 )

@@ -9,7 +9,7 @@ is an `N`-array of rows of length `M`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -105,6 +105,17 @@ class TupleType(Type):
         return "<" + ", ".join(str(t) for t in self.elems) + ">"
 
 
+def as_type(annotation) -> Optional[Type]:
+    """A lift type from a type or an annotation, where tuples and lists of types are tuple types; None if not a
+    type."""
+    if isinstance(annotation, Type):
+        return annotation
+    if isinstance(annotation, (tuple, list)):
+        elems = [as_type(a) for a in annotation]
+        return None if None in elems else TupleType(*elems)
+    return None
+
+
 @dataclass(frozen=True)
 class ArrayType(Type):
     """An array of `length` elements of type `elem`; the length is a size expression."""
@@ -113,9 +124,13 @@ class ArrayType(Type):
     length: ArithExpr
 
     def __init__(self, elem: Type, length: Union[int, ArithExpr]):
-        if not isinstance(elem, Type):
-            raise TypeError(f"ArrayType: element must be a type, got {elem!r}")
-        object.__setattr__(self, "elem", elem)
+        """`elem` may be written as a Python tuple of types (`ArrayType((Float, Float), N)`), as user functions'
+        annotations are: a tuple type."""
+        t = as_type(elem)
+        if t is None:
+            shown = f"({', '.join(map(str, elem))})" if isinstance(elem, (tuple, list)) else repr(elem)
+            raise TypeError(f"ArrayType: element must be a type or a tuple of types, got {shown}")
+        object.__setattr__(self, "elem", t)
         object.__setattr__(self, "length", as_arith(length))
 
     def __str__(self) -> str:

@@ -131,3 +131,15 @@ def test_without_a_limit_the_reference_is_at_the_explored_size(nbody_file, tmp_p
                      bandwidth=KNOWN_BANDWIDTH, progress=False, work_group_sizes=(None,))
     assert result.verified is None and not (tmp_path / "check_inputs.npz").exists()
     assert result.ranked[0].status == WRONG and not result.ranked[0].reason.startswith("at N=")
+
+
+def test_smaller_sizes_keep_the_power_of_two_dividing_a_size(examples):
+    """A 192³ stencil's blocks of 64 windows must generate where it is checked: at 64³, not at 96³ (`CHECK_ALIGNMENT`);
+    an odd size halves as before."""
+    from lift.explore.reference import _smaller_sizes
+
+    pf = examples["box27"]
+    assert _smaller_sizes(pf.kernels["box27"], {"O": 192, "M": 192, "N": 193}) == [{"O": 64, "M": 64, "N": 96}]
+    assert _smaller_sizes(pf.kernels["box27"], {"O": 41, "M": 39, "N": 37}) == [
+        {"O": 20, "M": 19, "N": 18}, {"O": 10, "M": 9, "N": 9}, {"O": 5, "M": 4, "N": 4}, {"O": 2, "M": 2, "N": 2},
+        {"O": 1, "M": 1, "N": 1}]

@@ -74,6 +74,9 @@ CORPUS = [
     ("map lambda arity", [F], lambda x: Map(lambda a, b: add(a, b))(x),
      r"λ a, b. add\(a, b\) expects 2 argument\(s\), got 1: Float"),
     ("nested map of 1-D", [F], lambda x: Map(Map(neg))(x), r"map\(neg\) expects an array, got Float \(at body.f.f\)"),
+    ("user function of a reduction's result", [ArrayType(F, M)], lambda x: Map(lambda r: neg(Reduce(add, 0.0)(r)))(x),
+     r"neg expects argument 1 \(x\) of type Float, got Float\[1\] \(a reduction's result is an array of one element: "
+     r"map the function over it, `Map\(lambda s: ...\)\(Reduce\(...\)\(x\)\)`\)"),
 ]
 
 
@@ -154,3 +157,13 @@ def test_an_int_literal_is_accepted_exactly_when_32_bits_hold_it(value):
         return
     program = fun([ArrayType(Int, N)], lambda x: Map(lambda a: a + value)(x))
     np.testing.assert_array_equal(lift.interpret(program, np.zeros(3, np.int32)), np.full(3, value, np.int32))
+
+
+def test_a_tuple_of_types_is_a_tuple_type_in_arrays_and_parameters():
+    """`ArrayType((Float, Int), N)` and `fun([(Float, Float)], ...)` as user functions' annotations are written."""
+    assert ArrayType((Float, (Int, Float)), N) == ArrayType(TupleType(Float, TupleType(Int, Float)), N)
+    program = fun([ArrayType((Float, Float), N), (Float, Int)],
+                  lambda xs, t: Map(lambda p: add(Get(p, 0), Get(t, 0)))(xs))
+    assert lift.infer(program).type == F
+    with pytest.raises(TypeError, match="ArrayType: element must be a type or a tuple of types, got \\(Float, 3\\)"):
+        ArrayType((Float, 3), N)

@@ -78,3 +78,21 @@ def test_vector_windows_under_oclgrind(tmp_path, kernel, block, width, sizes):
     a, k = inputs(kernel, {"L": 1, "M": 1, "N": 1, **sizes}, np.random.default_rng(3))
     (got,) = run_under_oclgrind(path, "lowered", sizes, [a, k], tmp_path, unoptimised=True)
     np.testing.assert_allclose(np.reshape(got, a.shape), _numpy(kernel, a, k), rtol=1e-5, atol=1e-6)
+
+
+@needs_device
+@pytest.mark.parametrize("n", [101, 1009])
+def test_a_moving_average_is_a_stencil_of_vector_windows_then_a_map(examples, n):
+    """A 31-point moving average as a new user writes it, `map(λw. map(λs. s / 31)(reduce(+, 0)(w)))(slide(31, 1)(
+    pad(15, 15, clamp)(x)))` (`examples/moving_average.py`): the window's fold of the window itself (no map before
+    it) is unrolled over vectors of windows, and the division after it is a map of its own on global work-items
+    (`map-fission`) at a prime size; the kernels compute numpy's means."""
+    from lift import compile as lift_compile
+
+    pf = examples["moving_average"]
+    compiled = lift_compile(pf.kernels["moving_average"], sizes={"N": n}, lowering="default")
+    lowered = paper(compiled.lowered())
+    assert "reduce-seq-unroll(" in lowered and "asVector-16" in lowered, lowered
+    assert lowered.startswith("join ∘ take-(N) ∘ map-global(map-seq(λ s. mul_float("), lowered
+    (x,) = pf.inputs("moving_average", {"N": n}, seed=5)
+    np.testing.assert_allclose(compiled(x), pf.namespace["reference"](x), rtol=1e-5, atol=1e-6)

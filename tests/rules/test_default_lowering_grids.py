@@ -76,9 +76,12 @@ def test_a_lowered_convolution_computes_numpy_s(k, m, n, seed, vector_width):
 
 
 def test_a_3d_grid_maps_on_three_dimensions():
+    """The fold of a 3 × 3 × 3 window itself (no map before it) is one of `map(id)` (`reduce-map-id`), unrolled over
+    vectors of 16 windows like any stencil's, the grid's planes and rows on dimensions 2 and 1: at 61 × 59 × 53 on
+    PoCL 1.1 ms (best of 7), 21 ms when each work-item folded its window's rows sequentially."""
     lowered = paper(lower(box3d(), {"O": 61, "M": 59, "N": 53}))
-    assert lowered.startswith("map-global[2](map-global[1](map-global(")
-    assert "join ∘ join ∘ map-seq(map-seq(reduce-seq(add, 0.0)))" in lowered
+    assert lowered.startswith("map-global[2](map-global[1](take-(N) ∘ join ∘ map-global(")
+    assert "map-seq-unswitch(reduce-seq-unroll(λ " in lowered and "vectorize-16(add)" in lowered, lowered
 
 
 @SETTINGS
