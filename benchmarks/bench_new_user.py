@@ -44,15 +44,11 @@ def host_ms(f, inputs) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def bench(name: str, rounds: int, explored) -> list:
-    """Rows `(program, contender, sizes, error, best ms, median ms, numpy best / best, numpy median / median)`."""
-    pf = load_program_file(EXAMPLES / f"{name}.py")
-    program, sizes = pf.kernels[name], pf.bind()
-    inputs, reference = pf.inputs(name, sizes), pf.namespace["reference"]
-    want = reference(*inputs)
-    lowerings = {"default": "default"}
-    if explored is not None and (explored / name).is_dir():
-        lowerings["explored"] = explored / name
+def timed_lowerings(program, sizes: dict, name: str, lowerings: dict, inputs: list, reference, want,
+                    rounds: int) -> tuple:
+    """`({label: relative error}, {label: kernel ms per round, "numpy": ms per round})` of `program` compiled with
+    each of `lowerings` (label: a `lift.compile` lowering), checked against `want`, timed with `reference` in
+    `rounds` interleaved rounds."""
     runs, errors = {}, {}
     for label, lowering in lowerings.items():
         compiled = lift.compile(program, sizes=sizes, name=name, lowering=lowering)
@@ -64,10 +60,23 @@ def bench(name: str, rounds: int, explored) -> list:
         for label, run in runs.items():
             times[label].append(kernel_ms(run))
         times["numpy"].append(host_ms(reference, inputs))
+    return errors, times
+
+
+def bench(name: str, rounds: int, explored) -> list:
+    """Rows `(program, contender, sizes, error, best ms, median ms, numpy best / best, numpy median / median)`."""
+    pf = load_program_file(EXAMPLES / f"{name}.py")
+    program, sizes = pf.kernels[name], pf.bind()
+    inputs, reference = pf.inputs(name, sizes), pf.namespace["reference"]
+    want = reference(*inputs)
+    lowerings = {"default": "default"}
+    if explored is not None and (explored / name).is_dir():
+        lowerings["explored"] = explored / name
+    errors, times = timed_lowerings(program, sizes, name, lowerings, inputs, reference, want, rounds)
     best, median = min(times["numpy"]), statistics.median(times["numpy"])
     text = ", ".join(f"{k}={v}" for k, v in sizes.items())
     return [(name, label, text, errors[label], min(times[label]), statistics.median(times[label]),
-             best / min(times[label]), median / statistics.median(times[label])) for label in runs] + \
+             best / min(times[label]), median / statistics.median(times[label])) for label in errors] + \
         [(name, "numpy", text, 0.0, best, median, 1.0, 1.0)]
 
 

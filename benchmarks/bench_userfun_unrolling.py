@@ -6,7 +6,8 @@ unrolling loops inside user functions), against numpy.
 Each program's default lowering is compiled as derived (`default`: its user functions unrolled where their loops
 fit) and, where it unrolls any, with the `userfun-loop-unroll` steps left out (`rolled`), checked against numpy,
 then timed in `--rounds` interleaved rounds (the kernels' time, the best of 3 launches, inputs on the device; numpy
-on the host: the file's `reference`, or the interpreter's numpy where it has none, as mandelbrot). Prints best and median times and the ratios rolled / unrolled and numpy / unrolled.
+on the host: the file's `reference`, or the interpreter's numpy where it has none, as mandelbrot). Prints best and
+median times and the ratios rolled / unrolled and numpy / unrolled.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import statistics
 
 import lift
-from benchmarks.bench_new_user import EXAMPLES, host_ms, kernel_ms, relative_error
+from benchmarks.bench_new_user import EXAMPLES, timed_lowerings
 from lift.ir.program_file import load_program_file
 from lift.rules.default_lowering import default_lowering
 from lift.rules.derivation import Derivation
@@ -35,17 +36,7 @@ def bench(name: str, rounds: int) -> list:
     unrolled = default_lowering(program, sizes)
     rolled = Derivation(tuple(s for s in unrolled.steps if s.rule != "userfun-loop-unroll"), unrolled.sizes)
     lowerings = {"default": unrolled} if rolled.steps == unrolled.steps else {"default": unrolled, "rolled": rolled}
-    runs, errors = {}, {}
-    for label, lowering in lowerings.items():
-        compiled = lift.compile(program, sizes=sizes, name=name, lowering=lowering)
-        errors[label] = relative_error(compiled(*inputs), want)
-        runs[label] = compiled.prepare(*inputs)
-        runs[label].upload()
-    times = {label: [] for label in (*runs, "numpy")}
-    for _ in range(rounds):
-        for label, run in runs.items():
-            times[label].append(kernel_ms(run))
-        times["numpy"].append(host_ms(reference, inputs))
+    errors, times = timed_lowerings(program, sizes, name, lowerings, inputs, reference, want, rounds)
     text = ", ".join(f"{k}={v}" for k, v in sizes.items())
     return [(name, label, text, errors.get(label, 0.0), min(ts), statistics.median(ts)) for label, ts in times.items()]
 

@@ -174,12 +174,10 @@ def test_the_first_candidate_is_the_default_lowering(examples, stem, sizes):
     assert alpha_equal(_derivation(first, sizes).replay(program), first.program)
 
 
-@pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device")
-def test_the_row_reductions_lanes_and_blocks_are_searched_and_compute_gemv(examples):
-    """After the default lowering (float8 lanes, blocks of 4 rows), the search proposes the default lowering with
-    each other lane width (4, 8, 16) and block (1, 2, 4, 8 rows), and row blocks as a move at the map of rows
-    (`row-blocks`, after any lanes); each agrees with numpy."""
-    program, sizes = examples["gemv"].kernels["gemv"], {"M": 16, "N": 128}
+def _row_variants_and_moves(examples, sizes) -> tuple:
+    """The default lowering's row variants (`row-reductions`) and the `row-blocks` moves among gemv's first 61
+    candidates at `sizes`, each candidate of either checked against the interpreter on the device."""
+    program = examples["gemv"].kernels["gemv"]
     inputs = examples["gemv"].inputs("gemv", sizes, seed=4)
     want = interpret(program, *inputs, numpy_shapes=True)
     variants, moves = set(), set()
@@ -192,6 +190,15 @@ def test_the_row_reductions_lanes_and_blocks_are_searched_and_compute_gemv(examp
             np.testing.assert_allclose(compile(candidate.program, sizes=sizes)(*inputs), want, rtol=1e-3, atol=1e-3)
         if i == 60:
             break
+    return variants, moves
+
+
+@pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device")
+def test_the_row_reductions_lanes_and_blocks_are_searched_and_compute_gemv(examples):
+    """After the default lowering (float8 lanes, blocks of 4 rows), the search proposes the default lowering with
+    each other lane width (4, 8, 16) and block (1, 2, 4, 8 rows), and row blocks as a move at the map of rows
+    (`row-blocks`, after any lanes); each agrees with numpy."""
+    variants, moves = _row_variants_and_moves(examples, {"M": 16, "N": 128})
     assert variants == {f"lanes={lanes}, rows={rows}" for lanes in (4, 8, 16) for rows in (1, 2, 4, 8)} - {
         "lanes=8, rows=4"}
     assert moves and moves <= {"row-blocks(rows=2)", "row-blocks(rows=4)", "row-blocks(rows=8)"}
@@ -202,18 +209,6 @@ def test_padded_row_blocks_are_searched_where_the_blocks_do_not_divide_the_rows(
     """25 rows: blocks of 2 or 4 rows over the rows padded to 26 or 28 (`row-blocks` with `padded=True`; 8 rows a
     block would pad by more than an eighth), as moves and in the default lowering's variants; each agrees with
     numpy."""
-    program, sizes = examples["gemv"].kernels["gemv"], {"M": 25, "N": 128}
-    inputs = examples["gemv"].inputs("gemv", sizes, seed=4)
-    want = interpret(program, *inputs, numpy_shapes=True)
-    variants, moves = set(), set()
-    for i, candidate in enumerate(RewriteSearch(program, sizes, seed=5)):
-        row_params = candidate.params.get("row-reductions")
-        blocks = [v for v in candidate.params.values() if v.startswith("row-blocks(")]
-        if row_params or blocks:
-            variants.update([row_params] if row_params else [])
-            moves.update(blocks)
-            np.testing.assert_allclose(compile(candidate.program, sizes=sizes)(*inputs), want, rtol=1e-3, atol=1e-3)
-        if i == 60:
-            break
+    variants, moves = _row_variants_and_moves(examples, {"M": 25, "N": 128})
     assert {"lanes=4, rows=2", "lanes=16, rows=4"} <= variants
     assert moves and moves <= {"row-blocks(padded=True, rows=2)", "row-blocks(padded=True, rows=4)"}
