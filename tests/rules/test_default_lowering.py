@@ -153,11 +153,11 @@ def test_normalisation_reduces_once_then_maps_on_global_work_items():
     def reduced(a, x):
         return (f" ∘ reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(vectorize-4(add), vectorize-4(0.0)) ∘ join ∘ "
                 f"map-global(reduce-seq(λ {a}, {x}. vectorize-4(add)({a}, vectorize-4(id)({x})), vectorize-4(0.0))) "
-                "∘ split-4 ∘ asVector-4")
+                "∘ split-4 ∘ asVector-4(x)")
     assert paper(default_lowering(normalised, {"N": 4096}).replay(normalised)) == \
-        "(λ s_0. map-global(λ xi. divide_by(xi, s_0))(x))" + reduced("acc_2", "x_3")
+        "λ x. (λ s_0. map-global(λ xi. divide_by(xi, s_0))(x))" + reduced("acc_2", "x_3")
     assert paper(default_lowering(normalised_let, {"N": 4096}).replay(normalised_let)) == \
-        "(λ s. map-global(λ v. divide_by(v, s))(x))" + reduced("acc_1", "x_2")
+        "λ x. (λ s. map-global(λ v. divide_by(v, s))(x))" + reduced("acc_1", "x_2")
 
 
 @needs_device

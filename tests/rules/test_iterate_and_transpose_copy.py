@@ -78,8 +78,8 @@ def test_transpose_copy_means_the_program(name, m, n, seed):
 
 def test_transpose_copy_lets_one_copy_of_each_transposition_and_replaces_every_use():
     copied = ENGINE.apply(PROGRAMS["gram"][0], Rewrite.of("transpose-copy", "body"))
-    assert paper(copied) == ("(map(λ a. join ∘ map(λ b. reduce(add, 0.0) ∘ map(mult) ∘ zip(a, b))(t_0))) ∘ map(map(id)) "
-                             "∘ transpose")
+    assert paper(copied) == ("(λ t_0. map(λ a. join ∘ map(λ b. reduce(add, 0.0) ∘ map(mult) ∘ zip(a, b))(t_0))(t_0)) "
+                             "∘ map(map(id)) ∘ transpose")
 
 
 def test_transpose_copy_needs_a_matrix_the_map_does_not_compute():

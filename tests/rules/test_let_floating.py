@@ -28,7 +28,7 @@ def _hoisted(program):
 def test_a_reduction_in_the_mapped_function_is_let_bound_before_the_map():
     program = fun([ArrayType(Float, N)], lambda x: Map(lambda v: divide_by(v, Reduce(add, 0.0)(x)))(x))
     hoisted = _hoisted(program)
-    assert paper(hoisted) == "(λ s_0. map(λ v. divide_by(v, s_0))(x)) ∘ reduce(add, 0.0)"
+    assert paper(hoisted) == "λ x. (λ s_0. map(λ v. divide_by(v, s_0))(x)) ∘ reduce(add, 0.0)(x)"
     x = RNG.uniform(0.5, 1.0, 100).astype(np.float32)
     np.testing.assert_allclose(lift.interpret(hoisted, x), x / x.sum(dtype=np.float64), rtol=1e-5)
 
@@ -36,7 +36,7 @@ def test_a_reduction_in_the_mapped_function_is_let_bound_before_the_map():
 def test_the_hoisted_program_means_the_same():
     program = fun([ArrayType(Float, N)], lambda x: Map(lambda v: Reduce(add, 0.0)(Map(absf)(x)))(x))
     hoisted = _hoisted(program)
-    assert paper(hoisted) == "(λ s_0. map(λ v. s_0)(x)) ∘ reduce(add, 0.0) ∘ map(absf)"
+    assert paper(hoisted) == "λ x. (λ s_0. map(λ v. s_0)(x)) ∘ reduce(add, 0.0) ∘ map(absf)(x)"
     x = RNG.uniform(-1.0, 1.0, 64).astype(np.float32)
     np.testing.assert_array_equal(lift.interpret(hoisted, x), lift.interpret(program, x))
 
@@ -75,7 +75,7 @@ def test_a_let_in_an_argument_binds_around_the_call():
     row = fun([ArrayType(Float, N)], lambda x: Map(absf)(fun(lambda m: Map(lambda v: exp_minus(v, m))(x))(
         Reduce(maxf, -math.inf)(x))))
     moved = ENGINE.apply(row, Rewrite.of("let-out-of-argument", "body"))
-    assert paper(moved) == "(λ m. map(absf) ∘ map(λ v. exp_minus(v, m))(x)) ∘ reduce(maxf, -inf)"
+    assert paper(moved) == "λ x. (λ m. map(absf) ∘ map(λ v. exp_minus(v, m))(x)) ∘ reduce(maxf, -inf)(x)"
     x = RNG.uniform(-1.0, 1.0, 37).astype(np.float32)
     np.testing.assert_array_equal(lift.interpret(moved, x), lift.interpret(row, x))
     with pytest.raises(RuleNotApplicable, match="no argument is a let"):
@@ -107,7 +107,7 @@ def test_the_default_lowering_computes_a_rows_reductions_once_per_row(examples):
     softmax, reference = examples["softmax"].kernels["softmax"], examples["softmax"].namespace["reference"]
     lowered = default_lowering(softmax, {"R": 5, "C": 7}).replay(softmax, RewriteEngine(sizes={"R": 5, "C": 7}))
     text = paper(lowered)
-    assert text.startswith("map-global(((λ") and text.count("reduce-seq(") == 2 and text.count("map-seq(") == 1
+    assert text.startswith("map-global(λ row. (λ") and text.count("reduce-seq(") == 2 and text.count("map-seq(") == 1
     assert "map-global[1]" not in text
     a = RNG.uniform(-2.0, 2.0, (5, 7)).astype(np.float32)
     np.testing.assert_allclose(lift.interpret(lowered, a), reference(a), rtol=1e-5)
