@@ -222,6 +222,14 @@ def trip_count(loop: For) -> Optional[int]:
     return None
 
 
+def parts(node) -> tuple:
+    """The statements and expressions a statement or expression holds (its fields but its type), or none: the
+    children that the walks over a typed body visit."""
+    if not hasattr(node, "__dataclass_fields__"):
+        return ()
+    return tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type")
+
+
 def lengths_read(node) -> dict:
     """The array parameters whose symbolic length (`Length`) typed statements read, in order (an ordered set)."""
     if isinstance(node, tuple):
@@ -231,9 +239,7 @@ def lengths_read(node) -> dict:
         return out
     if isinstance(node, Length):
         return {node.array: None}
-    if not hasattr(node, "__dataclass_fields__"):
-        return {}
-    return lengths_read(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"))
+    return lengths_read(parts(node))
 
 
 def flops_of(node, call_weights: Mapping[str, int] = {}) -> int:
@@ -244,14 +250,12 @@ def flops_of(node, call_weights: Mapping[str, int] = {}) -> int:
     if isinstance(node, For):  # a loop with symbolic bounds counts as one iteration
         trips = trip_count(node)
         return flops_of(node.body, call_weights) * (1 if trips is None else trips)
-    if not hasattr(node, "__dataclass_fields__"):
-        return 0
     own = 0
     if isinstance(node, Call) and lanes_scalar(node.type) in (Float, Double):
         own = call_weights.get(node.name, 1)
     elif isinstance(node, Binary) and lanes_scalar(node.type) in (Float, Double):
         own = 1 if node.op in ("+", "-", "*", "/", "%", "**") else 0
-    return own + sum(flops_of(getattr(node, f), call_weights) for f in node.__dataclass_fields__ if f != "type")
+    return own + sum(flops_of(p, call_weights) for p in parts(node))
 
 
 def counter_indexed_reads(node, counters: frozenset = frozenset(), times: int = 1) -> dict:
@@ -275,10 +279,7 @@ def counter_indexed_reads(node, counters: frozenset = frozenset(), times: int = 
         if any(_reads_variable(i, counters) for i in indices):
             out[root.name] = out.get(root.name, 0) + times
         return out
-    if not hasattr(node, "__dataclass_fields__"):
-        return {}
-    return counter_indexed_reads(tuple(getattr(node, f) for f in node.__dataclass_fields__ if f != "type"), counters,
-                                 times)
+    return counter_indexed_reads(parts(node), counters, times)
 
 
 def _reads_variable(node, names: frozenset) -> bool:
@@ -287,5 +288,4 @@ def _reads_variable(node, names: frozenset) -> bool:
         return node.name in names
     if isinstance(node, tuple):
         return any(_reads_variable(n, names) for n in node)
-    return hasattr(node, "__dataclass_fields__") and any(
-        _reads_variable(getattr(node, f), names) for f in node.__dataclass_fields__ if f != "type")
+    return any(_reads_variable(p, names) for p in parts(node))
