@@ -3,24 +3,15 @@
 
 import numpy as np
 
-from lift import ArrayType, Float, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip, fun
+from lift import ArrayType, Float, Join, Map, Reduce, SizeVar, Zip, fun
 
 from blas import add, mult
+from box3d import pad3, slide3  # the clamped 3x3x3 neighbourhoods of every point
 
 N = SizeVar("N")
 M = SizeVar("M")
 O = SizeVar("O")
 SIZES = {"O": 192, "M": 192, "N": 192}
-
-
-def pad3(a):
-    return Pad(1, 1, "clamp")(Map(Pad(1, 1, "clamp"))(Map(Map(Pad(1, 1, "clamp")))(a)))
-
-
-def slide3(a):
-    s = Slide(3, 1)(Map(Slide(3, 1))(Map(Map(Slide(3, 1)))(a)))
-    # [o][3][m][3][n][3] -> [o][m][n][3][3][3]
-    return Map(lambda x: Map(Transpose() @ Map(Transpose()))(Transpose()(x)))(s)
 
 
 box27 = fun([ArrayType(ArrayType(ArrayType(Float, N), M), O), ArrayType(ArrayType(ArrayType(Float, 3), 3), 3)],
