@@ -125,7 +125,8 @@ def test_bad_device_arrays_are_clear_errors(device, user):
     f = lift.compile(saxpy, context=ctx, queue=queue)
     with pytest.raises(LiftTypeError, match="input x should have dtype float32, got a pyopencl array of dtype float64"):
         f(np.float32(1.0), cla.to_device(queue, x.astype(np.float64)), cla.to_device(queue, y))
-    other = cl.CommandQueue(cl.Context([device]))
+    other_context = cl.Context([device])  # kept alive: Intel's runtime frees a context only its queue holds
+    other = cl.CommandQueue(other_context)
     with pytest.raises(LiftDeviceError, match="input y is a pyopencl array of another context"):
         f(np.float32(1.0), cla.to_device(queue, x), cla.to_device(other, y))
 
