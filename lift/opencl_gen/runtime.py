@@ -9,6 +9,7 @@ own `pyopencl.Context` and `CommandQueue` may stand for the device (`target`).
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -200,11 +201,17 @@ def context_and_queue(device):
 
 def build(source: str, device, options: tuple = (), context=None):
     """Build OpenCL C for `device` in `context` (by default lift's own; PyOpenCL caches binaries on disk, keyed by
-    source and device)."""
+    source and device).
+
+    A build that succeeds says nothing: PyOpenCL warns whenever a driver's build log is not empty, and Intel's CPU
+    runtime always logs its stages, which a user cannot act on (`PYOPENCL_COMPILER_OUTPUT=1` shows the logs)."""
     cl = _cl()
     ctx = context if context is not None else context_and_queue(device)[0]
     try:
-        return cl.Program(ctx, source).build(options=list(options))
+        with warnings.catch_warnings():
+            if not os.environ.get("PYOPENCL_COMPILER_OUTPUT"):
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(ctx, source).build(options=list(options))
     except cl.RuntimeError as e:
         log = str(e).strip().splitlines()
         detail = "\n".join(log[-20:])

@@ -81,7 +81,7 @@ def faulty_candidates(pf):
         "crash": Sabotaged(vectorised_asum(ns, 8192, 512), statement=CRASH),
         "timeout": Sabotaged(vectorised_asum(ns, 16384, 4096), statement=HANG),
         "wrong": Candidate(vectorised_asum(ns, 32768, 8192, reducer="add")),
-        "launch": Candidate(vectorised_asum(ns, 32768, 1)),
+        "launch": Candidate(vectorised_asum(ns, 65536, 1)),  # 16384 work-items a group: over any CPU's or GPU's limit
         "ok": Candidate(pf.kernels["asum_intel"], ({"rule": "figure 9(c)"},)),
         "ok too": Candidate(vectorised_asum(ns, 65536, 4096)),
     }
