@@ -1,7 +1,7 @@
 """OpenCL devices through PyOpenCL: choosing one, building programs, and caching contexts.
 
-A device is named by a case-insensitive substring of its platform or device name or type (`nvidia`,
-`intel`, `pocl`, `cpu`, `gpu`) or by its index as `lift devices` numbers them (`#1`). With no name,
+A device is named by a case-insensitive substring of its platform's name or vendor, or of its device name or
+type (`nvidia`, `intel`, `pocl`, `cpu`, `gpu`), or by its index as `lift devices` numbers them (`#1`). With no name,
 `PYOPENCL_CTX` is honoured, else the first CPU device is used (PoCL on a machine without a GPU). A user's
 own `pyopencl.Context` and `CommandQueue` may stand for the device (`target`).
 """
@@ -96,7 +96,7 @@ def select_device(spec: Optional[str] = None):
             return found[i]
     else:
         for d, info in zip(found, infos):
-            if text and text in f"{info.platform} {info.name} {info.kind}".lower():
+            if text and text in f"{info.platform} {d.platform.vendor} {info.name} {info.kind}".lower():
                 return d
     listing = "; ".join(i.describe() for i in infos)
     raise LiftDeviceError(f"no OpenCL device matches {spec!r}; present: {listing}")

@@ -182,3 +182,13 @@ def test_a_users_device_is_named_for_another_process(device, user):
 
     ctx, queue = user
     assert runtime.select_device(runtime.device_spec(queue.device)) == device == ctx.devices[0]
+
+
+def test_a_device_is_found_by_its_platforms_vendor(device):
+    """`--device pocl` finds PoCL, whose platform is named "Portable Computing Language" but whose vendor is
+    "The pocl project"; any device is found by its platform's vendor."""
+    from lift.opencl_gen import runtime
+
+    assert runtime.select_device(device.platform.vendor).platform == device.platform
+    if "pocl" in device.platform.vendor.lower():
+        assert runtime.select_device("POCL").platform == device.platform
