@@ -1,6 +1,7 @@
 """Issue 18's programs written as a new user would, at odd sizes, and a second user's eight (min-plus product, moving
 average, axis permutation, grayscale, bilinear form and Frobenius norm, 27-point stencil, Monte-Carlo hashing,
-batched gemv), against numpy: the default lowering and, where `lift explore` wrote a winner under
+batched gemv) and a third's eight (syrk, doitgen, quaternion product, RGB to HSV, 3x3 median, softmax of columns,
+Vandermonde matrix, an fdtd-2d step), against numpy: the default lowering and, where `lift explore` wrote a winner under
 `--explored DIR/<kernel>/`, that winner.
 
     python -m benchmarks.bench_new_user [--rounds 7] [--explored DIR] [--program attention ...]
@@ -26,11 +27,19 @@ from lift.ir.program_file import load_program_file
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PROGRAMS = ("attention", "logreg_grad", "sobel", "life", "spmv_ell", "gauss_sep", "maxpool", "lse_outer",
             "batched_matmul", "minplus", "moving_average", "permute3d", "grayscale", "bilinear", "frobenius", "box27",
-            "montecarlo", "batched_gemv")
+            "montecarlo", "batched_gemv", "syrk", "doitgen", "quaternion", "rgb2hsv", "median9", "softmax_cols",
+            "vandermonde", "fdtd2d")
+
+
+def as_float64(a) -> np.ndarray:
+    """`a` as float64; an array of tuples (structs) with a last axis of its fields."""
+    a = np.asarray(a)
+    return (np.stack([a[f] for f in a.dtype.names], axis=-1) if a.dtype.fields else a).astype(np.float64)
 
 
 def relative_error(got, want) -> float:
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64).reshape(np.shape(got))
+    got = as_float64(got)
+    want = np.asarray(want, np.float64).reshape(got.shape)
     return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
 
 

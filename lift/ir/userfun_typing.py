@@ -474,9 +474,13 @@ class Typer:
     # names and constants of the function's module
 
     def is_static(self, node) -> bool:
-        """Whether `node` names something of the module (`math.pi`, a constant), not a value of the body."""
+        """Whether `node` names something of the module (`math.pi`, a constant, a type such as
+        `VectorType(Float, 4)`), not a value of the body."""
         if isinstance(node, ast.Attribute):
             return self.is_static(node.value)
+        if isinstance(node, ast.Call):
+            return not node.keywords and self.is_static(node.func) and all(
+                isinstance(a, ast.Constant) or self.is_static(a) for a in node.args)
         return isinstance(node, ast.Name) and node.id not in self.assigned and node.id not in self.params
 
     def lookup(self, name: str):
@@ -489,10 +493,24 @@ class Typer:
             if value is _MISSING:
                 raise self.error(node, f"`{node.id}` is not defined")
             return value
+        if isinstance(node, ast.Call):
+            return self.type_of_call(node)
         base = self.static(node.value)
         if not hasattr(base, node.attr):
             raise self.error(node, f"`{ast.unparse(node)}` is not defined")
         return getattr(base, node.attr)
+
+    def type_of_call(self, node: ast.Call) -> Type:
+        """The lift type that a call of a type's class with module-level arguments builds (`VectorType(Float, 4)`,
+        so that `VectorType(Float, 4)(a, b, c, d)` builds a vector as `Quat(a, b, c, d)` does)."""
+        cls = self.static(node.func)
+        if not (isinstance(cls, type) and issubclass(cls, Type)):
+            raise self.error(node, f"`{ast.unparse(node)}`: only lift types are called in user functions")
+        args = [a.value if isinstance(a, ast.Constant) else self.static(a) for a in node.args]
+        try:
+            return cls(*args)
+        except (TypeError, ValueError) as e:
+            raise self.error(node, f"`{ast.unparse(node)}`: {e}") from None
 
     def constant(self, node, value, text: str) -> Const:
         if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):

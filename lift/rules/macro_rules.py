@@ -21,7 +21,9 @@ derivation that uses them replays like any other.
 - `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left;
 - `blocked_products(blocked)`: every product outside every map blocked by `blocked` (a `register_blocked`), innermost
   first, a user function of its results split off first where one is applied to them
-  (`lift.rules.fold_splitting.product_split_off`).
+  (`lift.rules.fold_splitting.product_split_off`), a map of products with one right operand flattened into one
+  product (`flatten-map`: doitgen) and a product `A Bᵀ` that walks the rows of `B` given a copy of `Bᵀ`
+  (`transpose-copy-rows`: syrk's `A Aᵀ`) where that is what lets `blocked` apply.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.fold_splitting import product_split_off
 from lift.rules.paper_derivations import mapped
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, bottomup, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite, topdown, try_,
-                                 where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, bottomup, function,
+                                 identity, inside, is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite,
+                                 topdown, try_, where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
@@ -194,9 +196,20 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
             >> private_accumulators >> unrolled)
 
 
+def _reshaped(then: Strategy) -> Strategy:
+    """`then` at the product that the map at the focus becomes: one product of the joined rows of a map of
+    products with one right operand (`flatten-map`, `map(λs. map(λa. map(λb. dot(a, b))(transpose(B)))(s))(X)`:
+    doitgen), or a product walking the columns of a copy of `Bᵀ` for one walking the rows of `B` (`transpose-copy-rows`,
+    `map(λa. map(λb. dot(a, b))(B))(A)`: syrk's `A Aᵀ`)."""
+    return ((rewrite("flatten-map") >> argument(0, then))
+            | (rewrite("transpose-copy-rows") >> function(body(then))))
+
+
 def blocked_products(blocked: Strategy) -> Strategy:
     """`blocked` (a `register_blocked`) at every computing map outside every map where it applies (a matrix product,
     or a map of them), innermost first, so that a product computing the matrix another reads (2mm's `A B` in `(A B)
     C`) is blocked before the other's lowering reaches it; where it does not apply, at the product left once the
-    user function applied to its results is split off (`product_split_off`: 2mm's `α · dot(a, b)`)."""
-    return repeat(bottomup(where(computes & ~inside()) >> (blocked | product_split_off(blocked))))
+    user function applied to its results is split off (`product_split_off`: 2mm's `α · dot(a, b)`), or once the map
+    is reshaped into a product (`_reshaped`)."""
+    direct = blocked | product_split_off(blocked)
+    return repeat(bottomup(where(computes & ~inside()) >> (direct | _reshaped(direct))))

@@ -18,13 +18,22 @@ dot(a, b))(transpose(B)))(A)`, a covariance's `Xᵀ X`) reads one element per ro
 a cache line and a page per element. Let-binding a copy of the transposition (β-reduction read right to left,
 as `hoist-invariant`) computes `Aᵀ` once, in a kernel of its own, and the map then walks its rows. Every
 occurrence of `transpose(A)` in the call is replaced, in the function too; `A` reads no parameter bound in it.
+
+    map(f)(X)[B in f] → (λt. map(f[B := transpose(t)])(X))(map(map(id))(transpose(B)))      (transpose-copy-rows)
+
+A map whose function walks the rows of a matrix `B` once per element (`A Bᵀ`, `map(λa. map(λb. dot(a, b))(B))(A)`:
+PolyBench's syrk `A Aᵀ`) walks the columns of `Bᵀ`, a matrix product's `transpose(Bᵀ)`; `transpose ∘ transpose =
+id` (Figure 3(e)) with `Bᵀ` let-bound as a copy gives the function the product shape the register blocking
+matches (`lift.rules.macro_rules`), its blocks of columns read as vectors of a row of the copy. Only the function's
+occurrences of `B` are replaced (the map's own argument keeps reading `B` by rows); `B` reads no parameter bound in
+the call and is not itself a transposition (`transpose-copy` is that case).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
-from lift.ir.nodes import FunCall, Lambda, fresh_param, free_params
+from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params
 from lift.ir.patterns import AbstractMap, AbstractReduce, Id, Map, Transpose, Zip
 from lift.rules.let_floating import replaced
 from lift.rules.rule import requires, rule
@@ -38,20 +47,34 @@ def map_interchange(call):
     return Transpose()(call.f(Transpose()(*call.args)))
 
 
-def walked_transposition(call: FunCall, repeatedly: bool = False) -> Optional[FunCall]:
-    """The first `transpose(A)` of a matrix of scalars in the map call `call`, `A` reading no parameter bound in
-    it, that a map in it walks: its argument (or a component of a zip there), the map's function reducing; with
-    `repeatedly`, a map in `call`'s function, which walks `A` once per element of `call` (`Bᵀ` in a product)."""
+def _walked_matrices(call: FunCall, repeatedly: bool) -> Iterator[Expr]:
+    """The matrices of scalars in the map call `call`, reading no parameter bound in it, that a map in it walks:
+    its argument (or a component of a zip there), the map's function reducing; with `repeatedly`, the maps in
+    `call`'s function, which walk them once per element of `call`."""
     bound = frozenset(p for n in call.subterms() if isinstance(n, Lambda) for p in n.params)
     for n in (call.f.f if repeatedly else call).subterms():
         if isinstance(n, FunCall) and isinstance(n.f, AbstractMap) and _reduces(n.f.f):
             arg = n.args[0]
             for t in (arg.args if isinstance(arg, FunCall) and isinstance(arg.f, Zip) else (arg,)):
-                if (isinstance(t, FunCall) and isinstance(t.f, Transpose) and not free_params(t) & bound
-                        and isinstance(t.t, ArrayType) and isinstance(t.t.elem, ArrayType)
+                if (not free_params(t) & bound and isinstance(t.t, ArrayType) and isinstance(t.t.elem, ArrayType)
                         and isinstance(t.t.elem.elem, ScalarType)):
-                    return t
-    return None
+                    yield t
+
+
+def _is_transposition(e: Expr) -> bool:
+    return isinstance(e, FunCall) and isinstance(e.f, Transpose)
+
+
+def walked_transposition(call: FunCall, repeatedly: bool = False) -> Optional[FunCall]:
+    """The first `transpose(A)` that a map in the map call `call` walks (`_walked_matrices`; with `repeatedly`, a
+    map in `call`'s function, once per element of `call`: `Bᵀ` in a product)."""
+    return next((t for t in _walked_matrices(call, repeatedly) if _is_transposition(t)), None)
+
+
+def walked_rows(call: FunCall) -> Optional[Expr]:
+    """The first matrix other than a transposition whose rows a map in the function of the map call `call` walks
+    (`_walked_matrices`): the `B` of `A Bᵀ`, `map(λa. map(λb. dot(a, b))(B))(A)`."""
+    return next((t for t in _walked_matrices(call, True) if not _is_transposition(t)), None)
 
 
 def _reduces(f) -> bool:
@@ -72,4 +95,20 @@ def transpose_copy(call: FunCall, transposed: FunCall):
     return FunCall(Lambda((t,), replaced(call, transposed, t)), (Map(Map(Id()))(transposed),))
 
 
-RULES = (map_interchange, transpose_copy)
+def _walked_rows(call: FunCall) -> tuple:
+    rows = walked_rows(call)
+    requires(rows is not None, "no map in its function walks the rows of a matrix it does not compute")
+    return (rows,)
+
+
+@rule("transpose-copy-rows", figure="let", heads=AbstractMap, on_functions=False, match=_walked_rows,
+      description="the rows of a matrix that a map's function walks are the columns of a copy of its transposition, "
+                  "let-bound",
+      equation="map(f)(X)[B in f] → (λt. map(f[B := transpose(t)])(X))(map(map(id))(transpose(B)))")
+def transpose_copy_rows(call: FunCall, rows: Expr):
+    t = fresh_param("t")
+    f = replaced(call.f, rows, Transpose()(t))
+    return FunCall(Lambda((t,), FunCall(f, call.args)), (Map(Map(Id()))(Transpose()(rows)),))
+
+
+RULES = (map_interchange, transpose_copy, transpose_copy_rows)

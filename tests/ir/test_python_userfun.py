@@ -105,6 +105,10 @@ def cross3(a: Float4, b: Float4) -> Float4:
     return Float4(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x, 0)
 
 
+def cross3_spelled_out(a: VectorType(Float, 4), b: VectorType(Float, 4)) -> VectorType(Float, 4):
+    return VectorType(Float, 4)(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x, 0)
+
+
 def int_ops(a: Int, b: Int) -> Int:
     return a / b * 100 + a % b - abs(a) + max(a, b)
 
@@ -246,6 +250,14 @@ def test_vector_constructor_and_components():
     result = translate(cross3).numpy_impl(a, b)
     np.testing.assert_allclose(result[:, :3], np.cross(a[:, :3], b[:, :3]), rtol=1e-5, atol=1e-5)
     assert (result[:, 3] == 0).all()
+
+
+def test_a_vector_type_written_out_builds_a_vector_as_its_name_does():
+    """`VectorType(Float, 4)(a, b, c, d)`, as the README spells it (`examples/quaternion.py`), is `Float4(a, b, c,
+    d)`: it used to be refused, "`VectorType(Float, 4)` is not a function"."""
+    a, b = floats(shape=(N, 4)), floats(shape=(N, 4))
+    np.testing.assert_array_equal(translate(cross3_spelled_out).numpy_impl(a, b), translate(cross3).numpy_impl(a, b))
+    assert "(float4)(" in python_userfun_c(translate(cross3_spelled_out), (Float4, Float4), Float4)
 
 
 def test_signature_and_source():
@@ -485,6 +497,14 @@ def dot(a: Float, b: Float) -> Float:
     return a * b
 
 
+def vector_of_five(x: Float) -> Float:
+    return VectorType(Float, 5)(x).x
+
+
+def calls_a_call(x: Float) -> Float:
+    return line_of(x)(x)
+
+
 @pytest.mark.parametrize("fn, text, message", [
     (no_param_annotation, None, "parameter `x` has no type annotation"),
     (no_result_annotation, None, "the result has no type annotation"),
@@ -502,6 +522,8 @@ def dot(a: Float, b: Float) -> Float:
     (uses_string_constant, "NAME", "`NAME` is not a number"),
     (component_of_scalar, "x.y", "`.y` needs a vector, not a value of type Float"),
     (dot, None, "`dot` is a keyword or built-in of OpenCL C: rename it"),
+    (vector_of_five, "VectorType", "`VectorType(Float, 5)`: VectorType: width must be one of"),
+    (calls_a_call, "line_of", "`line_of(x)` is not a function"),
 ])
 def test_errors_name_the_function_the_line_and_the_construct(fn, text, message):
     with pytest.raises(LiftTypeError) as error:

@@ -2,7 +2,8 @@
 `argmax.py`, `gemv_relu.py`, `complex_mul.py`, `box3d.py`; `attention.py`, `logreg_grad.py`, `sobel.py`, `life.py`,
 `spmv_ell.py`, `gauss_sep.py`, `maxpool.py`, `lse_outer.py`, `batched_matmul.py`; a second user's `minplus.py`,
 `moving_average.py`, `permute3d.py`, `grayscale.py`, `bilinear.py`, `frobenius.py`, `box27.py`, `montecarlo.py`,
-`batched_gemv.py`: written from the README, nothing tuned) compiled by
+`batched_gemv.py`; a third's `syrk.py`, `doitgen.py`, `quaternion.py`, `rgb2hsv.py`, `median9.py`,
+`softmax_cols.py`, `vandermonde.py`, `fdtd2d.py`: written from the README, nothing tuned) compiled by
 `lift.compile` with the default lowering at small odd sizes, against their numpy references and the
 interpreter."""
 
@@ -31,6 +32,9 @@ def _flat(a):
     ("minplus", {"N": 13, "K": 11, "M": 7}), ("moving_average", {"N": 1001}), ("permute3d", {"I": 5, "J": 7, "K": 3}),
     ("grayscale", {"H": 11, "W": 13}), ("bilinear", {"M": 13, "N": 17}), ("frobenius", {"M": 13, "N": 17}),
     ("box27", {"O": 5, "M": 7, "N": 3}), ("montecarlo", {"N": 1001}), ("batched_gemv", {"B": 13}),
+    ("syrk", {"N": 13, "M": 11}), ("doitgen", {"R": 5, "Q": 7, "P": 11}), ("quaternion", {"N": 1001}), ("rgb2hsv", {"H": 11, "W": 13}),
+    ("median9", {"M": 11, "N": 13}), ("softmax_cols", {"R": 17, "C": 13}), ("vandermonde", {"N": 101, "D": 7}),
+    ("fdtd2d", {"X": 11, "Y": 13}),
 ])
 def test_new_user_programs_compute_numpy_s(examples, name, sizes):
     pf = examples[name]
@@ -65,3 +69,18 @@ def test_a_result_that_only_rearranges_its_inputs_is_copied(examples):
     (x,) = pf.inputs("permute3d", sizes, seed=2)
     np.testing.assert_array_equal(compiled(x), x.transpose(2, 0, 1))
     assert lift.paper(compiled.lowered(sizes)).startswith("map-global[1](map-global(map-seq(id)))")
+
+
+@needs_device
+@pytest.mark.parametrize("name, sizes", [("syrk", {"N": 61, "M": 7}), ("doitgen", {"R": 3, "Q": 13, "P": 31})])
+def test_products_of_rows_and_maps_of_products_are_register_blocked(examples, name, sizes):
+    """syrk's `A Aᵀ` walks the rows of `A` (`examples/syrk.py`), doitgen maps one product over the slabs of a 3-D
+    array (`examples/doitgen.py`): at bound sizes the default lowering reshapes each into a matrix product
+    (`transpose-copy-rows`, `flatten-map`) and register-blocks it (0.12x and 0.09x numpy before, at 1001x999 and
+    61x67x127 on PoCL; syrk then as fast as matmul's default lowering, doitgen 1.2x numpy), and computes numpy's
+    result."""
+    pf = examples[name]
+    compiled = lift.compile(pf.kernels[name], sizes=sizes, lowering="default")
+    assert "toPrivate(reduce-seq" in lift.paper(compiled.lowered(sizes))
+    inputs = pf.inputs(name, sizes, seed=5)
+    np.testing.assert_allclose(compiled(*inputs), pf.namespace["reference"](*inputs), rtol=1e-4, atol=1e-4)
