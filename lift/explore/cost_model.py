@@ -16,7 +16,8 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
   its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
   reads `h + w` values per step, not `2 h w`). A private array indexed by a loop counter, or read as vectors of its
-  scalars, lives in memory, not registers: each access counts `SPILL_OPS` operations. A value the
+  scalars, lives in memory, not registers: each access counts as an operation, a read of a reduction's
+  accumulator there `SPILL_OPS` (it waits for the previous step's store). A value the
   consecutive work-items of a group (along dimension 0) all read, one that does not vary with their index, is read
   from memory once per group and from the cache by the others (a CPU runs them one after another on one core: the
   block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row). Each
@@ -327,9 +328,9 @@ def _straight(f: Node) -> bool:
 
 
 SPILL_OPS = 3
-"""The operations of an access to a private array that lives in memory (`Space.spilled`): a store and a load of
-the stack that the next step waits for (matrix multiplication's accumulators read as vectors of private scalars
-measure 3-6x slower than in registers)."""
+"""The operations of a read of a reduction's accumulator that lives in memory (`Space.spilled`): the load waits for
+the previous step's store to the stack (matrix multiplication's accumulators read as vectors of private scalars
+measure 2-10x slower than in registers)."""
 
 
 class CostWalk(Mapper):
@@ -527,7 +528,8 @@ class CostWalk(Mapper):
                         else 0.0
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
-                self._count(self.kernel.calls, width, times * SPILL_OPS, packed)
+                carried = getattr(space, "chain", None) is not None
+                self._count(self.kernel.calls, width, times * (SPILL_OPS if carried else 1), packed)
             elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
