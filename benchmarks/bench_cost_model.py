@@ -12,8 +12,9 @@ candidates it measured (derivation, work-group size, measured and predicted time
 `<out>/<program>.json`. `rank` needs no device time: it replays each saved derivation, predicts its time with
 the current cost model (`lift.explore.cost_model`) for the saved device (one saved without `cache_bytes` as a
 device with no known cache), and prints per program the number of candidates, the Spearman correlation of the
-predictions made when measured ("then") and of today's ("now"), and the measured time of the candidate today's
-model ranks first against the fastest one's. So the model can be changed and judged again without measuring
+predictions made when measured ("then") and of today's ("now"), the median of today's predictions over the
+measured times ("now/ms", the model's absolute error), and the measured time of the candidate today's model ranks
+first against the fastest one's. So the model can be changed and judged again without measuring
 anything again.
 
 A search measures each candidate once, as it comes; under load, identical kernels measured minutes apart differ
@@ -136,8 +137,9 @@ def rank(path: Path) -> str:
     ("then") and of today's ("now") with the in-search times, of today's with the re-timed medians ("re-timed")
     and of the in-search times with those ("search": how reproducible the in-search times are), of the medians of
     the odd and of the even rounds ("halves": how reproducible the re-timed ones are, the most any model can
-    reach), and the time of the model's first pick against the fastest one's (re-timed where the candidates
-    were)."""
+    reach), the median over the candidates of today's prediction over the measured time ("now/ms": the model's
+    absolute error; re-timed where the candidates were), and the time of the model's first pick against the
+    fastest one's."""
     saved = json.loads(path.read_text())
     cands = saved["candidates"]
     if not cands:
@@ -153,13 +155,14 @@ def rank(path: Path) -> str:
     retimed = [c.get("retimed_ms") for c in cands]
     halves = [[statistics.median(r[k::2]) if len(r) > k else None for r in (c.get("rounds_ms", []) for c in cands)]
               for k in (0, 1)]
+    ratio = statistics.median(p / t for p, t in zip(now, measured) if p is not None)
     fastest = min(range(len(cands)), key=lambda i: measured[i])
     picked = min((i for i in range(len(cands)) if now[i] is not None), key=lambda i: now[i])
     sizes = ",".join(f"{k}={v}" for k, v in saved["sizes"].items())
     fmt = (lambda x: "  n/a" if x is None else f"{x:+.2f}")
     then = rho([c["predicted_ms"] for c in cands], searched)
     return (f"{saved['case']:<22}{sizes:<24}{len(cands):>4}{fmt(then):>7}{fmt(rho(now, searched)):>7}"
-            f"{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}"
+            f"{fmt(rho(now, retimed)):>9}{fmt(rho(searched, retimed)):>8}{fmt(rho(*halves)):>8}{ratio:>8.2f}"
             f"  pick {measured[picked]:.3g} ms / best {measured[fastest]:.3g} ms"
             f" = {measured[fastest] / measured[picked]:.2f}")
 
@@ -191,7 +194,7 @@ def main(argv=None) -> None:
             print(f"re-timed {retime(path, args.rounds)} (load average {os.getloadavg()[0]:.2f})", flush=True)
         return
     print(f"{'program':<22}{'sizes':<24}{'n':>4}{'then':>7}{'now':>7}{'re-timed':>9}{'search':>8}{'halves':>8}"
-          "  model's pick / fastest measured")
+          f"{'now/ms':>8}  model's pick / fastest measured")
     for path in paths:
         print(rank(path), flush=True)
 

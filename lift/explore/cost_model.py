@@ -16,7 +16,8 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
   its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
   reads `h + w` values per step, not `2 h w`). A private array indexed by a loop counter, or read as vectors of its
-  scalars, lives in memory, not registers: each access counts as an operation (a load or a store). A value the
+  scalars, lives in memory, not registers: each access counts as an operation, a read of a reduction's
+  accumulator there `SPILL_OPS` (it waits for the previous step's store). A value the
   consecutive work-items of a group (along dimension 0) all read, one that does not vary with their index, is read
   from memory once per group and from the cache by the others (a CPU runs them one after another on one core: the
   block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row). Each
@@ -28,16 +29,18 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   index) stream the array from memory once, whatever its size; the cache serves the others (`_overlaps`). A
   sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads
   each from its own cache line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
-- operations: each user-function application counts the operations of its body (`operations`: its
-  floating-point operations, a transcendental math call `MATH_CALL_OPS`: BlackScholes' `exp` and `log`
-  dominate its time), a `vectorize-n` one once per native vector; every load and store of global or local
-  memory counts one (a load of a window's element through a boundary, in the naive stencils, costs as much as
-  the multiply-add that uses it). The iterations of an unrolled map (`map-seq-unroll`) count as one
-  application `n` lanes wide, and their loads of consecutive elements as one load (a compiler packs them
-  into vectors, SLP). A loop a CPU compiler vectorises, a rolled sequential map or the loop over a group's
-  work-items whose body is straight-line code (`_straight`: no loop, no transcendental call, no read through
-  a boundary), runs its scalar operations side by side in the vector lanes (`KernelProfile.packed`,
-  `item_packed`); a sequential reduction does not (its steps depend on each other);
+- operations: each user-function application counts the operations of its body, by the lanes they work on
+  (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
+  BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential
+  reduction's steps wait on the chain from its accumulator to the next (`KernelProfile.chains`: `dot`'s
+  multiply-add chain, not its issue slots, sets the pace of a work-item summing its chunk); every load and
+  store of global or local memory counts one (a load of a window's element through a boundary, in the naive
+  stencils, costs as much as the multiply-add that uses it). The iterations of an unrolled map
+  (`map-seq-unroll`) count as one application `n` lanes wide, and their loads of consecutive elements as one
+  load (a compiler packs them into vectors, SLP). A loop a CPU compiler vectorises, a rolled sequential map or
+  the loop over a group's work-items whose body is straight-line code (`_straight`: no loop, no transcendental
+  call, no read through a boundary), runs its scalar operations side by side in the vector lanes
+  (`KernelProfile.packed`, `item_packed`); a sequential reduction does not (its steps depend on each other);
 - parallelism: work-groups and work-items from the launch (where the generator leaves the group size to
   the driver, the driver's choice: `driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
@@ -59,13 +62,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
+                                      with_changes)
 from lift.explore.driver_group_size import driver_group_size
+from lift.explore.userfun_cost import chain, operations, transcendental
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import MATH_FUNCTIONS, counter_indexed_reads
+from lift.ir.userfun_body import counter_indexed_reads
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
@@ -81,7 +87,10 @@ class DeviceModel:
 
     `lanes` is how many work-items a compute unit runs at once (one on a CPU core); `op_ns` the time
     of one operation (an arithmetic operation of a user function, a load or a store) on a compute unit with all
-    its lanes busy; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
+    its lanes busy, issued among independent ones (`lift.explore.userfun_cost`; 0.17 ns on a core of this
+    machine's EPYC: two a cycle); `latency_ns` the time of one on a chain of dependent ones (an add or a
+    multiply-add waiting for the previous one: 1.0-1.4 ns measured there), which a GPU hides behind other
+    work-items; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
@@ -99,6 +108,7 @@ class DeviceModel:
     work_item_ns: float
     group_ns: float
     local_gbps: float
+    latency_ns: float = 0.0
     cache_bytes: int = 0
     cache_line_bytes: int = 64
 
@@ -107,7 +117,8 @@ class DeviceModel:
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
                    cache_bytes: int = 0, cache_line_bytes: int = 64) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
-        constants = dict(lanes=1, op_ns=0.5, work_item_ns=2.0, group_ns=50.0, local_gbps=50.0) if kind == "cpu" else \
+        constants = dict(lanes=1, op_ns=0.17, latency_ns=1.2, work_item_ns=2.0, group_ns=50.0,
+                         local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes)
@@ -137,20 +148,21 @@ class KernelProfile:
     array_shared: Counter = field(default_factory=Counter)  # of `shared_bytes`: the same, by array
     array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
     strided: Counter = field(default_factory=Counter)  # reads of global memory along a stride: (bytes, stride) -> count
+    chains: list = field(default_factory=list)  # sequential reductions: (steps, chain of a step, ops, packed ops)
 
 
 def profile(g: GeneratedProgram) -> list:
     """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
     (`Kernel.expr`), launch and local memories."""
     lam = g.typed.expr
-    params = {p.name: _Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
+    params = {p.name: Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
     sizes = {p.name: value_bytes(p.t, g.sizes) for p in lam.params if isinstance(p.t, ArrayType)}
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name, array_bytes=sizes)
         walk = CostWalk(prof)
         e = k.expr
-        spaces = [_top_level_space(a, params) for a in e.args]
+        spaces = [top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
         walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), params)
         glb, loc = k.launch.evaluate(g.sizes)
@@ -185,9 +197,17 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + (k.local_bytes + rereads) / m.local_gbps + scheduled * m.work_item_ns
-                  + groups * m.group_ns) / m.compute_units / occupancy
+    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + rereads) / m.local_gbps
+                  + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
+
+
+def _stalls(k: KernelProfile, m: DeviceModel) -> float:
+    """The time (ns) the sequential reductions of `k` (`KernelProfile.chains`) wait on their accumulators beyond
+    what their operations take to issue: each step takes at least its chain from the accumulator to the next one
+    at `latency_ns` an operation (`lift.explore.userfun_cost`)."""
+    return sum(max(0.0, steps * carried * m.latency_ns - (_ops(ops, m) + _ops(packed, m, True)) * m.op_ns)
+               for steps, carried, ops, packed in k.chains)
 
 
 def _stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
@@ -291,7 +311,7 @@ def _space(dest, f: P.Pattern) -> object:
 
 
 ITEM = "item"
-"""In `_Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
+"""In `Space.varies`: the value changes with the index of consecutive work-items (dimension 0)."""
 
 LOOP, ITEMS = "loop", "items"
 """In `_Scope.packed`: the code is the body of a rolled sequential map, or of the loop over the consecutive
@@ -304,114 +324,13 @@ def _straight(f: Node) -> bool:
     function (the OpenCL compiler has no vector versions of them to call). A reduction is no such loop: its
     steps depend on each other, and floating-point additions may not be reordered."""
     return not any((isinstance(n, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(n))
-                   or (isinstance(n, UserFun) and n.operations(_CALL_WEIGHTS) != n.flops) for n in f.subterms())
+                   or (isinstance(n, UserFun) and transcendental(n)) for n in f.subterms())
 
 
-class _Space(str):
-    """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids
-    of the sequential loops it changes with (see `_Scope.reads`) and `ITEM` if it changes from one work-item
-    to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
-    vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
-    whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them),
-    `array`, the program's input array it is part of (`KernelProfile.array_reads`), `windowed`, for an array
-    read through overlapping windows (`slide`, `KernelProfile.array_windowed`), `stride`, for an array of scalars
-    read through `reorder-stride-s` (its neighbouring elements `s` elements apart in memory), and `walk`, the loop
-    that takes those elements one after another (`KernelProfile.strided`)."""
-
-    def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
-                array: Optional[str] = None, windowed: bool = False, stride: int = 0, walk: object = None):
-        new = super().__new__(cls, space)
-        new.varies, new.spilled, new.gathered, new.array, new.windowed = varies, spilled, gathered, array, windowed
-        new.stride, new.walk = stride, walk
-        return new
-
-
-_KNOWN = dict(varies=frozenset(), spilled=False, gathered=False, array=None, windowed=False, stride=0, walk=None)
-
-
-def _with(space: str, **changes) -> _Space:
-    """`space` with `changes` to what the walk knows of it (`_Space`), the rest as it was."""
-    return _Space(space, **{name: changes.get(name, getattr(space, name, default)) for name, default in _KNOWN.items()})
-
-
-def _element(space, loop, rolled: bool, t: Type):
-    """The space of an element (of type `t`) of an array in `space`, taken at each iteration of the loop `loop` (an
-    id, `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
-    rolled sequential loop are in memory; the loop that takes a strided array's scalars is its walk."""
-    if isinstance(space, tuple):
-        return tuple(_element(s, loop, rolled, t) for s in space)
-    varies = getattr(space, "varies", frozenset())
-    walk = loop if getattr(space, "stride", 0) and not _holds_array(t) else getattr(space, "walk", None)
-    return _with(space, varies=varies | {loop} if loop is not None else varies, walk=walk,
-                 spilled=getattr(space, "spilled", False) or (rolled and space == PRIVATE))
-
-
-def _spilled(space):
-    """`space`, a private one marked as in memory (a vector view of private scalars)."""
-    if isinstance(space, tuple):
-        return tuple(_spilled(s) for s in space)
-    return _with(space, spilled=True) if space == PRIVATE else space
-
-
-def _view_space(f: FunDecl, space, t: Type):
-    """The space of a view `f` (a layout pattern of one argument, of type `t`) of a value in `space`: marked as read
-    through a boundary (`pad`, `_Space.gathered`), through overlapping windows (`slide` with a step below its size,
-    `_Space.windowed`) or with a stride (`reorder-stride` of an array of scalars, `_Space.stride`)."""
-    if isinstance(space, tuple):
-        return tuple(_view_space(f, s, t) for s in space)
-    if isinstance(f, P.Pad):
-        return _with(space, gathered=True)
-    if isinstance(f, P.Slide) and f.step < f.size:
-        return _with(space, windowed=True)
-    if isinstance(f, P.ReorderStride) and isinstance(t, ArrayType) and not _holds_array(t.elem):
-        return _with(space, stride=f.s.value)
-    return space
-
-
-def _holds_array(t: Type) -> bool:
-    """Whether a value of type `t` is or holds an array."""
-    return isinstance(t, ArrayType) or isinstance(t, TupleType) and any(_holds_array(c) for c in t.elems)
-
-
-def _gathers(space) -> bool:
-    """Whether `space` (or a component of it) is read through a boundary."""
-    if isinstance(space, tuple):
-        return any(_gathers(s) for s in space)
-    return getattr(space, "gathered", False)
-
-
-def _top_level_space(e: Expr, params: Mapping) -> object:
-    """The space of a kernel's argument: a program parameter's, a view of it, or global (another kernel's
-    result)."""
-    if isinstance(e, Param):
-        return params.get(e.name, GLOBAL)
-    if isinstance(e, Literal):
-        return PRIVATE
-    if not is_layout(e):
-        return GLOBAL
-    spaces = [_top_level_space(a, params) for a in e.args]
-    if isinstance(e.f, (P.Zip, P.Tuple)):
-        return tuple(spaces)
-    if isinstance(e.f, P.Get) and isinstance(spaces[0], tuple):
-        return spaces[0][e.f.i]
-    return _view_space(e.f, spaces[0], e.args[0].t)
-
-
-MATH_CALL_OPS = 20
-"""The operations of a call of a transcendental math function (`exp`, `log`, `pow`, `sin`, ...: a polynomial
-after a range reduction, scalar or on a native vector); other math functions (`sqrt`, `fabs`, `fmin`, `floor`,
-...) count as one, as arithmetic operators do."""
-
-_CALL_WEIGHTS = {name: MATH_CALL_OPS for name in MATH_FUNCTIONS
-                 if name not in ("sqrt", "floor", "ceil", "trunc", "fabs", "copysign", "fmin", "fmax")}
-
-
-def operations(f: FunDecl) -> int:
-    """The operations of one application of the user function `f` (or of `vectorize-n(f)`, on each native
-    vector): the floating-point operations of its body (`UserFun.operations`; a C body counts one), a
-    transcendental math call `MATH_CALL_OPS`; at least one."""
-    inner = f.f if isinstance(f, P.Vectorize) else f
-    return max(1, inner.operations(_CALL_WEIGHTS)) if isinstance(inner, UserFun) else 1
+SPILL_OPS = 3
+"""The operations of a read of a reduction's accumulator that lives in memory (`Space.spilled`): the load waits for
+the previous step's store to the stack (matrix multiplication's accumulators read as vectors of private scalars
+measure 2-10x slower than in registers)."""
 
 
 class CostWalk(Mapper):
@@ -438,7 +357,7 @@ class CostWalk(Mapper):
             return tuple(self.value(a, dest[k] if isinstance(dest, tuple) else dest, scope, env)
                          for k, a in enumerate(e.args))
         if is_layout(e):
-            inner = _spilled(dest) if isinstance(f, (P.AsVector, P.AsScalar)) and dest is not None else dest
+            inner = spilled_space(dest) if isinstance(f, (P.AsVector, P.AsScalar)) and dest is not None else dest
             spaces = [self.value(a, inner, scope, env) for a in e.args]
             return self.map_Pattern(f, spaces, [a.t for a in e.args], None, dest, scope, env)
         spaces = [self.value(a, None, scope, env) for a in e.args]
@@ -464,12 +383,16 @@ class CostWalk(Mapper):
         for s, t in zip(spaces, types):
             self.read(s, t, scope)
         self.counter_indexed(f, spaces, types, scope)
-        if not isinstance(f, (P.Id, P.Tuple)) and not (isinstance(f, P.Vectorize) and isinstance(f.f, P.Id)):
-            width = (f.n if isinstance(f, P.Vectorize) else 1) * scope.unrolled
-            self._count(self.kernel.calls, width, scope.times / scope.unrolled * operations(f), scope.packed)
+        if isinstance(f, (P.Id, P.Tuple)) or isinstance(f, P.Vectorize) and isinstance(f.f, P.Id):
+            carried = [s.chain for s in spaces if getattr(s, "chain", None) is not None]
+        else:
+            for lanes, ops in operations(f).items():
+                self._count(self.kernel.calls, lanes * scope.unrolled, scope.times / scope.unrolled * ops,
+                            scope.packed)
+            carried = [s.chain + chain(f, k) for k, s in enumerate(spaces) if getattr(s, "chain", None) is not None]
         target = dest or PRIVATE  # with no destination, a value in a private variable
         self.traffic(target, out, scope.times, packed=scope.packed)
-        return target
+        return with_changes(target, chain=max(carried)) if carried and isinstance(target, str) else target
 
     map_Vectorize = map_Id = map_Tuple = map_UserFun
 
@@ -485,7 +408,7 @@ class CostWalk(Mapper):
             if reads.get(name) and isinstance(t, ArrayType) and s == PRIVATE:
                 while isinstance(t, ArrayType):
                     t = t.elem
-                self.traffic(_spilled(s), t, scope.times * reads[name], packed=scope.packed)
+                self.traffic(spilled_space(s), t, scope.times * reads[name], packed=scope.packed)
 
     def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
         """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""
@@ -496,8 +419,8 @@ class CostWalk(Mapper):
         if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
             return spaces[0][f.i]
         if isinstance(f, (P.AsVector, P.AsScalar)):
-            return _spilled(spaces[0])
-        return _view_space(f, spaces[0], types[0])
+            return spilled_space(spaces[0])
+        return view_space(f, spaces[0], types[0])
 
     def map_AbstractMap(self, f: P.AbstractMap, spaces, types, out, dest, scope, env):
         if P.is_high_level(f):
@@ -506,24 +429,28 @@ class CostWalk(Mapper):
         target = _space(dest, f)
         unrolled = isinstance(f, P.MapSeqUnroll)
         rolled = f.thread_level == "seq" and not unrolled
-        straight = _straight(f.f) and not _gathers(spaces[0])
+        straight = _straight(f.f) and not gathers(spaces[0])
         packed = LOOP if rolled and straight else \
             ITEMS if f.thread_level in ("glb", "lcl") and f.dim == 0 and straight else ""
         self.kernel.straight_items |= packed == ITEMS
         inner = scope.inside(f.thread_level, n, unrolled, f.dim, packed)
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
-        element = _element(spaces[0], loop, rolled, types[0].elem)
-        self.call(f.f, [element], [types[0].elem], out.elem, _element(target, None, rolled, out.elem), inner, env)
+        element = element_space(spaces[0], loop, rolled, types[0].elem)
+        self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem), inner, env)
         return target
 
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
         n = types[0].length.value
         acc = f.init.t
         inner = scope.inside("reduce", n)
-        self.call(f.f, [_Space(PRIVATE, frozenset({inner.loop})),
-                        _element(spaces[0], inner.loop, False, types[0].elem)], [acc, types[0].elem], acc, PRIVATE,
-                  inner, env)
+        before = self.kernel.calls + self.kernel.accesses, self.kernel.packed.copy()
+        step = self.call(f.f, [Space(PRIVATE, frozenset({inner.loop}), chain=0.0),
+                               element_space(spaces[0], inner.loop, False, types[0].elem)], [acc, types[0].elem], acc,
+                         PRIVATE, inner, env)
+        if getattr(step, "chain", None):
+            self.kernel.chains.append((inner.times, step.chain, self.kernel.calls + self.kernel.accesses - before[0],
+                                       self.kernel.packed - before[1]))
         target = dest or PRIVATE  # with no destination, the private accumulator is the result
         self.traffic(target, acc, scope.times)
         return target
@@ -538,8 +465,8 @@ class CostWalk(Mapper):
         acc = result if isinstance(acc_t, ArrayType) else PRIVATE
         step = TupleType(out.elems[0].elem, acc_t)
         inner = scope.inside("reduce", n)
-        varying = _Space(acc, frozenset({inner.loop}))
-        element = _element(spaces[0], inner.loop, False, types[0].elem)
+        varying = Space(acc, frozenset({inner.loop}))
+        element = element_space(spaces[0], inner.loop, False, types[0].elem)
         self.call(f.f, [varying, element], [acc_t, types[0].elem], step, (elems, acc), inner, env)
         if acc == PRIVATE:
             self.traffic(result, acc_t, scope.times)
@@ -601,7 +528,8 @@ class CostWalk(Mapper):
                         else 0.0
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)
             elif getattr(space, "spilled", False):
-                self._count(self.kernel.calls, width, times, packed)
+                carried = getattr(space, "chain", None) is not None
+                self._count(self.kernel.calls, width, times * (SPILL_OPS if carried else 1), packed)
             elif space != PRIVATE:
                 self.kernel.local_bytes += nbytes
                 self._count(self.kernel.accesses, width * lanes, times / lanes, packed)

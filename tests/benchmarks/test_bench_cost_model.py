@@ -31,3 +31,4 @@ def test_measured_candidates_are_saved_predicted_and_retimed(device, tmp_path, c
     main(["rank", "--only", "asum", "--out", str(tmp_path)])
     (line,) = [row.split() for row in capsys.readouterr().out.splitlines() if row.startswith("asum")]
     assert all(-1 <= float(rho) <= 1 for rho in line[3:8]), "then, now, re-timed, search and halves"
+    assert float(line[8]) > 0, "predicted over measured"

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from lift import Float, UserFun, Vectorize
+from lift import Vectorize
 from lift.explore.candidate import Candidate
-from lift.explore.cost_model import MATH_CALL_OPS, DeviceModel, operations, predict, profile
+from lift.explore.cost_model import DeviceModel, predict, profile
 from lift.explore.rewrite_search import grid_moves, lower_rest, map_moves, reduction_moves, window_moves
 from lift.rules.default_lowering import clean_up
 from lift.rules.engine import RewriteEngine
@@ -34,14 +34,6 @@ def _predicted_after(program, sizes, strategy, local_size=None, device=CPU) -> f
     """The predicted time on `device` of `program` after `strategy`, then lowered and cleaned up as the search does."""
     lowered = derive(strategy >> lower_rest >> clean_up, program, sizes).replay(program)
     return predict(profile(Candidate(lowered, local_size=local_size).generate("k", sizes)), device)
-
-
-def test_a_user_function_costs_its_operations(examples):
-    """BlackScholes' option price: its arithmetic, and three `exp` and a `log` at `MATH_CALL_OPS` each, on every
-    native vector of a vectorised application; a C body counts one."""
-    bs = examples["blackscholes"].namespace["bs_computation"]
-    assert operations(bs) == bs.flops + 4 * (MATH_CALL_OPS - 1) == operations(Vectorize(8, bs))
-    assert operations(UserFun("twice", ("x",), "return 2.0f * x;", (Float,), Float)) == 1
 
 
 def test_blackscholes_vectorised_user_function_beats_scalar_code(examples):
@@ -84,8 +76,9 @@ def test_jacobi1d_blocks_of_vectors_beat_windows_read_one_by_one(examples):
 def test_jacobi2d_overlapping_windows_stream_the_grid_once(examples):
     """The 2-D stencil's nine reads of each point, through overlapping windows, stream the grid from memory once
     (the cache serves the others, whether or not the grid fits in it): the time is near the bound of the bytes it
-    streams (grid in, grid out), and the per-work-item costs of short blocks of vectors of windows show (measured
-    ~3 ms for every block at 2048², where counting every read as traffic predicted all blocks the same)."""
+    streams (grid in, grid out), and, where the cache serves the re-reads, the per-work-item costs of short blocks of
+    vectors of windows show (measured ~3 ms for every block at 2048², where counting every read as traffic
+    predicted all blocks the same)."""
     program, n = examples["stencils"].kernels["jacobi2d_high"], 512
     sizes, moves = {"M": n, "N": n}, grid_moves(n, n)
     at = lambda s: body(argument(0, s))  # noqa: E731 (the map of rows of windows)
@@ -93,7 +86,8 @@ def test_jacobi2d_overlapping_windows_stream_the_grid_once(examples):
         blocks = {w: _predicted(program, sizes, moves, at, name="vector-windows-2d", block=w, width=16, device=device)
                   for w in (16, 256)}
         streamed_ms = 2 * 4 * n * n / device.bandwidth_gbps * 1e-6
-        assert blocks[256] < blocks[16] < 3 * streamed_ms
+        assert max(blocks.values()) < 3 * streamed_ms
+        assert blocks[256] < blocks[16] or not device.cache_bytes
 
 
 def test_nbody_driver_leaves_too_few_work_items_in_one_group(examples):
@@ -134,7 +128,7 @@ def test_dot_one_core_streams_as_fast_as_two(examples):
     lanes = reduction_moves(n // 4, False, False, False)
     one = _predicted_after(program, {"N": n}, vectorised >> at(_move(lanes, name="sequential")))
     both = _predicted_after(program, {"N": n}, vectorised >> at(_move(lanes, name="chunks-workgroup", chunk=4096)))
-    assert both < one < 1.4 * both
+    assert one == pytest.approx(both, rel=0.4)
 
 
 def test_dot_tree_work_items_walking_a_stride_read_a_cache_line_each(examples):

@@ -198,10 +198,12 @@ def test_device_figures_come_from_the_cost_models_device():
 
 
 def test_a_kernel_narrower_than_the_devices_vectors_leaves_lanes_idle():
-    cpu = FusionCostModel.from_device_model(DeviceModel.for_device("cpu", 2, 50.0, 0.002, 65536, 4096, 16))
-    assert (cpu.peak_gflops, cpu.vector_width) == (64.0, 16)
-    assert [cpu.at_width(w).peak_gflops for w in (1, 4, 16, 32)] == [4.0, 16.0, 64.0, 64.0]
-    compute_bound = [kernel_time_ms(1000, 1e6, Footprint(), 0, DeviceLimits(), cpu.at_width(w)) for w in (1, 8)]
+    device = DeviceModel.for_device("cpu", 2, 50.0, 0.002, 65536, 4096, 16)
+    cpu = FusionCostModel.from_device_model(device)
+    peak = 2 * 16 / device.op_ns  # every lane of a native vector on both cores, an operation each `op_ns`
+    assert (cpu.peak_gflops, cpu.vector_width) == (pytest.approx(peak), 16)
+    assert [cpu.at_width(w).peak_gflops for w in (1, 4, 16, 32)] == pytest.approx([peak / 16, peak / 4, peak, peak])
+    compute_bound = [kernel_time_ms(1000, 1e7, Footprint(), 0, DeviceLimits(), cpu.at_width(w)) for w in (1, 8)]
     assert compute_bound[0] > 7 * compute_bound[1]
 
 
