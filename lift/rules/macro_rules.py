@@ -19,6 +19,8 @@ derivation that uses them replays like any other.
   where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
   blocks divide at every size, the padding's results dropped;
 - `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left;
+- `left_rows_copied(blocked)`: a product whose left operand is a transposition (a covariance's `Xᵀ X`) over a
+  copy of it (`transpose-copy-argument`, `lift.rules.transposition`), then `blocked`;
 - `blocked_products(blocked)`: every product outside every map blocked by `blocked` (a `register_blocked`), innermost
   first, a user function of its results split off first where one is applied to them
   (`lift.rules.fold_splitting.product_split_off`).
@@ -34,9 +36,9 @@ from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.fold_splitting import product_split_off
 from lift.rules.paper_derivations import mapped
-from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, bottomup, identity, inside,
-                                 is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite, topdown, try_,
-                                 where)
+from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, bottomup, function,
+                                 identity, inside, is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite,
+                                 topdown, try_, where)
 from lift.types.types import ScalarType
 
 column_map = is_call(Map) & argument_is(is_call(Transpose)) & inside(Map)
@@ -192,6 +194,15 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
     return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up
             >> private_accumulators >> unrolled)
+
+
+def left_rows_copied(blocked: Strategy) -> Strategy:
+    """At a product whose left operand is a transposition, `map(λa. map(λb. dot(a, b))(transpose(X)))(transpose(X))`:
+    `blocked` after copying it (`transpose-copy-argument`), so that a block of rows of the left operand is read
+    along rows of the copy, a matrix multiply's `A`, not a few columns of `X` (one row, a cache line) per step;
+    elsewhere `blocked`."""
+    return (where(argument_is(is_call(Transpose))) >> rewrite("transpose-copy-argument") >> function(body(blocked))
+            | blocked)
 
 
 def blocked_products(blocked: Strategy) -> Strategy:

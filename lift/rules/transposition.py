@@ -18,6 +18,14 @@ dot(a, b))(transpose(B)))(A)`, a covariance's `Xᵀ X`) reads one element per ro
 a cache line and a page per element. Let-binding a copy of the transposition (β-reduction read right to left,
 as `hoist-invariant`) computes `Aᵀ` once, in a kernel of its own, and the map then walks its rows. Every
 occurrence of `transpose(A)` in the call is replaced, in the function too; `A` reads no parameter bound in it.
+
+    map(f)(transpose(A)) → (λt. map(f)(t))(map(map(id))(transpose(A)))             (transpose-copy-argument)
+
+copies only the map's argument, where its function walks each of its elements, the columns of `A`: a covariance's
+`map(λci. map(λcj. dot(ci, cj))(transpose(X)))(transpose(X))`, whose left operand a register-blocked product
+reads a few columns at a time, one row of `X` (a cache line) per step, becomes the product `map(λa. map(λb. dot(a,
+b))(transpose(X)))(t)` of a matrix multiply, whose left operand it reads along rows of `t`, and whose right one,
+`transpose(X)`, it reads as a matrix multiply reads `Bᵀ`.
 """
 
 from __future__ import annotations
@@ -72,4 +80,21 @@ def transpose_copy(call: FunCall, transposed: FunCall):
     return FunCall(Lambda((t,), replaced(call, transposed, t)), (Map(Map(Id()))(transposed),))
 
 
-RULES = (map_interchange, transpose_copy)
+def _walked_argument(call: FunCall) -> tuple:
+    t = call.args[0]
+    requires(isinstance(t, FunCall) and isinstance(t.f, Transpose) and isinstance(t.t.elem.elem, ScalarType),
+             "does not map over the columns of a matrix of scalars")
+    requires(_reduces(call.f.f), "its function does not walk the columns (reduces nothing)")
+    return ()
+
+
+@rule("transpose-copy-argument", figure="let", heads=Map, on_functions=False, match=_walked_argument,
+      description="the columns of a matrix that a map maps over are the rows of a copy of its transposition, "
+                  "let-bound",
+      equation="map(f)(transpose(A)) → (λt. map(f)(t))(map(map(id))(transpose(A)))")
+def transpose_copy_argument(call: FunCall):
+    t = fresh_param("t")
+    return FunCall(Lambda((t,), call.f(t)), (Map(Map(Id()))(call.args[0]),))
+
+
+RULES = (map_interchange, transpose_copy, transpose_copy_argument)
