@@ -260,4 +260,5 @@ def pad_copy(call: FunCall, padded: FunCall):
     return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))
 
 
-RULES = (pad_reduction, pad_reduction_result, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose, map_take_transpose, pad_copy)
+RULES = (pad_reduction, pad_reduction_result, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose,
+         map_take_transpose, pad_copy)

@@ -80,12 +80,11 @@ def transpose_copy(call: FunCall, transposed: FunCall):
     return FunCall(Lambda((t,), replaced(call, transposed, t)), (Map(Map(Id()))(transposed),))
 
 
-def _walked_argument(call: FunCall) -> tuple:
+def _walked_argument(call: FunCall) -> None:
     t = call.args[0]
     requires(isinstance(t, FunCall) and isinstance(t.f, Transpose) and isinstance(t.t.elem.elem, ScalarType),
              "does not map over the columns of a matrix of scalars")
     requires(_reduces(call.f.f), "its function does not walk the columns (reduces nothing)")
-    return ()
 
 
 @rule("transpose-copy-argument", figure="let", heads=Map, on_functions=False, match=_walked_argument,
