@@ -2,7 +2,8 @@
 pads a reduction's input with the reduction's own `z` (a product with 1, `max` with `-inf`, a `(value, index)`
 pair over a zip with its components), not with 0, also through the `map(id)` that `reduce-map-id` gives a bare
 reduction; an idempotent `and`/`or` pads by repetition; a tuple-valued reduction (argmax) splits into partial
-reductions (Figure 3(d)) like a scalar one. Every move the search proposes at a reduction, padded or not, is
+reductions (Figure 3(d)) like a scalar one; a map that sends no value to `z` has its results padded with `z`
+(`pad-reduction-result`). Every move the search proposes at a reduction, padded or not, is
 checked in the reference interpreter against the program and numpy, at random sizes including primes."""
 
 import math
@@ -25,6 +26,8 @@ from lift.rules.strategy import Focus, argument, is_call, outermost, rewrite
 from userfuns import add, maxf, mult
 
 from argmax import argmax, better
+from montecarlo import montecarlo
+from montecarlo import reference as montecarlo_reference
 
 N = SizeVar("N")
 PRIMES = (3, 5, 17, 31, 127, 257, 1021, 2053, 4099)
@@ -174,7 +177,6 @@ def test_the_default_lowering_of_argmax_is_parallel(n):
     assert "map-global(reduce-seq(better, tuple(-inf, -1)))" in paper(lowered)
 
 
-
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(sorted(OPS)), _sizes(), st.integers(1, 6), st.integers(0, 1 << 30))
 def test_a_map_sending_nothing_to_z_has_its_results_padded_with_z(name, n, e, seed):
@@ -193,18 +195,17 @@ def test_a_map_sending_nothing_to_z_has_its_results_padded_with_z(name, n, e, se
     rng = np.random.default_rng(seed)
     x = _near_one(rng, n) - np.float32(2) if name == "mult" else rng.standard_normal(n).astype(np.float32)
     expected = {"mult": np.prod, "add": np.sum, "max": np.max, "min": np.min}[name](x.astype(np.float64) + 2.0)
-    for e in (padded, lowered):
-        np.testing.assert_allclose(interpret(e, x), interpret(program, x), rtol=1e-4, atol=1e-5, err_msg=paper(e))
-        np.testing.assert_allclose(interpret(e, x), [expected], rtol=1e-4, atol=1e-4, err_msg=paper(e))
+    for form in (padded, lowered):
+        got = interpret(form, x)
+        np.testing.assert_allclose(got, interpret(program, x), rtol=1e-4, atol=1e-5, err_msg=paper(form))
+        np.testing.assert_allclose(got, [expected], rtol=1e-4, atol=1e-4, err_msg=paper(form))
 
 
 def test_the_default_lowering_of_a_count_at_a_prime_size_chunks_the_mapped_results():
     """A Monte-Carlo count at a prime size: its hashed test sends no index to 0, so its results are padded with 0
     (`pad-reduction-result`) and counted in chunks on global work-items, not by one work-item."""
-    from montecarlo import montecarlo, reference
-
     for n in (4099, 65521):
         lowered = default_lowering(montecarlo, {"N": n}).replay(montecarlo)
         assert "pad-to-multiple-" in paper(lowered) and "map-global(reduce-seq(" in paper(lowered), paper(lowered)
         idx = np.arange(n, dtype=np.int32)
-        assert interpret(lowered, idx).item() == reference(idx).item()
+        assert interpret(lowered, idx).item() == montecarlo_reference(idx).item()
