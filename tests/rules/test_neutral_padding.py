@@ -201,6 +201,25 @@ def test_a_map_sending_nothing_to_z_has_its_results_padded_with_z(name, n, e, se
         np.testing.assert_allclose(got, [expected], rtol=1e-4, atol=1e-4, err_msg=paper(form))
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["add", "mult"]), st.data(), _sizes(), st.integers(0, 1 << 30))
+def test_every_reduction_move_pads_the_results_of_a_map_sending_nothing_to_z(name, data, n, seed):
+    """The move the search draws at `reduce(f, z) ∘ map(λv. v + 2)` (a sum or a product, whose input no value
+    pads): every chunked one, padded where its chunk does not divide `n`, pads the map's results instead, and
+    agrees with the program and numpy."""
+    op, z = OPS[name], {"add": 0.0, "mult": 1.0}[name]
+    program = fun([ArrayType(Float, N)], lambda x: Reduce(op, z)(Map(lambda v: add(v, 2.0))(x)))
+    move, params, strategy = data.draw(st.sampled_from(reduction_moves(n, False, True, False)))
+    lowered = _derive(program, strategy, n)
+    assert lowered is not None, f"{move}{params} does not apply to {paper(program)} at N = {n}"
+    rng = np.random.default_rng(seed)
+    x = _near_one(rng, n) - np.float32(2) if name == "mult" else rng.standard_normal(n).astype(np.float32)
+    expected = (np.prod if name == "mult" else np.sum)(x.astype(np.float64) + 2.0)
+    got = interpret(lowered, x)
+    np.testing.assert_allclose(got, interpret(program, x), rtol=1e-4, atol=1e-5, err_msg=paper(lowered))
+    np.testing.assert_allclose(got, [expected], rtol=1e-4, atol=1e-4, err_msg=paper(lowered))
+
+
 def test_the_default_lowering_of_a_count_at_a_prime_size_chunks_the_mapped_results():
     """A Monte-Carlo count at a prime size: its hashed test sends no index to 0, so its results are padded with 0
     (`pad-reduction-result`) and counted in chunks on global work-items, not by one work-item."""
