@@ -2,7 +2,8 @@
 
 `lift.rules.macro_rules.register_blocked(h, w, vector, dims)` finds its places by selectors (a map over the
 columns of a matrix inside a map over rows: matrix multiply, and any program of that shape), at every product
-outside every map (`blocked_products`: a user function of its results split off first, 2mm's and covariance's),
+outside every map (`blocked_products`: a user function of its results split off first, 2mm's and covariance's; a
+transposed left operand, covariance's `Xᵀ`, copied first or not, `left_rows_copied`),
 after what the default lowering does first (iterations unrolled, elements named, invariants hoisted), the rest
 lowered by the default lowering; so this space only enumerates its parameters, constrained:
 
@@ -30,7 +31,7 @@ from lift.errors import LiftError
 from lift.ir.nodes import Lambda
 from lift.rules.default_lowering import LANES, default_strategy, hoist_invariants, named_elements, unrolled_iterations
 from lift.rules.engine import RewriteEngine
-from lift.rules.macro_rules import blocked_products, column_map, register_blocked, zipped_columns
+from lift.rules.macro_rules import blocked_products, column_map, left_rows_copied, register_blocked, zipped_columns
 from lift.rules.strategy import Focus, progress, topdown, where
 
 ROWS = (1, 2, 4, 8)
@@ -65,12 +66,17 @@ def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: i
     for h, w, vector, mapping in parameters():
         tiles = mapping[1:] if mapping[0] == "tiles" else None
         blocked = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True)
-        strategy = progress(blocked_products(blocked)) >> rest
-        try:
-            focus = strategy(start)
-        except LiftError:
-            focus = None
-        if focus is not None:
-            mapped_on = f"tiles={tiles[0]}x{tiles[1]}" if tiles else f"dims={mapping[0]}{mapping[1]}"
-            params = {"register-blocked": f"h={h}, w={w}, vector={vector or 1}, {mapped_on}"}
-            yield focus.program, focus.derivation(), params
+        found = set()
+        for products in (left_rows_copied(blocked), blocked):
+            try:
+                focus = (progress(blocked_products(products)) >> rest)(start)
+            except LiftError:
+                focus = None
+            if focus is not None and focus.program not in found:
+                found.add(focus.program)
+                derivation = focus.derivation()
+                copied = any(s.rule == "transpose-copy-argument" for s in derivation.steps)
+                mapped_on = f"tiles={tiles[0]}x{tiles[1]}" if tiles else f"dims={mapping[0]}{mapping[1]}"
+                params = {"register-blocked": f"h={h}, w={w}, vector={vector or 1}, {mapped_on}"
+                                              f"{', left rows copied' if copied else ''}"}
+                yield focus.program, derivation, params

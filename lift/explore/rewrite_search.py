@@ -49,7 +49,8 @@ from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windo
                                    transpose_tiles, transposition, vector_grid, vector_windows, windows)
 from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
                                         copied_view, default_lowering, high_level, hoist_invariants, named_elements,
-                                        pad_reduction, reduces_rows, unrolled_iterations, unrolled_userfuns)
+                                        pad_reduction, pad_results, reduces_rows, unrolled_iterations,
+                                        unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
@@ -87,8 +88,10 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
               >> rewrite("reduce-seq-map-seq-fusion"))]
 
     def add(name, params, k, strategy):
-        if length % k:  # chunks of k need the input padded to a multiple of k (`lift.rules.padding`)
-            params, strategy = dict(params, padded=True), pad_reduction(k) >> strategy
+        if length % k:  # chunks of k need the input padded to a multiple of k (`lift.rules.padding`), outside
+            # every map the map's results where its input cannot be (`pad-reduction-result`)
+            padded = pad_reduction(k) if in_map else pad_reduction(k) | pad_results(k)
+            params, strategy = dict(params, padded=True), padded >> strategy
         moves.append((name, params, strategy))
 
     for width in ROW_LANES if scalars and in_map else (4,) if scalars else ():

@@ -7,7 +7,9 @@ where the blocks are padded (`lift.rules.default_lowering`, steps 1a, 3b and its
   the block where it does not divide them and that adds at most `MAX_PADDING` (`padded_rows`, `padded_columns`);
   else a `SMALL_BLOCK` of 1 × 8 results in float4 updates, where it divides them (many small products). Every
   product outside every map is blocked, innermost first, a user function of its results split off first where it
-  stands in the way (`blocked_products`: 2mm's `α · dot(a, b)`, a covariance's `dot(ci, cj) / (n - 1)`).
+  stands in the way (`blocked_products`: 2mm's `α · dot(a, b)`, a covariance's `dot(ci, cj) / (n - 1)`), a left
+  operand that is a transposition (a covariance's `Xᵀ`) copied first, so that its rows are read along memory
+  (`left_rows_copied`).
 - Column blocks: a column reduction `map(λcol. reduce(f, z)(..col..))(transpose(A))` over `MIN_CHUNK` rows or
   more folds blocks of `column_block(cols)` columns row by row into as many accumulators on one global work-item
   each (`lift.rules.column_sums.blocked_columns`): the widest of `COLUMN_BLOCKS`, 64 down to 8, that divides the
@@ -34,7 +36,7 @@ from lift.ir import patterns as P
 from lift.rules import location as L
 from lift.rules.column_sums import blocked_columns, column_reduction, reads_its_matrix
 from lift.rules.default_lowering import LANES, MIN_CHUNK, high_level, reduces_rows
-from lift.rules.macro_rules import MAX_PADDING, blocked_products, register_blocked
+from lift.rules.macro_rules import MAX_PADDING, blocked_products, left_rows_copied, register_blocked
 from lift.rules.row_blocking import row_blocks
 from lift.rules.sizes import bound_length
 from lift.rules.strategy import Focus, Selector, Strategy, inside, is_call, normalize, where
@@ -123,8 +125,10 @@ def _bound(t, sizes: Mapping[str, int]) -> bool:
 def register_blocks(sizes: Mapping[str, int]) -> Strategy:
     """Every matrix product's register blocking in `BLOCK`, padded where the blocks do not divide, else in
     `SMALL_BLOCK` (`lift.rules.macro_rules.register_blocked`), a user function of its results split off first
-    (`blocked_products`), where `sizes` binds the program's sizes (its splits and paddings need them: a kernel for
-    any size is not blocked); the program unchanged where none is blocked."""
-    blocked = blocked_products(register_blocked(*BLOCK, padded=True) | register_blocked(*SMALL_BLOCK))
+    (`blocked_products`) and a transposed left operand copied (`left_rows_copied`), where `sizes` binds the
+    program's sizes (its splits and paddings need them: a kernel for any size is not blocked); the program
+    unchanged where none is blocked."""
+    blocked = blocked_products(left_rows_copied(register_blocked(*BLOCK, padded=True)
+                                                | register_blocked(*SMALL_BLOCK)))
     return Strategy(lambda focus: blocked(focus) if all(_bound(p.t, sizes) for p in focus.program.params) else focus,
                     "register_blocked")

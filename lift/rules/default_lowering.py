@@ -52,7 +52,9 @@ chooses, in order:
    ∘ split-c/4 ∘ asVector-4`. Where `c` does not divide the size, the input is padded with the reduction's
    neutral element first (`pad-reduction`, `lift.rules.padding`), or, where the map does not send the
    padding to it, with copies of its last element for `max` and `min` (`pad-reduction-repeat`), or a smaller
-   chunk that divides is taken; where the size is unknown, or the operator is not
+   chunk that divides is taken, or else the map's results are padded with the neutral element, computed into
+   memory by a kernel of their own (`pad-reduction-result`: a Monte-Carlo count at a prime size, 16,777,213
+   hashed indices, whose final sum ran on one work-item); where the size is unknown, or the operator is not
    known to be associative (the reduction then means `reduce-seq`, `lift.ir.associativity`), one work-item
    reduces everything. A reduction from a `z` that is not neutral (`f(z, z) ≠ z`: `+` from 5, whose chunks
    would each add 5) reduces `z` with the reduction from the operator's neutral element `e`, `reduce(f, z) ∘
@@ -284,7 +286,9 @@ def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
             return chunks(chunk, of_map)(focus)
         padded = (pad_reduction(chunk) >> chunks(chunk, of_map))(focus)
         dividing = _dividing_chunk(length, chunk)
-        return padded if padded is not None or dividing is None else chunks(dividing, of_map)(focus)
+        if padded is not None or dividing is not None:
+            return padded if padded is not None else chunks(dividing, of_map)(focus)
+        return (pad_results(chunk) >> chunks(chunk, of_map))(focus)
 
     top = Strategy(run, "top_reduction")
     return top
@@ -294,6 +298,13 @@ def pad_reduction(k: int) -> Strategy:
     """The reduction at the focus padded to a multiple of `k`: with elements its map sends to the neutral
     element, else (max, min) with copies of its last element (`lift.rules.padding`)."""
     return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
+
+
+def pad_results(k: int) -> Strategy:
+    """The reduction of a map at the focus reducing the map's results padded with its neutral element to a
+    multiple of `k` (`pad-reduction-result`), through `map(id)` (`reduce-map-id`): again a reduction of a map,
+    which the chunked derivations start from; the map computes its results into memory of their own."""
+    return rewrite("pad-reduction-result", k=k) >> rewrite("reduce-map-id")
 
 
 def _inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:

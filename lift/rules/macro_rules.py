@@ -19,6 +19,8 @@ derivation that uses them replays like any other.
   where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
   blocks divide at every size, the padding's results dropped;
 - `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left;
+- `left_rows_copied(blocked)`: a product whose left operand is a transposition (a covariance's `Xᵀ X`) over a
+  copy of it (`transpose-copy-argument`, `lift.rules.transposition`), then `blocked`;
 - `blocked_products(blocked)`: every product outside every map blocked by `blocked` (a `register_blocked`), innermost
   first, a user function of its results split off first where one is applied to them
   (`lift.rules.fold_splitting.product_split_off`), a map of products with one right operand flattened into one
@@ -203,6 +205,15 @@ def _reshaped(then: Strategy) -> Strategy:
     `map(λa. map(λb. dot(a, b))(B))(A)`: syrk's `A Aᵀ`)."""
     return ((rewrite("flatten-map") >> argument(0, then))
             | (rewrite("transpose-copy-rows") >> function(body(then))))
+
+
+def left_rows_copied(blocked: Strategy) -> Strategy:
+    """At a product whose left operand is a transposition, `map(λa. map(λb. dot(a, b))(transpose(X)))(transpose(X))`:
+    `blocked` after copying it (`transpose-copy-argument`), so that a block of rows of the left operand is read
+    along rows of the copy, a matrix multiply's `A`, not a few columns of `X` (one row, a cache line) per step;
+    elsewhere `blocked`."""
+    return (where(argument_is(is_call(Transpose))) >> rewrite("transpose-copy-argument") >> function(body(blocked))
+            | blocked)
 
 
 def blocked_products(blocked: Strategy) -> Strategy:

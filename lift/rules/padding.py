@@ -25,6 +25,12 @@ change nothing:
 
     reduce(f, z) ∘ map(g) → reduce(f, z) ∘ map(g) ∘ pad-to-multiple-k(clamp)          (pad-reduction-repeat)
 
+and a reduction by any operator with a neutral `z` reads the map's results padded with `z` itself, the first
+equation with `map(g)(x)` for `x` (a Monte-Carlo count, `g` an `inside` test of a hashed index that sends no
+value to 0). The map then computes its results into memory, no longer fused into the reduction's chunks:
+
+    reduce(f, z) ∘ map(g) → reduce(f, z) ∘ pad-to-multiple-k(z) ∘ map(g)                  (pad-reduction-result)
+
 A map computes its padded elements too, and drops their results:
 
     map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)         (n the length; any v: here the zero of its scalars)
@@ -152,6 +158,30 @@ def pad_reduction(call, k):
     return call.f(rebuild(_padded(arrays, values, k)))
 
 
+def _result_padding(call: FunCall) -> Literal:
+    """The scalar neutral element `z` that `pad-reduction-result` pads the results of the reduction's map with."""
+    r, arg = call.f, call.args[0]
+    requires(isinstance(arg, FunCall) and isinstance(arg.f, Map), "reduces no map (`pad-reduction` pads its input)")
+    z = constant_parts(r.init)
+    requires(z is not None and len(z) == 1 and isinstance(z[0].t, ScalarType) and arg.t.elem == z[0].t,
+             f"needs a scalar constant neutral element of the map's result type {arg.t.elem}, got {r.init}")
+    requires_absorbing(r)
+    return z[0]
+
+
+def _result_multiples(call, ctx) -> list:
+    _result_padding(call)
+    return _multiples(call, ctx)
+
+
+@rule("pad-reduction-result", figure="any-size", heads=Reduce, sized=True, choices=_result_multiples,
+      description="a reduction of a map reduces the map's results padded with its neutral element up to a multiple "
+                  "of k",
+      equation="reduce(f, z) ∘ map(g) → reduce(f, z) ∘ pad-to-multiple-k(z) ∘ map(g)")
+def pad_reduction_result(call, k):
+    return call.f(_padded((call.args[0],), (_result_padding(call),), k)[0])
+
+
 def _repeated_padding(call: FunCall):
     """`(arrays, rebuild)` for `pad-reduction-repeat`: the arrays the reduction reads (through its map and zip)."""
     requires(is_idempotent(call.f.f), f"the operator is not known to be idempotent (max, min, and, or): "
@@ -230,4 +260,5 @@ def pad_copy(call: FunCall, padded: FunCall):
     return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))
 
 
-RULES = (pad_reduction, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose, map_take_transpose, pad_copy)
+RULES = (pad_reduction, pad_reduction_result, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose,
+         map_take_transpose, pad_copy)

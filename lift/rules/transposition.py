@@ -27,6 +27,14 @@ id` (Figure 3(e)) with `Bᵀ` let-bound as a copy gives the function the product
 matches (`lift.rules.macro_rules`), its blocks of columns read as vectors of a row of the copy. Only the function's
 occurrences of `B` are replaced (the map's own argument keeps reading `B` by rows); `B` reads no parameter bound in
 the call and is not itself a transposition (`transpose-copy` is that case).
+
+    map(f)(transpose(A)) → (λt. map(f)(t))(map(map(id))(transpose(A)))             (transpose-copy-argument)
+
+copies only the map's argument, where its function walks each of its elements, the columns of `A`: a covariance's
+`map(λci. map(λcj. dot(ci, cj))(transpose(X)))(transpose(X))`, whose left operand a register-blocked product
+reads a few columns at a time, one row of `X` (a cache line) per step, becomes the product `map(λa. map(λb. dot(a,
+b))(transpose(X)))(t)` of a matrix multiply, whose left operand it reads along rows of `t`, and whose right one,
+`transpose(X)`, it reads as a matrix multiply reads `Bᵀ`.
 """
 
 from __future__ import annotations
@@ -111,4 +119,20 @@ def transpose_copy_rows(call: FunCall, rows: Expr):
     return FunCall(Lambda((t,), FunCall(f, call.args)), (Map(Map(Id()))(Transpose()(rows)),))
 
 
-RULES = (map_interchange, transpose_copy, transpose_copy_rows)
+def _walked_argument(call: FunCall) -> None:
+    t = call.args[0]
+    requires(isinstance(t, FunCall) and isinstance(t.f, Transpose) and isinstance(t.t.elem.elem, ScalarType),
+             "does not map over the columns of a matrix of scalars")
+    requires(_reduces(call.f.f), "its function does not walk the columns (reduces nothing)")
+
+
+@rule("transpose-copy-argument", figure="let", heads=Map, on_functions=False, match=_walked_argument,
+      description="the columns of a matrix that a map maps over are the rows of a copy of its transposition, "
+                  "let-bound",
+      equation="map(f)(transpose(A)) → (λt. map(f)(t))(map(map(id))(transpose(A)))")
+def transpose_copy_argument(call: FunCall):
+    t = fresh_param("t")
+    return FunCall(Lambda((t,), call.f(t)), (Map(Map(Id()))(call.args[0]),))
+
+
+RULES = (map_interchange, transpose_copy, transpose_copy_rows, transpose_copy_argument)

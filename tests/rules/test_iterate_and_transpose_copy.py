@@ -58,10 +58,10 @@ def _inputs(name, m, n, rng):
     return [A] + [rng.uniform(-1, 1, s).astype(np.float32) for s in extra]
 
 
-def _copied(program):
-    """`program` with `transpose-copy` applied at each place the engine finds, outermost first."""
-    places = [r for r in ENGINE.rewrites(program) if r.rule == "transpose-copy"]
-    assert places, f"transpose-copy does not apply to {paper(program)}"
+def _copied(program, rule="transpose-copy"):
+    """`program` with `rule` applied at each place the engine finds, outermost first."""
+    places = [r for r in ENGINE.rewrites(program) if r.rule == rule]
+    assert places, f"{rule} does not apply to {paper(program)}"
     return [ENGINE.apply(program, r) for r in places]
 
 
@@ -74,6 +74,29 @@ def test_transpose_copy_means_the_program(name, m, n, seed):
     np.testing.assert_allclose(np.ravel(want), np.ravel(reference(*inputs)), rtol=1e-4, atol=1e-5)
     for copied in _copied(program):
         np.testing.assert_array_equal(lift.interpret(copied, *inputs), want)
+
+
+@SETTINGS
+@given(st.sampled_from(["atax", "colsum", "gram"]), st.integers(1, 9), st.integers(1, 9), st.integers(0, 1 << 16))
+def test_transpose_copy_argument_means_the_program(name, m, n, seed):
+    """A map over the columns of `A` walking each (gemvt's zips them: no place) over the rows of a copy of `Aᵀ`."""
+    program, reference = PROGRAMS[name]
+    inputs = _inputs(name, m, n, np.random.default_rng(seed))
+    want = lift.interpret(program, *inputs)
+    for copied in _copied(program, "transpose-copy-argument"):
+        np.testing.assert_array_equal(lift.interpret(copied, *inputs), want)
+        np.testing.assert_allclose(np.ravel(lift.interpret(copied, *inputs)), np.ravel(reference(*inputs)),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_transpose_copy_argument_copies_the_left_operand_only():
+    """Gram's `Aᵀ A`: the outer map walks the copy's rows, its function the columns of `A` as before."""
+    copied = ENGINE.apply(PROGRAMS["gram"][0], Rewrite.of("transpose-copy-argument", "body"))
+    assert paper(copied) == ("λ A. (map(λ a. join ∘ map(λ b. reduce(add, 0.0) ∘ map(mult) ∘ zip(a, b)) ∘ "
+                             "transpose(A))) ∘ map(map(id)) ∘ transpose(A)")
+    elementwise = fun([Mat], lambda A: Map(lambda col: Map(mult)(Zip(col, col)))(Transpose()(A)))
+    with pytest.raises(RuleNotApplicable, match="reduces nothing"):
+        ENGINE.apply(elementwise, Rewrite.of("transpose-copy-argument", "body"))
 
 
 def test_transpose_copy_lets_one_copy_of_each_transposition_and_replaces_every_use():

@@ -2,14 +2,15 @@
 pads a reduction's input with the reduction's own `z` (a product with 1, `max` with `-inf`, a `(value, index)`
 pair over a zip with its components), not with 0, also through the `map(id)` that `reduce-map-id` gives a bare
 reduction; an idempotent `and`/`or` pads by repetition; a tuple-valued reduction (argmax) splits into partial
-reductions (Figure 3(d)) like a scalar one. Every move the search proposes at a reduction, padded or not, is
+reductions (Figure 3(d)) like a scalar one; a map that sends no value to `z` has its results padded with `z`
+(`pad-reduction-result`). Every move the search proposes at a reduction, padded or not, is
 checked in the reference interpreter against the program and numpy, at random sizes including primes."""
 
 import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from lift import ArrayType, Bool, Float, Int, Map, Reduce, SizeVar, Zip, fun, infer, interpret, paper, userfun
@@ -25,6 +26,8 @@ from lift.rules.strategy import Focus, argument, is_call, outermost, rewrite
 from userfuns import add, maxf, mult
 
 from argmax import argmax, better
+from montecarlo import montecarlo
+from montecarlo import reference as montecarlo_reference
 
 N = SizeVar("N")
 PRIMES = (3, 5, 17, 31, 127, 257, 1021, 2053, 4099)
@@ -172,3 +175,56 @@ def test_every_move_of_argmax_and_argmin_keeps_the_first_index_of_ties(name, dat
 def test_the_default_lowering_of_argmax_is_parallel(n):
     lowered = default_lowering(argmax, {"N": n}).replay(argmax)
     assert "map-global(reduce-seq(better, tuple(-inf, -1)))" in paper(lowered)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(OPS)), _sizes(), st.integers(1, 6), st.integers(0, 1 << 30))
+def test_a_map_sending_nothing_to_z_has_its_results_padded_with_z(name, n, e, seed):
+    """`reduce(f, z) ∘ map(λv. v + 2)`, whose map sends neither 0 nor `z` to `z` for a sum or a product
+    (`pad-reduction` does not apply): `pad-reduction-result` pads its results with `z` to a multiple of `2^e`, and
+    the default lowering chunks it at any size; both agree with the program and numpy."""
+    assume(n % (1 << e) and 1 << e < 2 * n)  # the multiples it enumerates
+    op, z = OPS[name], {"mult": 1.0, "max": -math.inf, "min": math.inf, "add": 0.0}[name]
+    program = fun([ArrayType(Float, N)], lambda x: Reduce(op, z)(Map(lambda v: add(v, 2.0))(x)))
+    if name in ("add", "mult"):
+        with pytest.raises(RuleNotApplicable, match="does not send"):
+            rule_named("pad-reduction").apply(infer(program).expr.body, {"k": 1 << e})
+    padded = _derive(program, rewrite("pad-reduction-result", k=1 << e), n)
+    assert f"pad-to-multiple-{1 << e}({z})" in paper(padded)
+    lowered = default_lowering(program, {"N": n}).replay(program)
+    rng = np.random.default_rng(seed)
+    x = _near_one(rng, n) - np.float32(2) if name == "mult" else rng.standard_normal(n).astype(np.float32)
+    expected = {"mult": np.prod, "add": np.sum, "max": np.max, "min": np.min}[name](x.astype(np.float64) + 2.0)
+    for form in (padded, lowered):
+        got = interpret(form, x)
+        np.testing.assert_allclose(got, interpret(program, x), rtol=1e-4, atol=1e-5, err_msg=paper(form))
+        np.testing.assert_allclose(got, [expected], rtol=1e-4, atol=1e-4, err_msg=paper(form))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["add", "mult"]), st.data(), _sizes(), st.integers(0, 1 << 30))
+def test_every_reduction_move_pads_the_results_of_a_map_sending_nothing_to_z(name, data, n, seed):
+    """The move the search draws at `reduce(f, z) ∘ map(λv. v + 2)` (a sum or a product, whose input no value
+    pads): every chunked one, padded where its chunk does not divide `n`, pads the map's results instead, and
+    agrees with the program and numpy."""
+    op, z = OPS[name], {"add": 0.0, "mult": 1.0}[name]
+    program = fun([ArrayType(Float, N)], lambda x: Reduce(op, z)(Map(lambda v: add(v, 2.0))(x)))
+    move, params, strategy = data.draw(st.sampled_from(reduction_moves(n, False, True, False)))
+    lowered = _derive(program, strategy, n)
+    assert lowered is not None, f"{move}{params} does not apply to {paper(program)} at N = {n}"
+    rng = np.random.default_rng(seed)
+    x = _near_one(rng, n) - np.float32(2) if name == "mult" else rng.standard_normal(n).astype(np.float32)
+    expected = (np.prod if name == "mult" else np.sum)(x.astype(np.float64) + 2.0)
+    got = interpret(lowered, x)
+    np.testing.assert_allclose(got, interpret(program, x), rtol=1e-4, atol=1e-5, err_msg=paper(lowered))
+    np.testing.assert_allclose(got, [expected], rtol=1e-4, atol=1e-4, err_msg=paper(lowered))
+
+
+def test_the_default_lowering_of_a_count_at_a_prime_size_chunks_the_mapped_results():
+    """A Monte-Carlo count at a prime size: its hashed test sends no index to 0, so its results are padded with 0
+    (`pad-reduction-result`) and counted in chunks on global work-items, not by one work-item."""
+    for n in (4099, 65521):
+        lowered = default_lowering(montecarlo, {"N": n}).replay(montecarlo)
+        assert "pad-to-multiple-" in paper(lowered) and "map-global(reduce-seq(" in paper(lowered), paper(lowered)
+        idx = np.arange(n, dtype=np.int32)
+        assert interpret(lowered, idx).item() == montecarlo_reference(idx).item()

@@ -84,13 +84,15 @@ def test_a_plain_reduction_is_padded_with_its_neutral_element():
     np.testing.assert_allclose(interpret(padded, x), [x.sum(dtype=np.float64)], rtol=1e-5)
 
 
-def test_a_map_that_does_not_send_zero_to_the_neutral_element_is_not_padded():
+def test_a_map_that_does_not_send_zero_to_the_neutral_element_has_its_results_padded():
+    """Its input is not padded (`pad-reduction`), its results are (`pad-reduction-result`), then chunked."""
     program = fun([ArrayType(Float, N)], lambda x: Reduce(add, 0.0)(Map(plus_one)(x)))
     call = infer(program).expr.body
     with pytest.raises(RuleNotApplicable, match="does not send 0.0 to the neutral element 0.0"):
         rule_named("pad-reduction").apply(call, {"k": 16})
     lowered = default_lowering(program, {"N": 1021}).replay(program)
-    assert paper(lowered).startswith("reduce-seq(add, 0.0) ∘ take-(N) ∘ asScalar ∘ map-global(vectorize-4(plus_one))")
+    assert ("map-global(reduce-seq(" in paper(lowered) and
+            "pad-to-multiple-16(0.0) ∘ take-(N) ∘ asScalar ∘ map-global(vectorize-4(plus_one))" in paper(lowered))
     (x,) = _inputs(1021)
     np.testing.assert_allclose(interpret(lowered, x), [(x + 1.0).sum(dtype=np.float64)], rtol=1e-5)
 

@@ -202,6 +202,30 @@ def test_the_default_lowering_blocks_the_products_of_2mm_and_covariance(program,
     assert steps.count("map-map-interchange") == products and "map-subterm-fission" in steps
 
 
+@pytest.mark.parametrize("program, sizes, copies", [
+    (covariance, {"M": 251, "N": 1001}, 1), (covariance, {"M": 31, "N": 41}, 1),
+    (twomm, {"NI": 29, "NJ": 31, "NK": 13, "NL": 63}, 0)])
+def test_the_default_lowering_copies_a_transposed_left_operand_before_blocking(program, sizes, copies):
+    """Covariance's `Xᵀ`, the left operand of `Xᵀ X`, copied once (`transpose-copy-argument`), the product then
+    blocked over the copy's rows; 2mm's left operands are matrices in memory, not copied."""
+    steps = _steps(program, sizes)
+    assert steps.count("transpose-copy-argument") == copies
+    if copies:
+        assert steps.index("transpose-copy-argument") < steps.index("map-map-interchange")
+
+
+def test_the_search_proposes_covariance_with_and_without_its_left_operand_copied():
+    sizes = {"M": 16, "N": 7}
+    data = np.random.default_rng(9).uniform(-1, 1, (7, 16)).astype(np.float32)
+    expected = covariance_reference(np.float32(7), data.astype(np.float64))
+    found = list(itertools.islice(macro_derivations(covariance, sizes), 4))
+    copied = ["left rows copied" in params["register-blocked"] for _, _, params in found]
+    assert any(copied) and not all(copied)
+    for (program, derivation, _), c in zip(found, copied):
+        assert ("transpose-copy-argument" in [s.rule for s in derivation.steps]) == c
+        np.testing.assert_allclose(_result(program, [np.float32(7), data], (16, 16)), expected, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("program", [twomm, covariance])
 def test_the_default_lowering_splits_nothing_off_where_no_product_is_blocked(program):
     """Sizes not bound: no blocks, the columns walked through a transposed copy (`transpose-copy`) as before."""
