@@ -323,7 +323,7 @@ class Emitter(Mapper, FoldEmission):
                 if width and isinstance(a.type, ScalarType):
                     text = f"({c_type_name(VectorType(a.type, width))})({text})"
                 values.append(text)
-        name = self.userfuns.declare(f, width, tuple(spaces))
+        name = self.userfuns.declare(f, width, tuple(spaces), tuple(a.type for a in args))
         values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 

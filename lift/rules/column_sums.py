@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda, is_computation
+from lift.ir.userfun import UserFun
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
 from lift.rules.macro_rules import computes, vectorised_block
@@ -136,6 +137,19 @@ over the rows of its matrix) is not a stencil; folding its columns would read th
 windows = is_call(Map) & Selector(_reduces_columns, "reduces_rows") & Selector(_small_rows, "of_windows")
 """A map of a reduction over small windows: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`, or the map
 over a row of 2-D neighbourhoods `map(λnb. reduce(f, z)(..join(nb)..))(row)`."""
+
+
+def _applies_a_user_function(ctx) -> bool:
+    f = ctx.node.f.f
+    return (isinstance(f, Lambda) and len(f.params) == 1 and isinstance(f.body, FunCall)
+            and isinstance(f.body.f, UserFun) and any(isinstance(t, ArrayType) for t in f.body.f.in_types))
+
+
+user_function_windows = (is_call(Map) & Selector(_applies_a_user_function, "applies_a_user_function")
+                         & Selector(_small_rows, "of_windows"))
+"""A map of a user function of arrays over small windows: a stencil `map(λw. jacobi3(w))(slide(3, 1)(x))`, or the
+map over a row of 2-D neighbourhoods `map(λnb. jacobi5(join(nb)))(row)`, the function reading the window at its
+indices (`vector_windows` with `fold=identity`)."""
 
 
 def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = GLOBAL0) -> Strategy:

@@ -162,7 +162,7 @@ _PRIVATE_COPY = Selector(lambda ctx: isinstance(ctx.node, P.MapSeq) and not isin
 """The loops of a copy into private memory (`toPrivate(map-seq(..(id)))`) not yet unrolled."""
 
 lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
-              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument"))
+              >> normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("private-argument"))
               >> normalize(where(_PRIVATE_COPY) >> rewrite("map-seq-unroll")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
@@ -416,17 +416,19 @@ def _stencil(sizes: Mapping[str, int]) -> Strategy:
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
-    from lift.rules.column_sums import vector_windows, windows
+    from lift.rules.column_sums import unrolled_window_fold, user_function_windows, vector_windows, windows
 
     def blocks(levels: int) -> Strategy:
         def run(focus: Focus):
             length = bound_length(focus.ctx.node.args[0].t, sizes)
-            if length is None or not windows(focus.ctx):
+            folds = windows(focus.ctx)
+            if length is None or not (folds or user_function_windows(focus.ctx)):
                 return None
             w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
             on_global = rewrite("map-to-global", dim=0)
             lowered = _top_map(sizes, 1) | on_global if levels == 0 else on_global
-            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0)(focus)
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0,
+                                  fold=unrolled_window_fold if folds else identity)(focus)
 
         return Strategy(run, "stencil_blocks")
 
