@@ -341,7 +341,8 @@ class Interpreter(Mapper):
     def map_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
         if isinstance(f.f, P.Id):
             return args[0]
-        in_types = vectorized_in_types(f.f, f.n, tuple(e.t for e in arg_exprs))
+        arg_types = tuple(e.t for e in arg_exprs) if len(arg_exprs) == len(args) else f.f.in_types
+        in_types = vectorized_in_types(f.f, f.n, arg_types)
         args = [self.broadcast_lanes(a, t) for a, t in zip(args, in_types)]
         return self.map_UserFun(f.f, args, arg_exprs, in_types, vectorized_type(f.f.out_type, f.n))
 
