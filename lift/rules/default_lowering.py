@@ -173,7 +173,7 @@ rows or windows are copied to private memory (`private-argument`), by unrolled l
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
 
-unrolled_userfuns = normalize(where(is_call(UserFun)) >> rewrite("userfun-loop-unroll"))
+unrolled_userfuns = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("userfun-loop-unroll"))
 """Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
 (step 6)."""
 
