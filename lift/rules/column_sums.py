@@ -151,8 +151,6 @@ user_function_windows = (is_call(Map) & Selector(lambda ctx: _applies_a_user_fun
 the function reads the window at its indices (`vector_windows` vectorises it as it is)."""
 
 
-
-
 def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = GLOBAL0) -> Strategy:
     """At `windows`: its results in blocks of `w`, each block folding the windows' columns into `w` private
     accumulators, `width` lanes at a time (see the module); the map over the blocks then `lowered` (one global
@@ -185,14 +183,14 @@ computation, straight-line code reading the window's private copy (`private-argu
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,
                    fold: Strategy = window_steps) -> Strategy:
-    """At `windows` or `user_function_windows`: each window's fold unrolled (`window_steps`), then blocks of `w` windows (split-join,
-    3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
-    after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
-    `lowered` (one global work-item per block by default). `padded`: the windows first padded to a multiple of
-    `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not divide their
-    number; the vectors that read past the last window test that once too. `fold`: what makes each window's
-    computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give it their
-    own: their windows are columns of windows)."""
+    """At `windows` or `user_function_windows`: each window's fold unrolled (`window_steps`), then blocks of `w`
+    windows (split-join, 3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`,
+    4(e)), one vector after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the
+    blocks then `lowered` (one global work-item per block by default). `padded`: the windows first padded to a
+    multiple of `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not
+    divide their number; the vectors that read past the last window test that once too. `fold`: what makes each
+    window's computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give
+    it their own: their windows are columns of windows)."""
     vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
     blocks = fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)

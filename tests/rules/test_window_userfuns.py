@@ -56,14 +56,17 @@ def _rand(rng, *shape):
 
 # 1-D: windows of a clamped array; 2-D: a row of 3x3 neighbourhoods read flat (`join`)
 ROWS = {
-    "jacobi3": (lambda m: [ArrayType(Float, m)], lambda x: Map(lambda w: jacobi3(w))(Slide(3, 1)(Pad(1, 1, "clamp")(x))),
+    "jacobi3": (lambda m: [ArrayType(Float, m)],
+                lambda x: Map(lambda w: jacobi3(w))(Slide(3, 1)(Pad(1, 1, "clamp")(x))),
                 lambda rng, m: [_rand(rng, m)]),
     "weighted3": (lambda m: [ArrayType(Float, m), ArrayType(Float, 3)],
                   lambda x, k: Map(lambda w: weighted3(w, k))(Slide(3, 1)(Pad(1, 1, "clamp")(x))),
                   lambda rng, m: [_rand(rng, m), _rand(rng, 3)]),
-    "jacobi5": (lambda m: [ArrayType(ArrayType(ArrayType(Float, 3), 3), m)], lambda x: Map(lambda nb: jacobi5(Join()(nb)))(x),
+    "jacobi5": (lambda m: [ArrayType(ArrayType(ArrayType(Float, 3), 3), m)],
+                lambda x: Map(lambda nb: jacobi5(Join()(nb)))(x),
                 lambda rng, m: [_rand(rng, m, 3, 3)]),
-    "box9": (lambda m: [ArrayType(ArrayType(ArrayType(Float, 3), 3), m)], lambda x: Map(lambda nb: box9(Join()(nb)))(x),
+    "box9": (lambda m: [ArrayType(ArrayType(ArrayType(Float, 3), 3), m)],
+             lambda x: Map(lambda nb: box9(Join()(nb)))(x),
              lambda rng, m: [_rand(rng, m, 3, 3)]),
 }
 
@@ -80,8 +83,8 @@ def _applied(program, rule, **params):
 @SETTINGS
 @given(st.sampled_from(sorted(ROWS)), st.sampled_from([2, 4, 8, 16]), st.integers(1, 3), st.integers(0, 1 << 16))
 def test_vectorize_windows_of_a_user_function_computes_every_window_in_its_lane(kind, n, vectors, seed):
-    """`map(λw. u(w))` → `asScalar ∘ map(λw. vectorize-n(u)(w))` over windows of vectors: `u` reads lane `j`'s window
-    in lane `j` (an array argument that is not a window, `weighted3`'s weights, the same in every lane)."""
+    """`map(λw. u(w))` → `asScalar ∘ map(λw. vectorize-n(u)(w))` over windows of vectors: `u` reads lane `j`'s
+    window in lane `j` (an array argument that is not a window, `weighted3`'s weights, the same in every lane)."""
     types, body, inputs = ROWS[kind]
     m = n * vectors
     program = fun(types(m), body)
