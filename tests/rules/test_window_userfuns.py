@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Bool, Float, Join, Map, Pad, SizeVar, Slide, fun, infer, interpret, paper, userfun
+from lift import (ArrayType, Bool, Float, Id, Join, Map, MapGlb, MapSeq, Pad, SizeVar, Slide, ToPrivate, fun, infer,
+                  interpret, paper, userfun)
 from lift.opencl_gen.kernels import generate
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import grid_windows, user_function_windows, vector_windows, windows
@@ -92,6 +93,17 @@ def test_vectorize_windows_of_a_user_function_computes_every_window_in_its_lane(
     new = _applied(program, "vectorize-windows", n=n)
     assert f"vectorize-{n}({kind})" in paper(new) and f"asVector-{n}" in paper(new), paper(new)
     np.testing.assert_allclose(interpret(new, *xs), interpret(program, *xs), rtol=1e-6)
+
+
+def test_vectorize_windows_after_the_private_copy_copies_vectors():
+    """`vect-n(toPrivate(map-seq(id)))` = `toPrivate(map-seq(vectorize-n(id)))`: the windows' private copy, made
+    before the windows are vectorised, copies vectors."""
+    program = fun([ArrayType(ArrayType(ArrayType(Float, 3), 3), 8)],
+                  lambda x: MapGlb(lambda nb: jacobi5(ToPrivate(MapSeq(Id()))(Join()(nb))))(x))
+    new = _applied(program, "vectorize-windows", n=4)
+    assert "vectorize-4(jacobi5) ∘ toPrivate(map-seq(vectorize-4(id)))" in paper(new), paper(new)
+    x = _rand(np.random.default_rng(0), 8, 3, 3)
+    np.testing.assert_allclose(interpret(new, x), interpret(program, x), rtol=1e-6)
 
 
 def test_vect_n_of_a_user_function_of_arrays():
