@@ -5,7 +5,8 @@
                                           [--no-peers]
 
 For each program of `benchmarks.contender_cases` (asum, dot, scal, gemv 4096², BlackScholes 4M options, MD,
-1-D 3-point and 2-D 5-point Jacobi, all-pairs N-body at N = 16,384, matrix multiply 1024³, 4096×4096×64 and
+1-D 3-point and 2-D 5-point Jacobi (the 2-D one with its weights an input, and as the user function `jacobi5`
+of each neighbourhood: jacobi2d5), all-pairs N-body at N = 16,384, matrix multiply 1024³, 4096×4096×64 and
 64×4096×4096): `lift explore` searches the high-level program for `--budget` seconds (the explore API, its
 records in a temporary tuning database, or in the user's with `--tuning-db user`; with `--budget 0`, no
 search: `lift.compile` takes the user's tuning database's winner, else the default lowering), then the
@@ -152,7 +153,7 @@ def explored_winner(inst: Instance, device, settings: Settings, folder: Path, lo
 def contenders(inst: Instance, device, lift_run: Optional[Callable], peers: bool = True) -> list:
     """Every contender of `inst`: lift's (when there is one), the hand-derived lowerings, and with `peers` numpy
     and the libraries."""
-    family = inst.case.family
+    family = inst.case.peers
     out = [] if lift_run is None else [Contender(LIFT, LIFT, lift_run)]
     for kernel_name in inst.case.derived:
         compiled = compile(inst.program_file.kernels[kernel_name], device, inst.sizes, name=kernel_name)

@@ -50,11 +50,18 @@ class Case:
     derived: tuple = ()
     floors: tuple = ()
     flops: Optional[Callable[[Mapping[str, int]], float]] = None
+    peers_of: Optional[str] = None
 
     @property
     def family(self) -> str:
         """The program, without the shape that tells the matrix multiplies apart."""
         return self.name.split()[0]
+
+    @property
+    def peers(self) -> str:
+        """The program whose contenders (numba, JAX, loopy, hand-written OpenCL, ...) compute this one: its own, or
+        `peers_of`'s (jacobi2d5, the user-function form of jacobi2d, has jacobi2d's)."""
+        return self.peers_of or self.family
 
     def label(self, sizes: Mapping[str, int]) -> str:
         return f"{self.family} {' '.join(f'{k}={v}' for k, v in sizes.items())}"
@@ -172,7 +179,7 @@ def jacobi1d(a, k):
     return 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:]
 
 
-def jacobi2d(a, k):
+def jacobi2d(a, k=None):
     p = np.pad(a, 1, mode="edge")
     return np.float32(0.2) * (p[:-2, 1:-1] + p[1:-1, :-2] + p[1:-1, 1:-1] + p[1:-1, 2:] + p[2:, 1:-1])
 
@@ -206,6 +213,10 @@ def jacobi1d_inputs(sizes, rng):
 
 def jacobi2d_inputs(sizes, rng):
     return [rng.uniform(-1, 1, (sizes["M"], sizes["N"])).astype(np.float32), JACOBI5]
+
+
+def grid_inputs(sizes, rng):
+    return [rng.uniform(-1, 1, (sizes["M"], sizes["N"])).astype(np.float32)]
 
 
 def matmul_inputs(sizes, rng):
@@ -244,6 +255,8 @@ CASES = (
          inputs=jacobi1d_inputs, floors=(Floor(STREAMING, 0.8),)),
     Case("jacobi2d", "stencils.py", "jacobi2d_high", {"M": 2048, "N": 2048}, {"M": 64, "N": 64}, jacobi2d,
          inputs=jacobi2d_inputs, floors=(Floor(STREAMING, 0.8),)),
+    Case("jacobi2d5", "stencils.py", "jacobi2d5_high", {"M": 2048, "N": 2048}, {"M": 64, "N": 64}, jacobi2d,
+         inputs=grid_inputs, floors=(Floor(STREAMING, 0.8),), peers_of="jacobi2d"),
     Case("nbody", "nbody.py", "nbody", {"N": 16384}, {"N": 256}, nbody, pairs,
          floors=(Floor("numpy", 2.0), Floor("hand-written OpenCL", 0.9)), flops=lambda s: 20.0 * s["N"] ** 2),
     _matmul("1024x1024x1024", (Floor("CLBlast", 1.0), Floor("numpy", 0.25))),

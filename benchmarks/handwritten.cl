@@ -130,11 +130,22 @@ kernel void jacobi1d(global const float* restrict a, global float* restrict out,
     out[i] = 0.25f * left + 0.5f * a[i] + 0.25f * right;
 }
 
-// 2-D 5-point Jacobi on an m x n grid (row-major), one work-item per point, the boundary clamped.
+// 2-D 5-point Jacobi on an m x n grid (row-major), the boundary clamped: 16 points of a row per work-item (ceil(n/16)
+// x m work-items), read as five float16s (the rows above and below, the row shifted left, not, and right) where
+// the 16 columns and their neighbours lie inside the row, point by point otherwise.
 kernel void jacobi2d(global const float* restrict a, global float* restrict out, const int m, const int n) {
-    int j = get_global_id(0), i = get_global_id(1);
-    int up = max(i - 1, 0), down = min(i + 1, m - 1), left = max(j - 1, 0), right = min(j + 1, n - 1);
-    out[i * n + j] = 0.2f * (a[up * n + j] + a[i * n + left] + a[i * n + j] + a[i * n + right] + a[down * n + j]);
+    int c = 16 * get_global_id(0), i = get_global_id(1);
+    const global float* row = a + i * n;
+    const global float* up = a + max(i - 1, 0) * n;
+    const global float* down = a + min(i + 1, m - 1) * n;
+    if (c >= 1 && c + 17 <= n) {
+        float16 sum = vload16(0, up + c) + vload16(0, row + c - 1) + vload16(0, row + c) + vload16(0, row + c + 1)
+                      + vload16(0, down + c);
+        vstore16(0.2f * sum, 0, out + i * n + c);
+    } else {
+        for (int j = c; j < min(c + 16, n); j++)
+            out[i * n + j] = 0.2f * (up[j] + row[max(j - 1, 0)] + row[j] + row[min(j + 1, n - 1)] + down[j]);
+    }
 }
 
 // All-pairs N-body, one work-item per body: the softened acceleration by every body (mass in w), then one

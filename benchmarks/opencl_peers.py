@@ -277,7 +277,7 @@ def _hand_jacobi(p, device) -> DeviceRun:
     if a.ndim == 1:
         return _hand(p, device, "jacobi1d", [a], [a.shape], (np.int32(a.size),), a.shape)
     m, n = a.shape
-    return _hand(p, device, "jacobi2d", [a], [a.shape], (np.int32(m), np.int32(n)), (n, m))
+    return _hand(p, device, "jacobi2d", [a], [a.shape], (np.int32(m), np.int32(n)), (-(-n // 16), m))
 
 
 def _hand_nbody(p, device) -> DeviceRun:

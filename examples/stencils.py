@@ -131,6 +131,14 @@ def jacobi2d_high_program(boundary="clamp"):
             slide2d(3, 1)(pad2d(1, 1, boundary)(a)))))
 
 
+def jacobi2d5_high_program(boundary="clamp"):
+    """The 2-D 5-point Jacobi as the stencil paper writes it (CGO 2018), for `lift explore`: the user function
+    `jacobi5` reads the 5 points of the cross from each 3x3 neighbourhood, `map(map(jacobi5 ∘ join)) ∘ slide2d ∘
+    pad2d`."""
+    return fun([ArrayType(ArrayType(Float, N), M)], lambda a: Map(Map(lambda nb: jacobi5(Join()(nb))))(
+        slide2d(3, 1)(pad2d(1, 1, boundary)(a))))
+
+
 def conv2d_high_program(boundary="clamp"):
     """The 3x3 convolution (a 2-D Jacobi with 5-point weights) as a user writes it: `map(map(dot with k)) ∘
     slide2d ∘ pad2d`."""
@@ -154,4 +162,5 @@ conv2d_zero = conv2d_program(0.0)
 conv2d_high = conv2d_high_program()
 jacobi1d_high = jacobi1d_high_program()
 jacobi2d_high = jacobi2d_high_program()
+jacobi2d5_high = jacobi2d5_high_program()
 jacobi3d_high = jacobi3d_high_program()

@@ -41,7 +41,7 @@ from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_p
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
-from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.ir.userfun_numpy import BatchedArray
 from lift.types.arith import NotDivisible, UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
@@ -100,6 +100,11 @@ def _to_host(v, t: Type):
             out[f"_{i}"] = part
         return out
     return np.ascontiguousarray(v, dtype=host_dtype(t)) if isinstance(t, ArrayType) else np.asarray(v, host_dtype(t))
+
+
+def _dimensions(t: Type) -> int:
+    """The numpy dimensions of a value of `t`: its arrays', and a vector's lanes."""
+    return 1 + _dimensions(t.elem) if isinstance(t, ArrayType) else int(isinstance(t, VectorType))
 
 
 def _innermost(t: Type) -> Type:
@@ -297,7 +302,7 @@ class Interpreter(Mapper):
         in_types = f.in_types if in_types is None else in_types
         call_args = []
         for i, (t, v) in enumerate(zip(in_types, args)):
-            if isinstance(t, ArrayType):
+            if isinstance(t, ArrayType) and not isinstance(v, BatchedArray):
                 v = self.unbatched_array(v, arg_exprs[i] if i < len(arg_exprs) else None, f)
             call_args.append(v)
         out_type = f.out_type if out_type is None else out_type
@@ -336,14 +341,21 @@ class Interpreter(Mapper):
     def map_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
         if isinstance(f.f, P.Id):
             return args[0]
-        in_types = tuple(vectorized_type(t, f.n) for t in f.f.in_types)
+        arg_types = tuple(e.t for e in arg_exprs) if len(arg_exprs) == len(args) else f.f.in_types
+        in_types = vectorized_in_types(f.f, f.n, arg_types)
         args = [self.broadcast_lanes(a, t) for a, t in zip(args, in_types)]
         return self.map_UserFun(f.f, args, arg_exprs, in_types, vectorized_type(f.f.out_type, f.n))
 
     def broadcast_lanes(self, value, t: Type):
-        """A scalar argument of a vectorised function, broadcast to every lane."""
+        """A scalar argument of a vectorised function, broadcast to every lane; an array of vectors, one array per
+        lane (`BatchedArray`: the lanes a batch axis after the map's, as they are for the vectors of the
+        function's scalars)."""
         if isinstance(t, VectorType) and np.ndim(value) == self.d:
             return np.broadcast_to(np.asarray(value)[..., None], self.batch + (t.width,))
+        if isinstance(t, ArrayType) and isinstance(_innermost(t), VectorType):
+            value = np.asarray(value)
+            own = value.shape[value.ndim - _dimensions(t):]
+            return BatchedArray(np.moveaxis(np.broadcast_to(value, self.batch + own), -1, self.d), self.d + 1)
         return value
 
     def map_AbstractMap(self, f: P.AbstractMap, args: list, arg_exprs):

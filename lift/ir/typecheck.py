@@ -20,7 +20,7 @@ from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
 from lift.ir.routine import Routine
 from lift.ir.source_location import locate
-from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
@@ -198,7 +198,8 @@ class TypeInference(Mapper):
         return f, f.out_type if out_type is None else out_type
 
     def map_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):
-        """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`)."""
+        """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`); an
+        array argument is the same in every lane, or an array of vectors whose lane `j` is lane `j`'s array."""
         inner = f.f
         if isinstance(inner, P.Id):
             return f, self.map_Id(inner, arg_types, path)[1]
@@ -207,7 +208,7 @@ class TypeInference(Mapper):
         for t in inner.in_types + (inner.out_type,):
             if isinstance(t, VectorType):
                 self.fail(f, path, "a scalar user function", f"{inner.name} over {t}")
-        in_types = tuple(vectorized_type(t, f.n) for t in inner.in_types)
+        in_types = vectorized_in_types(inner, f.n, tuple(arg_types))
         out_type = vectorized_type(inner.out_type, f.n)
         lanes = [s if isinstance(s, ScalarType) and t == VectorType(s, f.n) else t
                  for s, t in zip(arg_types, in_types)]

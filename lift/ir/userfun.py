@@ -105,3 +105,17 @@ def vectorized_type(t: Type, n: int) -> Type:
     if isinstance(t, ArrayType):
         return t
     raise LiftTypeError(f"vectorize-{n}: cannot vectorise a user function over {t}")
+
+
+def lane_array(t: Type, n: int) -> Type:
+    """`t`, an array (of arrays) of scalars, with `n`-lane vectors for its scalars."""
+    return ArrayType(lane_array(t.elem, n), t.length) if isinstance(t, ArrayType) else VectorType(t, n)
+
+
+def vectorized_in_types(f: UserFun, n: int, arg_types: tuple) -> tuple:
+    """The parameter types of `vectorize-n(f)` applied to arguments of `arg_types`: scalars become vectors; an
+    array parameter takes an array of `n`-lane vectors where its argument is one (a window of `vectorize-windows`,
+    lane `j` holding window `j`), and otherwise stays an array of scalars, the same in every lane (a stencil's
+    weights)."""
+    return tuple(lane_array(t, n) if isinstance(t, ArrayType) and isinstance(a, ArrayType) and a == lane_array(t, n)
+                 else vectorized_type(t, n) for t, a in zip(f.in_types, arg_types))

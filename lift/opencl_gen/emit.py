@@ -79,6 +79,7 @@ class Emitter(Mapper, FoldEmission):
         self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
         self.bound: Optional[set] = None  # the variables declared in that iteration (loop counters, lets)
+        self.unswitching = False  # emitting an iteration of a `map-seq-unswitch` (`unrolled_steps`)
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -323,7 +324,7 @@ class Emitter(Mapper, FoldEmission):
                 if width and isinstance(a.type, ScalarType):
                     text = f"({c_type_name(VectorType(a.type, width))})({text})"
                 values.append(text)
-        name = self.userfuns.declare(f, width, tuple(spaces))
+        name = self.userfuns.declare(f, width, tuple(spaces), tuple(a.type for a in args))
         values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 
@@ -352,8 +353,12 @@ class Emitter(Mapper, FoldEmission):
         """A loop over `n` iterations spread over `kind` ids (Figure 2(c)); `body(i)` emits one iteration.
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
-        `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled.
+        `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled,
+        by `#pragma unroll`, or, in an iteration of a `map-seq-unswitch`, into its steps (`unrolled_steps`).
         """
+        if unroll and kind == "seq" and self.unswitching and n.is_constant:
+            self.unrolled_steps(dim, n, body, label, fresh)
+            return
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
         if self.bound is not None:
@@ -382,6 +387,18 @@ class Emitter(Mapper, FoldEmission):
                                  **facts))
             else:
                 self.add(C.For(i.name, first, c_arith(n), f"{get_size}({dim})", stmts, label, index=self.index, **facts))
+
+    def unrolled_steps(self, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str]) -> None:
+        """A `map-seq-unroll` inside an iteration of a `map-seq-unswitch` (a window's private copy), its steps one
+        after another, each with its index a constant, as `reduce-seq-unroll`'s: the bounds checks of the padded
+        reads then depend on the enclosing loops alone, so that the iteration tests them once (`unswitched`)."""
+        for k in range(n.value):
+            self.scope.append(("seq", dim, Cst(k), n))
+            try:
+                stmts = self.nested(lambda k=k: body(Cst(k)))
+            finally:
+                self.scope.pop()
+            self.add(C.Block(stmts, comment=f"{label}: step {k}", kind="seq", fresh=fresh))
 
     def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
         launch = self.launch
@@ -415,6 +432,13 @@ class Emitter(Mapper, FoldEmission):
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
         test of the bounds checks that read no variable of a loop within it), the iteration emitted again, reading
         them directly; elsewhere the iteration as it is."""
+        unswitching, self.unswitching = self.unswitching, True
+        try:
+            self.unswitched_iteration(emit)
+        finally:
+            self.unswitching = unswitching
+
+    def unswitched_iteration(self, emit) -> None:
         outer = self.guards, self.bound
         self.guards, self.bound = [], set()
         try:

@@ -10,7 +10,7 @@ import math
 
 from lift.errors import LiftCodegenError
 from lift.ir.nodes import Literal
-from lift.ir.userfun import UserFun, vectorized_type
+from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.opencl_gen.c_types import c_struct_definition, c_type_name
 from lift.opencl_gen.userfun_c import length_params, userfun_c_body
 from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
@@ -32,11 +32,14 @@ class UserFunctions:
                 self.require_type(e)
             self.structs[t] = c_struct_definition(t)
 
-    def declare(self, f: UserFun, width: int = 0, spaces: tuple = ()) -> str:
-        """The C name of `f` (its `width`-lane version when width > 0), defined once; `spaces` are the address
-        spaces of its array parameters, in order (`f_private` reads a window copied to private memory,
-        `f_private_global` a private array and a global one)."""
-        name = f"{f.name}_v{width}" if width else f.name
+    def declare(self, f: UserFun, width: int = 0, spaces: tuple = (), arg_types: tuple = ()) -> str:
+        """The C name of `f` (its `width`-lane version when width > 0, applied to arguments of `arg_types`:
+        `f_v16_lanes` where an array argument is one of vectors, `vectorized_in_types`), defined once; `spaces`
+        are the address spaces of its array parameters, in order (`f_private` reads a window copied to private
+        memory, `f_private_global` a private array and a global one)."""
+        in_types = vectorized_in_types(f, width, arg_types or f.in_types) if width else f.in_types
+        lanes = any(isinstance(t, ArrayType) and t != v for t, v in zip(f.in_types, in_types))
+        name = (f"{f.name}_v{width}" + ("_lanes" if lanes else "")) if width else f.name
         if set(spaces) - {"global"}:
             name = "_".join((name,) + (spaces[:1] if len(set(spaces)) == 1 else spaces))
         space = iter(spaces)
@@ -45,7 +48,6 @@ class UserFunctions:
             if existing[0] != f:
                 raise LiftCodegenError(f"two different user functions are named {f.name}")
             return name
-        in_types = tuple(vectorized_type(t, width) for t in f.in_types) if width else f.in_types
         out_type = vectorized_type(f.out_type, width) if width else f.out_type
         for t in in_types + (out_type,):
             self.require_type(t)

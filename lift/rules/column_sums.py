@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda, is_computation
+from lift.ir.userfun import UserFun
 from lift.types.types import ArrayType
 from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
 from lift.rules.macro_rules import computes, vectorised_block
@@ -123,10 +124,16 @@ def _windows_of(t) -> bool:
     return length is not None and length.is_constant and length.value <= MAX_WINDOW
 
 
+def _applies_a_user_function(f) -> bool:
+    """`λw. u(..w..)`: a user function of arrays (reading the window at its indices) of the element."""
+    return (isinstance(f, Lambda) and len(f.params) == 1 and isinstance(f.body, FunCall)
+            and isinstance(f.body.f, UserFun) and any(isinstance(t, ArrayType) for t in f.body.f.in_types))
+
+
 def _maps_windows(ctx) -> bool:
     g = ctx.node.f.f
-    return (isinstance(g, Map) and _reduces(g.f) and isinstance(ctx.node.args[0].t.elem, ArrayType)
-            and _windows_of(ctx.node.args[0].t.elem))
+    return (isinstance(g, Map) and (_reduces(g.f) or _applies_a_user_function(g.f))
+            and isinstance(ctx.node.args[0].t.elem, ArrayType) and _windows_of(ctx.node.args[0].t.elem))
 
 
 MAX_WINDOW = 64
@@ -136,6 +143,12 @@ over the rows of its matrix) is not a stencil; folding its columns would read th
 windows = is_call(Map) & Selector(_reduces_columns, "reduces_rows") & Selector(_small_rows, "of_windows")
 """A map of a reduction over small windows: a stencil `map(λw. reduce(f, z)(..w..))(slide(n, s)(x))`, or the map
 over a row of 2-D neighbourhoods `map(λnb. reduce(f, z)(..join(nb)..))(row)`."""
+
+user_function_windows = (is_call(Map) & Selector(lambda ctx: _applies_a_user_function(ctx.node.f.f),
+                                                 "applies_a_user_function") & Selector(_small_rows, "of_windows"))
+"""A map of a user function of arrays over small windows, as the stencil paper writes a stencil (CGO 2018):
+`map(λw. jacobi3(w))(slide(3, 1)(x))`, or the map over a row of 2-D neighbourhoods `map(λnb. jacobi5(join(nb)))(row)`;
+the function reads the window at its indices (`vector_windows` vectorises it as it is)."""
 
 
 def blocked_windows(w: int, width: Optional[int] = None, lowered: Strategy = GLOBAL0) -> Strategy:
@@ -163,17 +176,21 @@ unrolled_window_fold = (try_(_mapped(rewrite("reduce-map-id")))
 the window itself is one of `map(id)` (`reduce-map-id`), and `map(λw. reduce-seq(f', z)(w))` once fused is the map's
 function, `map(reduce-seq(f', z))`."""
 
+window_steps = unrolled_window_fold | where(user_function_windows)
+"""At `windows`, `unrolled_window_fold`; at `user_function_windows`, nothing: the user function is the window's
+computation, straight-line code reading the window's private copy (`private-argument`, later)."""
+
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,
-                   fold: Strategy = unrolled_window_fold) -> Strategy:
-    """At `windows`: each window's fold unrolled (`unrolled_window_fold`), then blocks of `w` windows (split-join,
-    3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`, 4(e)), one vector
-    after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the blocks then
-    `lowered` (one global work-item per block by default). `padded`: the windows first padded to a multiple of
-    `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not divide their
-    number; the vectors that read past the last window test that once too. `fold`: what makes each window's
-    computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give it their
-    own: their windows are columns of windows)."""
+                   fold: Strategy = window_steps) -> Strategy:
+    """At `windows` or `user_function_windows`: each window's fold unrolled (`window_steps`), then blocks of `w`
+    windows (split-join, 3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`,
+    4(e)), one vector after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the
+    blocks then `lowered` (one global work-item per block by default). `padded`: the windows first padded to a
+    multiple of `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not
+    divide their number; the vectors that read past the last window test that once too. `fold`: what makes each
+    window's computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give
+    it their own: their windows are columns of windows)."""
     vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
     blocks = fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)

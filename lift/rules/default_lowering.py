@@ -34,7 +34,9 @@ chooses, in order:
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
-   step) and computes `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
+   step), or of a user function of its window (`jacobi5(join(nb))`, the stencil paper's form: vectorised as it
+   is, its window's private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
+   `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
    4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
    `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
    (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where it does not
@@ -164,7 +166,7 @@ _PRIVATE_COPY = Selector(lambda ctx: isinstance(ctx.node, P.MapSeq) and not isin
 """The loops of a copy into private memory (`toPrivate(map-seq(..(id)))`) not yet unrolled."""
 
 lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
-              >> normalize(where(is_call(UserFun)) >> rewrite("private-argument"))
+              >> normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("private-argument"))
               >> normalize(where(_PRIVATE_COPY) >> rewrite("map-seq-unroll")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
@@ -173,7 +175,7 @@ rows or windows are copied to private memory (`private-argument`), by unrolled l
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
 
-unrolled_userfuns = normalize(where(is_call(UserFun)) >> rewrite("userfun-loop-unroll"))
+unrolled_userfuns = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("userfun-loop-unroll"))
 """Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
 (step 6)."""
 
@@ -422,17 +424,18 @@ def _slid(ctx) -> bool:
 
 def _stencil(sizes: Mapping[str, int]) -> Strategy:
     """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
-    and a map over windows (`lift.rules.column_sums.windows`): each window's fold unrolled and the windows in blocks of
+    and a map over windows (`lift.rules.column_sums.windows`, or `user_function_windows`): each window's fold
+    unrolled (or its user function as it is) and the windows in blocks of
     up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector (`lift.rules.column_sums.vector_windows`), padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
-    from lift.rules.column_sums import vector_windows, windows
+    from lift.rules.column_sums import user_function_windows, vector_windows, windows
 
     def blocks(levels: int) -> Strategy:
         def run(focus: Focus):
             length = bound_length(focus.ctx.node.args[0].t, sizes)
-            if length is None or not windows(focus.ctx):
+            if length is None or not (windows(focus.ctx) or user_function_windows(focus.ctx)):
                 return None
             w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
             on_global = rewrite("map-to-global", dim=0)

@@ -23,7 +23,8 @@ through a pointer, so the array must lie in memory as it is typed: an input does
 inside the map over its rows, or a window of `slide` and `pad` (a view: index arithmetic over another
 array), does not. `private-argument` copies such an argument, a parameter of a pattern's function or a
 view, of constant length (at most `PRIVATE_ARGUMENT_LIMIT` scalars), into the work-item's private memory
-first.
+first; for `vectorize-n(u)` of such a `u` too, whose argument is then an array of vectors (`n` windows, one per
+lane, of `vectorize-windows`).
 """
 
 from __future__ import annotations
@@ -131,14 +132,17 @@ def _copied_arguments(call, ctx) -> list:
         return size is not None and size <= PRIVATE_ARGUMENT_LIMIT and (
             (isinstance(a, Param) and _bound_by_a_pattern(a, ctx)) or (isinstance(a, FunCall) and is_view(a.f)))
 
-    ks = [{"k": k} for k, (a, t) in enumerate(zip(call.args, call.f.in_types)) if copied(a, t)]
+    u = call.f.f if isinstance(call.f, Vectorize) else call.f
+    requires(isinstance(u, UserFun), f"{u} is not a user function")
+    ks = [{"k": k} for k, (a, t) in enumerate(zip(call.args, u.in_types)) if copied(a, t)]
     requires(ks, "no array argument is a row, an element or a view of constant length")
     return ks
 
 
-@rule("private-argument", figure="4(d)", heads=UserFun, on_functions=False, sized=True, choices=_copied_arguments,
-      description="a user function's array argument that is a row or a window (not an input) is copied to "
-                  "private memory, which the function then reads",
+@rule("private-argument", figure="4(d)", heads=(UserFun, Vectorize), on_functions=False, sized=True,
+      choices=_copied_arguments,
+      description="a user function's (or its vectorised version's) array argument that is a row or a window (not "
+                  "an input) is copied to private memory, which the function then reads",
       equation="u(.., a, ..) → u(.., toPrivate(map-seq(..(map-seq(id))))(a), ..)    (a of constant length)")
 def private_argument(call, k):
     requires(isinstance(k, int) and 0 <= k < len(call.args), f"no argument {k!r}")

@@ -24,14 +24,14 @@ vectors of results instead of `9h`, and `h` independent chains of additions in f
 
 from __future__ import annotations
 
-from lift.rules.column_sums import unrolled_window_fold, vector_windows
+from lift.rules.column_sums import vector_windows, window_steps
 from lift.rules.paper_derivations import mapped
 from lift.rules.strategy import Strategy, argument, mapped_body, rewrite
 
-column_folds = (rewrite("map-eta-expansion") >> mapped_body(unrolled_window_fold >> rewrite("map-to-seq"))
+column_folds = (rewrite("map-eta-expansion") >> mapped_body(window_steps >> rewrite("map-to-seq"))
                 >> mapped(rewrite("map-seq-unroll")))
-"""At the map over a block's columns: each window's fold unrolled, and the `h` windows of a column one after the
-other, unrolled."""
+"""At the map over a block's columns: each window's fold unrolled (a user function of the window as it is,
+`lift.rules.column_sums.window_steps`), and the `h` windows of a column one after the other, unrolled."""
 
 
 def stencil_row_blocks(h: int, w: int, width: int, padded_rows: bool = False, padded_columns: bool = False

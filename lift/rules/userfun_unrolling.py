@@ -15,8 +15,9 @@ unrolled (48.6 and 25.6 ms at a load of 6.5), as fast as the rule written out by
 the window through the stack, the unrolled one keeps it in registers.
 
 The rule rewrites a call `u(..)` (a map of a user function of arrays calls it on a named element after
-`map-eta-expansion`, as the default lowering writes it): a function passed to a pattern point-free may sit in
-`vect-n(u)`, where the engine knows no argument types to apply it to, and keeps its loops.
+`map-eta-expansion`, as the default lowering writes it), or `vectorize-n(u)(..)` (a stencil's windows in the lanes
+of vectors): a function passed to a pattern point-free may sit in `vect-n(u)`, where the engine knows no argument
+types to apply it to, and keeps its loops.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from functools import lru_cache
 from typing import Optional
 
 from lift.ir.nodes import FunCall
+from lift.ir.patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.rules.rule import requires, rule
 
@@ -48,18 +50,22 @@ def unrolled_userfun(f: UserFun, limit: int = MAX_UNROLLED_STATEMENTS) -> Option
 
 
 def _unrollable(call: FunCall) -> tuple:
-    unrolled = unrolled_userfun(call.f)
-    requires(unrolled is not None, f"user function {call.f.name} has no loop of constant trip count of at most "
+    f = call.f.f if isinstance(call.f, Vectorize) else call.f
+    requires(isinstance(f, UserFun), f"{f} is not a user function")
+    unrolled = unrolled_userfun(f)
+    requires(unrolled is not None, f"user function {f.name} has no loop of constant trip count of at most "
                                    f"{MAX_UNROLLED_STATEMENTS} statements unrolled (or is written in C)")
     return (unrolled,)
 
 
-@rule("userfun-loop-unroll", figure="userfun", heads=UserFun, on_functions=False, match=_unrollable,
-      description="a user function whose loops of constant trip count are unrolled, so that the arrays it "
-                  "reads are indexed by constants",
-      equation="u → u'    (u' = u with its loops of constant trip count, up to 64 statements, unrolled)")
+@rule("userfun-loop-unroll", figure="userfun", heads=(UserFun, Vectorize), on_functions=False, match=_unrollable,
+      description="a user function (or its vectorised version) whose loops of constant trip count are unrolled, so "
+                  "that the arrays it reads are indexed by constants",
+      equation="u → u'    (u' = u with its loops of constant trip count, up to 64 statements, unrolled; "
+               "vectorize-n(u) → vectorize-n(u'))")
 def userfun_loop_unroll(call, unrolled: UserFun):
-    return FunCall(unrolled, call.args)
+    f = replace(call.f, f=unrolled) if isinstance(call.f, Vectorize) else unrolled
+    return FunCall(f, call.args)
 
 
 RULES = (userfun_loop_unroll,)

@@ -19,6 +19,8 @@ is asked for: a function of arrays whose elements are now vectors (the windows o
     vect-n(map(f))      = map(vect-n(f))                 (and map-seq, map-seq-unroll)
     vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant; and reduce-seq, reduce-seq-unroll)
     vect-n(v)           = v                              (v a view: zip, join, split, transpose, get)
+    vect-n(toPrivate(f)) = toPrivate(vect-n(f))          (a private copy of a window)
+    vect-n(u)           = vectorize-n(u)                 (u a user function of arrays of scalars: `jacobi5(w)`)
 
 lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array; an array
 parameter that stays an array of scalars (a stencil's weights) is the same in every lane, broadcast elementwise.
@@ -31,9 +33,9 @@ from dataclasses import replace
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
-                              Transpose, Vectorize, Zip, vector_literal)
+                              ToPrivate, Transpose, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
-from lift.types.types import Bool, ScalarType, TupleType
+from lift.types.types import ArrayType, Bool, ScalarType, TupleType
 
 
 class NotVectorisable(LiftTypeError):
@@ -64,9 +66,11 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
         return Vectorize(n, f)
     if isinstance(f, Get):
         return f
+    if arrays and isinstance(f, ToPrivate):
+        return replace(f, f=vectorize(n, f.f, arrays))
     if isinstance(f, UserFun):
         results = f.out_type.elems if isinstance(f.out_type, TupleType) else (f.out_type,)
-        if not all(has_vectors(t) for t in f.in_types + results):
+        if not all(has_vectors(_lane_type(t, arrays)) for t in f.in_types) or not all(map(has_vectors, results)):
             raise NotVectorisable(f"vect-{n}: user function {f.name} is not on scalars that have vectors (not bool)")
         return Vectorize(n, f)
     if isinstance(f, Lambda):
@@ -75,6 +79,13 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
             raise NotVectorisable(f"vect-{n}: the lambda's result {body} would not be a vector")
         return Lambda(f.params, body)
     raise NotVectorisable(f"vect-{n}: cannot vectorise {type(f).__name__}")
+
+
+def _lane_type(t, arrays: bool):
+    """What a parameter of type `t` holds in each lane: `t`, or, where `arrays`, the scalars of an array."""
+    while arrays and isinstance(t, ArrayType):
+        t = t.elem
+    return t
 
 
 def _vectorize_expr(n: int, e: Expr, arrays: bool) -> Expr:
