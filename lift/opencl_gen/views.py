@@ -121,6 +121,11 @@ class ValueView(View):
     def access(self, idx: tuple) -> Access:
         return ValueAccess(text=self.text)
 
+    def get(self, k: int) -> View:
+        if not isinstance(self.type, TupleType):
+            raise LiftCodegenError(f"{self.type} has no tuple component {k}")
+        return ValueView(f"{self.text}.{tuple_field(k)}", self.type.elems[k])
+
 
 @dataclass(eq=False)
 class TupleView(View):
