@@ -17,10 +17,13 @@ lane. Functions built from other patterns (maps, reductions, tuples) are not vec
 is asked for: a function of arrays whose elements are now vectors (the windows of `vectorize-windows`), where
 
     vect-n(map(f))      = map(vect-n(f))                 (and map-seq, map-seq-unroll)
-    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant; and reduce-seq, reduce-seq-unroll)
+    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant, or a tuple of them; and reduce-seq,
+                                                      reduce-seq-unroll)
     vect-n(v)           = v                              (v a view: zip, join, split, transpose, get)
 
-lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array; an array
+lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array (a tuple of
+vectors is, lane by lane, the tuple of its lanes, so `vect-n` of a tuple of constants `(z1, z2)` is
+`(vect-n(z1), vect-n(z2))`: lane `j` of the fold starts from `(z1, z2)`); an array
 parameter that stays an array of scalars (a stencil's weights) is the same in every lane, broadcast elementwise.
 """
 
@@ -31,7 +34,7 @@ from dataclasses import replace
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
-                              Transpose, Vectorize, Zip, vector_literal)
+                              Transpose, Tuple, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
 from lift.types.types import Bool, ScalarType, TupleType
 
@@ -55,9 +58,7 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
     if arrays and type(f) in (Map, MapSeq, MapSeqUnroll):
         return replace(f, f=vectorize(n, f.f, arrays))
     if arrays and type(f) in (Reduce, ReduceSeq, ReduceSeqUnroll):
-        if not (isinstance(f.init, Literal) and isinstance(f.init.t, ScalarType)):
-            raise NotVectorisable(f"vect-{n}: the reduction's initial value {f.init} is not a scalar constant")
-        return replace(f, f=vectorize(n, f.f, arrays), init=vector_literal(n, f.init))
+        return replace(f, f=vectorize(n, f.f, arrays), init=_vector_init(n, f.init))
     if arrays and isinstance(f, ARRAY_VIEWS):
         return f
     if isinstance(f, Id):
@@ -75,6 +76,16 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
             raise NotVectorisable(f"vect-{n}: the lambda's result {body} would not be a vector")
         return Lambda(f.params, body)
     raise NotVectorisable(f"vect-{n}: cannot vectorise {type(f).__name__}")
+
+
+def _vector_init(n: int, z: Expr) -> Expr:
+    """`vect-n(z)` of a reduction's initial value: a scalar constant, or a tuple of them."""
+    if isinstance(z, Literal) and isinstance(z.t, ScalarType):
+        return vector_literal(n, z)
+    if isinstance(z, FunCall) and isinstance(z.f, Tuple) and all(
+            isinstance(a, Literal) and isinstance(a.t, ScalarType) for a in z.args):
+        return Tuple(*(vector_literal(n, a) for a in z.args))
+    raise NotVectorisable(f"vect-{n}: the reduction's initial value {z} is not a scalar constant or a tuple of them")
 
 
 def _vectorize_expr(n: int, e: Expr, arrays: bool) -> Expr:
