@@ -172,6 +172,13 @@ def repacked(t: Type, e: Expr) -> Expr:
 def _takes_vectors(call, ctx) -> None:
     requires(isinstance(call.f.f, Lambda) or isinstance(call.f.f, UserFun), "the map's function is not known")
     requires(_vectors_in(call.args[0].t.elem) or _vectors_in(call.t.elem), "the map has no vectors to take apart")
+    for node in call.f.f.subterms() if isinstance(call.f.f, Lambda) else (call.f.f,):
+        if isinstance(node, UserFun) and (has_vector(node.out_type) or any(isinstance(t, VectorType)
+                                                                           for t in node.in_types)):
+            try:
+                scalarised(node)
+            except NotScalarisable as e:
+                raise RuleNotApplicable(str(e)) from None
 
 
 @rule("struct-of-arrays", figure="4(e)", heads=Map, on_functions=False, allowed=_takes_vectors,

@@ -9,6 +9,9 @@ A strategy of three rules, at a map whose function takes vectors apart (N-body's
 3. `vectorize-zip-tuple-map` (`lift.rules.vectorization`) with `n` lanes: element `n*i + j` of the map in lane `j`
    of its vectors, the arrays the function reads whole broadcast a scalar at a time.
 
+The maps it leaves outside every map (the lane arrays' copies, the vectors built back, the vectorised map itself)
+run on global work-items (`map-to-global`): each is one pass over the elements, not worth a decision of a search.
+
 So each work-item holds `n` bodies in `floatn` registers and reads every other body once for all `n`, where the
 map on vectors could use only the 4 lanes of one body (hand-written in OpenCL on PoCL at N = 8192: 34 ms against
 264 ms one work-item per body). Where `n` does not divide the elements, the map runs over its lane arrays padded
@@ -17,8 +20,9 @@ with copies of the last element (`pad-map-repeat`), the padded lanes' results dr
 
 from __future__ import annotations
 
+from lift.ir import patterns as P
 from lift.rules.default_lowering import hoist_invariants
-from lift.rules.strategy import Strategy, argument, rewrite, topdown
+from lift.rules.strategy import Strategy, argument, everywhere, inside, is_call, rewrite, topdown
 
 
 def struct_of_vectors(width: int, padded: bool = False) -> Strategy:
@@ -26,4 +30,5 @@ def struct_of_vectors(width: int, padded: bool = False) -> Strategy:
     vectorise = argument(0, rewrite("vectorize-zip-tuple-map", n=width))
     lanes = rewrite("pad-map-repeat", k=width) >> vectorise if padded else \
         rewrite("vectorize-zip-tuple-map", n=width)
-    return rewrite("struct-of-arrays") >> argument(0, hoist_invariants() >> topdown(lanes))
+    on_global = everywhere(is_call(P.Map) & ~inside(), rewrite("map-to-global", dim=0))
+    return rewrite("struct-of-arrays") >> argument(0, hoist_invariants() >> topdown(lanes)) >> on_global
