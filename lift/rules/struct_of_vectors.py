@@ -20,9 +20,17 @@ with copies of the last element (`pad-map-repeat`), the padded lanes' results dr
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from lift.ir import patterns as P
-from lift.rules.default_lowering import hoist_invariants
-from lift.rules.strategy import Strategy, argument, everywhere, inside, is_call, rewrite, topdown
+from lift.ir.nodes import FunCall
+from lift.rules.default_lowering import MIN_CHUNK, high_level, hoist_invariants
+from lift.rules.strategy import Selector, Strategy, argument, everywhere, inside, is_call, normalize, rewrite, topdown, where
+from lift.rules.struct_of_arrays import struct_of_arrays
+
+STRUCT_LANES = 8
+"""The lanes of the default lowering's struct of vectors: N-body at 8192 bodies on PoCL (2 cores) ran in 42 ms on
+8 lanes, 324 ms a body per work-item."""
 
 
 def struct_of_vectors(width: int, padded: bool = False) -> Strategy:
@@ -32,3 +40,34 @@ def struct_of_vectors(width: int, padded: bool = False) -> Strategy:
         rewrite("vectorize-zip-tuple-map", n=width)
     on_global = everywhere(is_call(P.Map) & ~inside(), rewrite("map-to-global", dim=0))
     return rewrite("struct-of-arrays") >> argument(0, hoist_invariants() >> topdown(lanes)) >> on_global
+
+
+
+def _length(t, sizes: Mapping[str, int]):
+    """The length of array type `t` under `sizes`; None where it is not known."""
+    try:
+        return t.length.eval(sizes)
+    except (AttributeError, KeyError, ValueError, TypeError):
+        return None
+
+
+def _folds_over_many(f, sizes: Mapping[str, int]) -> bool:
+    """Whether function `f` folds (a reduction of any kind) over `MIN_CHUNK` elements or more under `sizes`."""
+    return any(isinstance(node, FunCall) and isinstance(node.f, P.AbstractReduce)
+               and (_length(node.args[-1].t, sizes) or 0) >= MIN_CHUNK for node in f.subterms())
+
+
+def all_pairs_of_structs(sizes: Mapping[str, int]) -> Strategy:
+    """The default lowering's step (see the module): each high-level map outside every map that `struct-of-arrays`
+    rewrites and whose function folds over `MIN_CHUNK` elements or more, on `STRUCT_LANES` lanes (padded where they
+    do not divide its elements)."""
+    def all_pairs(ctx) -> bool:
+        return (_folds_over_many(ctx.node.f.f, sizes)
+                and next(struct_of_arrays.matches(ctx.node, ctx), None) is not None)
+
+    def divided(ctx) -> bool:
+        return (_length(ctx.node.args[0].t, sizes) or 1) % STRUCT_LANES == 0
+
+    place = where(is_call(P.Map) & ~inside() & high_level & Selector(all_pairs, "all_pairs_of_structs"))
+    return normalize(place >> ((where(Selector(divided, "lanes_divide")) >> struct_of_vectors(STRUCT_LANES))
+                               | struct_of_vectors(STRUCT_LANES, True)))
