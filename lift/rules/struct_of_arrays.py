@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from lift.ir.names import fresh_name
 from lift.ir.nodes import Expr, FunCall, Lambda, Literal, Param
-from lift.ir.patterns import Get, Join, Map, Reduce, ReduceSeq, Tuple, Zip
+from lift.ir.patterns import Get, Map, Reduce, ReduceSeq, Tuple, Zip
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_components import NotScalarisable, flat_scalars, has_vector, lane, packed, scalarised
 from lift.rules.rule import RuleNotApplicable, requires, rule
@@ -57,10 +57,34 @@ class _SoA:
             return Zip(*(Map(lane(a.t.elem, k))(a) for k in range(a.t.elem.width)))
         return self.expr(a)
 
+    def columns(self, a: Expr) -> list:
+        """The arrays a zip of `a` zips once its vectors are taken apart: an array of vectors its lane arrays, an
+        array of scalars itself."""
+        elem = a.t.elem
+        if isinstance(elem, VectorType):
+            lanes = self.array(a)
+            requires(_is_zip(lanes), f"zips a computed array of {elem}")
+            return list(lanes.args)
+        requires(isinstance(elem, ScalarType), f"zips an array of {elem}, not of scalars or vectors")
+        return [self.expr(a)]
+
+    def known(self, e: Expr):
+        """The scalars of a parameter taken apart, or of a component of one (`get-i`); None for other values."""
+        if isinstance(e, Param) and e in self.env:
+            return list(self.env[e])
+        if isinstance(e, FunCall) and isinstance(e.f, Get):
+            whole = self.known(e.args[0])
+            if whole is not None:
+                elems = e.args[0].t.elems
+                start = sum(len(flat_scalars(t)) for t in elems[:e.f.i])
+                return whole[start:start + len(flat_scalars(elems[e.f.i]))]
+        return None
+
     def lanes(self, e: Expr) -> tuple:
         """`(lets, scalars)`: the scalar expressions of the value `e`, and the `(param, value)` lets they need."""
-        if isinstance(e, Param) and e in self.env:
-            return [], list(self.env[e])
+        known = self.known(e)
+        if known is not None:
+            return [], known
         if isinstance(e, Literal) and isinstance(e.t, VectorType):
             return [], [Literal(v, e.t.elem) for v in (e.value if isinstance(e.value, tuple) else
                                                         (e.value,) * e.t.width)]
@@ -75,8 +99,9 @@ class _SoA:
         return [(r, value)], [Get(k)(r) for k in range(len(flat_scalars(e.t)))]
 
     def expr(self, e: Expr) -> Expr:
-        if isinstance(e, Param) and e in self.env or isinstance(e, Literal) and isinstance(e.t, VectorType):
-            return Tuple(*self.lanes(e)[1])
+        if self.known(e) is not None or isinstance(e, Literal) and isinstance(e.t, VectorType):
+            scalars = self.lanes(e)[1]
+            return scalars[0] if not has_vector(e.t) and len(scalars) == 1 else Tuple(*scalars)
         if isinstance(e, (Param, Literal)):
             requires(not _vectors_in(e.t), f"{e} of {e.t} is read other than element by element")
             return e
@@ -90,12 +115,15 @@ class _SoA:
             return Map(self.function(f.f))(self.array(e.args[0]))
         if type(f) in (Reduce, ReduceSeq):
             return self.reduction(f, e.args[0])
-        if isinstance(f, (Zip, Join)):
-            return f(*(self.array(a) for a in e.args))
+        if isinstance(f, Zip):
+            return Zip(*(c for a in e.args for c in self.columns(a)))
         if isinstance(f, Get):
+            requires(not has_vector(e.args[0].t), "a component of a computed tuple of vectors")
             return f(self.expr(e.args[0]))
         requires(not any(_vectors_in(a.t) for a in e.args) and not _vectors_in(e.t),
                  f"{type(f).__name__} of vectors")
+        requires(not any(node is p for node in f.subterms() for p in self.env),
+                 f"{type(f).__name__} reads a vector taken apart")
         return FunCall(f, tuple(self.expr(a) for a in e.args))
 
     def userfun(self, u: UserFun, args: tuple) -> Expr:
@@ -187,9 +215,7 @@ def _takes_vectors(call, ctx) -> None:
       equation="map(λx̄. B)(zip(ā)) → map(pack)(map(λx̄'. B')(zip(ā')))")
 def struct_of_arrays(call):
     soa, arg = _SoA(), call.args[0]
-    arrays = [soa.array(a) for a in (arg.args if _is_zip(arg) else (arg,))]
-    flat = [x for a in arrays for x in (a.args if _is_zip(a) else (a,))]
-    mapped = Map(soa.function(call.f.f))(Zip(*flat) if len(flat) > 1 else flat[0])
+    mapped = Map(soa.function(call.f.f))(soa.array(arg))
     return repacked(call.t, mapped) if _vectors_in(call.t.elem) else mapped
 
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, TupleType, VectorType, Vectorize, Zip, fun, interpret, userfun
+from lift import (ArrayType, Float, Get, Map, Reduce, SizeVar, TupleType, VectorType, Vectorize, Zip, fun, interpret,
+                  userfun)
 from lift.ir.userfun_components import NotScalarisable, lane, packed, scalarised
 from lift.rules import Rewrite, RewriteEngine
 
@@ -49,6 +50,12 @@ PROGRAMS = {
     "all-pairs": fun([ArrayType(F4, N), Float],
                      lambda a, e: Map(lambda p: Reduce(add4, Vectorize(4, 0.0))(Map(lambda q: attract(p, q, e))(a)))(a)),
     "single": fun([ArrayType(F4, N)], lambda a: Map(lambda p: add4(p, p))(a)),
+    "components": fun([ArrayType(F4, N), ArrayType(Float, N), ArrayType(F4, N), Float],
+                      lambda a, s, b, e: Map(lambda t: norm_and_scaled(attract(Get(t, 0), Get(t, 2), e), Get(t, 1)))(
+                          Zip(a, s, b))),
+    "fold-of-zips": fun([ArrayType(F4, N), ArrayType(F4, N), Float],
+                        lambda a, b, e: Map(lambda p: Reduce(add4, Vectorize(4, 1.0))(
+                            Map(lambda q, r: attract(add4(p, r), q, e))(Zip(a, b))))(a)),
 }
 ENGINE = RewriteEngine()
 
