@@ -158,7 +158,8 @@ kernel void nbody_body(global const float4* restrict pos, global const float4* r
 
 // All-pairs N-body, 8 bodies per work-item in the lanes of float8s (a struct of vectors across bodies, as
 // lift.rules.struct_of_vectors derives it): every other body is read once for all 8 and broadcast. N a multiple of 8.
-#define LANES8(a, c) (float8)(a[i].c, a[i + 1].c, a[i + 2].c, a[i + 3].c, a[i + 4].c, a[i + 5].c, a[i + 6].c, a[i + 7].c)
+#define LANES8(a, c) \
+    (float8)(a[i].c, a[i + 1].c, a[i + 2].c, a[i + 3].c, a[i + 4].c, a[i + 5].c, a[i + 6].c, a[i + 7].c)
 kernel void nbody_lanes8(global const float4* restrict pos, global const float4* restrict vel,
                          global float4* restrict new_pos, global float4* restrict new_vel, const int n,
                          const float eps2, const float dt) {

@@ -88,7 +88,8 @@ class MemAccess(Access):
         m, idx = self.mem, self.index
         if m.readonly:
             raise LiftCodegenError(f"cannot write to the input {m.name}")
-        if self.width > 1 and self.field_vector is None and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
+        whole = isinstance(m.elem, VectorType) and m.elem.width == self.width or self.field_vector is not None
+        if self.width > 1 and not whole:
             pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
             return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {c_arith(idx)}"))
         return C.Assign(self.read(), value)

@@ -45,7 +45,7 @@ chooses, in order:
 1c. on a device where vectors pay, a map outside every map whose user functions take vectors apart and whose
    function folds over `MIN_CHUNK` elements or more (N-body's bodies, each folding over all bodies) computes 8
    elements per global work-item, one per lane of the vectors of their components
-   (`lift.rules.struct_of_vectors`: 42 ms at 8192 bodies on PoCL, 324 ms a body per work-item);
+   (`lift.rules.struct_of_vectors`: 86 ms at 8192 bodies on PoCL, 837 ms a body per work-item);
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
    of `c` elements, chosen from the size (`reduction_chunk`); a reduction of no map reduces `map(id)` of its
@@ -605,8 +605,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                                   folds_split_off(blocks_rows(sizes, row_block)))
                                  if _vectorises(vector_width) else (identity, identity))
     structs = all_pairs_of_structs(sizes) if _vectorises(vector_width) else identity
-    general = (stencils >> structs >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
-               >> top_maps >> lower_rest >> clean_up)
+    general = (stencils >> structs >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes
+               >> row_blocks >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> copied_view >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
             >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general

@@ -4,7 +4,7 @@ An array of `floatN` is, element by element, the zip of the `N` arrays of its la
 vectors is a user function of their components (`lift.ir.userfun_components`: `u = pack ∘ u_soa ∘ lanes`). So a
 map whose function takes vectors apart only through user functions computes the same on the component arrays:
 
-    map(λx̄. B)(zip(ā))  →  map(pack)(map(λx̄'. B')(zip(ā')))                                  (struct-of-arrays)
+    map(λx̄. B)(zip(ā))  →  map(pack)(map(λx̄'. B')(zip(ā')))                              (struct-of-arrays)
 
 where each array of vectors `a` of `ā` (and each such array `B` reads, N-body's `pos` in its fold over all
 bodies) is `zip(map(lane-0)(a), .., map(lane-N-1)(a))`, each vector parameter `p` is its `N` lanes `p_x .. p_w`,

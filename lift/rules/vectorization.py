@@ -2,8 +2,9 @@
 
     map(f)                          → asScalar ∘ map(vect-n(f)) ∘ asVector-n
     map(f) ∘ zip(a, b)              → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))
-    map(f) ∘ zip(ā), f: .. → T̄ or [T̄]1 → (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) ∘ zip(asVector-n(ā))
-                                      (split-1 of that over join ∘ map(vect-n(f)) for [T̄]1)
+    map(f) ∘ zip(ā), f giving T̄ or [T̄]1 →
+                                    (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) ∘ zip(asVector-n(ā))
+                                    (split-1 of that over join ∘ map(vect-n(f)) for [T̄]1)
     map(f), f: T → (T1, T2)         → zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m)),
                                       m = map(vect-n(f)) ∘ asVector-n
     part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n
@@ -163,7 +164,8 @@ def _scalar_zip_tuple_map(call, ctx) -> None:
       allowed=_scalar_zip_tuple_map, fits=_fits_a_vector,
       description="a map over zipped scalar arrays giving tuples of scalars (or arrays of one) becomes a map of its "
                   "n-lane version, each component of its let-bound vectors scalarised",
-      equation="map(f) ∘ zip(ā) → (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) ∘ zip(asVector-n(ā))")
+      equation="map(f) ∘ zip(ā) → (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) "
+               "∘ zip(asVector-n(ā))")
 def vectorize_zip_tuple_map(call, n):
     n = integer(n)
     zipped = arg_call_n(call, vectorize_zip_tuple_map)
@@ -239,5 +241,6 @@ class OutOfMap(Equation):
         return g(*call.args)
 
 
-RULES = (vectorize_map, vectorize_tuple_map, vectorize_zip_map, vectorize_zip_tuple_map, vectorize_reduction, reduce_lanes,
-         OutOfMap(AsScalar, "map(asScalar) → asScalar"), OutOfMap(AsVector, "map(asVector-n) → asVector-n"))
+RULES = (vectorize_map, vectorize_tuple_map, vectorize_zip_map, vectorize_zip_tuple_map, vectorize_reduction,
+         reduce_lanes, OutOfMap(AsScalar, "map(asScalar) → asScalar"),
+         OutOfMap(AsVector, "map(asVector-n) → asVector-n"))

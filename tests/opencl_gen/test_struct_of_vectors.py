@@ -2,6 +2,8 @@
 hoist-invariant, vectorize-zip-tuple-map): the kernels of 4, 8 and 16 lanes compute numpy's step, at sizes the
 width divides and at sizes it does not (the lane arrays padded), and run clean under oclgrind."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ from lift.rules.struct_of_vectors import struct_of_vectors
 from numpy_references import nbody as nbody_reference
 from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind
 
-EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _lanes(program, n, width):
