@@ -197,26 +197,21 @@ def repacked(t: Type, e: Expr) -> Expr:
     return packed(t)(e)
 
 
-def _takes_vectors(call, ctx) -> None:
+def _taken_apart(call) -> Expr:
+    """The map `call` over the lane arrays of its vectors (see the module); `RuleNotApplicable` saying why not."""
     requires(isinstance(call.f.f, Lambda) or isinstance(call.f.f, UserFun), "the map's function is not known")
     requires(_vectors_in(call.args[0].t.elem) or _vectors_in(call.t.elem), "the map has no vectors to take apart")
-    for node in call.f.f.subterms() if isinstance(call.f.f, Lambda) else (call.f.f,):
-        if isinstance(node, UserFun) and (has_vector(node.out_type) or any(isinstance(t, VectorType)
-                                                                           for t in node.in_types)):
-            try:
-                scalarised(node)
-            except NotScalarisable as e:
-                raise RuleNotApplicable(str(e)) from None
+    soa = _SoA()
+    mapped = Map(soa.function(call.f.f))(soa.array(call.args[0]))
+    return repacked(call.t, mapped) if _vectors_in(call.t.elem) else mapped
 
 
-@rule("struct-of-arrays", figure="4(e)", heads=Map, on_functions=False, allowed=_takes_vectors,
+@rule("struct-of-arrays", figure="4(e)", heads=Map, on_functions=False, allowed=lambda call, ctx: _taken_apart(call),
       description="a map over arrays of vectors is a map over the arrays of their lanes, its user functions on "
                   "scalars (the vectors built back after it)",
       equation="map(λx̄. B)(zip(ā)) → map(pack)(map(λx̄'. B')(zip(ā')))")
 def struct_of_arrays(call):
-    soa, arg = _SoA(), call.args[0]
-    mapped = Map(soa.function(call.f.f))(soa.array(arg))
-    return repacked(call.t, mapped) if _vectors_in(call.t.elem) else mapped
+    return _taken_apart(call)
 
 
 RULES = (struct_of_arrays,)
