@@ -23,7 +23,7 @@ from lift.errors import LiftTypeError
 from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun import UserFun, userfun
 from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, For, If, MakeTuple, MakeVector,
-                                  Return, Select, Unary, Variable)
+                                  Return, Select, Unary, Variable, assigned)
 from lift.types.types import Bool, Double, Float, Int, ScalarType, TupleType, Type, VectorType
 
 _LANES = "xyzw"
@@ -67,19 +67,21 @@ def scalarised(u: UserFun) -> UserFun:
             raise NotScalarisable(f"user function {u.name}: parameter {name} is {t}, not a scalar or a vector")
     if not any(isinstance(t, VectorType) for t in u.in_types) and not has_vector(u.out_type):
         raise NotScalarisable(f"user function {u.name} has no vectors")
-    writer = _Writer()
+    writer = _Writer(set(u.param_names) | set(assigned(spec.body)))
     params = []
     for name, t in zip(u.param_names, u.in_types):
         if isinstance(t, VectorType):
-            writer.vectors[name] = lane_names(name, t.width)
-            params += [f"{n}: {_TYPE_NAMES[t.elem]}" for n in writer.vectors[name]]
+            params += [f"{n}: {_TYPE_NAMES[t.elem]}" for n in writer.bind(name, t.width)]
         else:
             params.append(f"{name}: {_TYPE_NAMES[t]}")
     result = flat_scalars(u.out_type)
     out = _TYPE_NAMES[result[0]] if isinstance(u.out_type, ScalarType) else \
         f"TupleType({', '.join(_TYPE_NAMES[t] for t in result)})"
-    lines = [f"def {u.name}_soa({', '.join(params)}) -> {out}:"] + writer.block(u.origin.body, 1)
-    return _defined(lines)
+    lines = [f"def {u.name}_soa({', '.join(params)}) -> {out}:"] + writer.block(spec.body, 1)
+    try:
+        return _defined(lines)
+    except LiftTypeError as e:  # a constant Python cannot write back (an infinity), a name it shadows
+        raise NotScalarisable(f"user function {u.name} on scalars: {e}") from None
 
 
 @lru_cache(maxsize=None)
@@ -129,8 +131,17 @@ def _defined(lines: list, vectors: dict = {}) -> UserFun:
 class _Writer:
     """Prints a typed body as Python on scalars: every vector expression as its lanes."""
 
-    def __init__(self):
+    def __init__(self, taken: set):
         self.vectors: dict = {}  # a vector variable's name: its lanes' names
+        self.taken = taken  # the names of the function's parameters and locals
+
+    def bind(self, name: str, width: int) -> tuple:
+        """The names of the lanes of vector variable `name`, none of them a name of the function."""
+        lanes = self.vectors.get(name) or lane_names(name, width)
+        if any(n in self.taken for n in lanes):
+            raise NotScalarisable(f"the lanes of {name} would be named as a variable of the function is")
+        self.vectors[name] = lanes
+        return lanes
 
     def block(self, stmts: tuple, depth: int) -> list:
         pad = "    " * depth
@@ -139,8 +150,7 @@ class _Writer:
             if isinstance(s, Assign):
                 values = self.lanes(s.value)
                 if isinstance(s.value.type, VectorType):
-                    self.vectors[s.name] = lane_names(s.name, s.value.type.width)
-                    out += [f"{pad}{n} = {v}" for n, v in zip(self.vectors[s.name], values)]
+                    out += [f"{pad}{n} = {v}" for n, v in zip(self.bind(s.name, s.value.type.width), values)]
                 else:
                     out.append(f"{pad}{s.name} = {values[0]}")
             elif isinstance(s, Return):

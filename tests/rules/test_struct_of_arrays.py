@@ -142,3 +142,13 @@ def test_nbody_in_struct_of_arrays_compiles_to_numpy_s_step(examples, n):
     new_pos, new_vel = nbody_reference(*inputs)
     np.testing.assert_allclose(got["_0"], new_pos, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got["_1"], new_vel, rtol=1e-4, atol=1e-5)
+
+
+def test_lanes_named_as_a_variable_of_the_function_or_constants_python_cannot_write_have_no_scalar_form():
+    clash = userfun(source="def clash(p: VectorType(Float, 4), p_x: Float) -> Float:\n    return p.y + p_x\n")
+    with pytest.raises(NotScalarisable, match="lanes of p"):
+        scalarised(clash)
+    infinite = userfun(source="def far(p: VectorType(Float, 4)) -> Float:\n    return p.x if p.y > 0.0 else M\n",
+                       names={"M": float("inf")})
+    with pytest.raises(NotScalarisable, match="on scalars"):
+        scalarised(infinite)
