@@ -56,7 +56,8 @@ from benchmarks.measure import Contender, HostRun, Measurement, Unavailable, mea
 LIFT, DERIVED, NUMPY = "lift", "lift hand-derived", "numpy"
 HOST = (("scipy", array_libraries.SCIPY), ("numba", numba_loops.BUILDERS), ("jax", array_libraries.JAX))
 DEVICE = (("loopy", opencl_peers.LOOPY_BUILDERS), ("CLBlast", opencl_peers.CLBLAST),
-          ("hand-written OpenCL", opencl_peers.HANDWRITTEN))
+          ("hand-written OpenCL", opencl_peers.HANDWRITTEN),
+          ("hand-written float8 lanes", opencl_peers.HANDWRITTEN_LANES))
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,31 @@ kernel void nbody_body(global const float4* restrict pos, global const float4* r
     new_vel[i] = v + a * dt;
 }
 
+// All-pairs N-body, 8 bodies per work-item in the lanes of float8s (a struct of vectors across bodies, as
+// lift.rules.struct_of_vectors derives it): every other body is read once for all 8 and broadcast. N a multiple of 8.
+#define LANES8(a, c) \
+    (float8)(a[i].c, a[i + 1].c, a[i + 2].c, a[i + 3].c, a[i + 4].c, a[i + 5].c, a[i + 6].c, a[i + 7].c)
+kernel void nbody_lanes8(global const float4* restrict pos, global const float4* restrict vel,
+                         global float4* restrict new_pos, global float4* restrict new_vel, const int n,
+                         const float eps2, const float dt) {
+    int i = 8 * get_global_id(0);
+    float8 px = LANES8(pos, x), py = LANES8(pos, y), pz = LANES8(pos, z), ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float4 q = pos[j];
+        float8 dx = q.x - px, dy = q.y - py, dz = q.z - pz;
+        float8 inv = rsqrt(dx * dx + dy * dy + dz * dz + eps2);
+        float8 s = q.w * inv * inv * inv;
+        ax += dx * s; ay += dy * s; az += dz * s;
+    }
+    float lx[8], ly[8], lz[8];
+    vstore8(ax, 0, lx); vstore8(ay, 0, ly); vstore8(az, 0, lz);
+    for (int k = 0; k < 8; k++) {
+        float4 p = pos[i + k], v = vel[i + k], a = (float4)(lx[k], ly[k], lz[k], 0.0f);
+        new_pos[i + k] = (float4)(p.xyz + v.xyz * dt + 0.5f * a.xyz * dt * dt, p.w);
+        new_vel[i + k] = v + a * dt;
+    }
+}
+
 // Matrix multiply C = A B (A of M x K, B of K x N): 4 x 16 results per work-item in eight float8 registers.
 kernel void matmul_4x16(const global float* restrict A, const global float* restrict B, global float* C,
                         const int K, const int N) {

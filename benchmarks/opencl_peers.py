@@ -286,6 +286,14 @@ def _hand_nbody(p, device) -> DeviceRun:
                  (len(pos),))
 
 
+def _hand_nbody_lanes(p, device) -> DeviceRun:
+    pos, vel, eps2, dt = p.inputs
+    if len(pos) % 8:
+        raise Unavailable("nbody_lanes8 takes N a multiple of 8")
+    return _hand(p, device, "nbody_lanes8", [pos, vel], [pos.shape, vel.shape], (np.int32(len(pos)), eps2, dt),
+                 (len(pos) // 8,))
+
+
 def _hand_matmul(p, device) -> DeviceRun:
     A, B = p.inputs
     (m, k), n = A.shape, B.shape[1]
@@ -297,6 +305,8 @@ def _hand_matmul(p, device) -> DeviceRun:
 HANDWRITTEN = {"asum": apps.asum_chunks, "dot": apps.dot_chunks, "scal": apps.scal_float4,
                "gemv": apps.gemv_rows, "blackscholes": apps.blackscholes_nvidia, "md": apps.md_shoc,
                "jacobi1d": _hand_jacobi, "jacobi2d": _hand_jacobi, "nbody": _hand_nbody, "matmul": _hand_matmul}
+HANDWRITTEN_LANES = {"nbody": _hand_nbody_lanes}
+"""Hand-written kernels of another algorithm than the contender of `HANDWRITTEN` (N-body: 8 bodies per work-item)."""
 
 
 def streaming_copy(device, nbytes: int):

@@ -56,6 +56,7 @@ from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
 from lift.rules.row_blocking import row_blocks
 from lift.rules.stencil_row_blocking import stencil_row_blocks
+from lift.rules.struct_of_vectors import struct_of_vectors
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
 from lift.rules.strategy import Focus, Selector, argument, everywhere, inside, is_call, mapped_body, nowhere, rewrite
@@ -247,7 +248,8 @@ ROW_BLOCKS = (2, 4, 8)
 
 
 @lru_cache(maxsize=1024)
-def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows: bool = False) -> tuple:
+def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows: bool = False,
+              vectors: bool = False) -> tuple:
     """The moves at a map outside every map over `length` elements, each strategy applying at the map; where a
     chunk does not divide `length`, the map computes over its input padded to a multiple of the chunk and keeps
     the first `length` results (`pad-map`, `lift.rules.padding`). A map of elements (or of vectors of
@@ -258,7 +260,10 @@ def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows:
     per element (3 times slower on PoCL). A map giving tuples of scalars (`tuples`) is vectorised on global
     work-items only (`vectorize-tuple-map`). A map of reductions of its rows (`folds_rows`) may fold `ROW_BLOCKS`
     rows per work-item at once (`row-blocks`, over its rows padded to a multiple of the block where it does not
-    divide `length` and that adds at most `MAX_PADDING`: `lift.rules.block_choice.row_padding`)."""
+    divide `length` and that adds at most `MAX_PADDING`: `lift.rules.block_choice.row_padding`). A map whose
+    function takes vectors apart by user functions (`vectors`: N-body's bodies) may compute `VECTOR_GLOBAL_WIDTHS`
+    elements per work-item, one in each lane of the vectors of their components (`struct-of-vectors`,
+    `lift.rules.struct_of_vectors`; its lane arrays padded where the width does not divide `length`)."""
     moves = [("global", {}, rewrite("map-to-global", dim=0))]
     if folds_rows:
         moves += [("row-blocks", {"rows": h, **({"padded": True} if padded else {})}, row_blocks(h, padded))
@@ -276,6 +281,8 @@ def map_moves(length: int, vectorisable: bool, tuples: bool = False, folds_rows:
         on_global = everywhere(is_call(P.Map), rewrite("map-to-global", dim=0)) if tuples else \
             argument(0, rewrite("map-to-global", dim=0))
         add("vector-global", {"width": width}, width * GROUP, vectorise >> on_global)
+    moves += [("struct-of-vectors", {"width": w, **({"padded": True} if length % w else {})},
+               struct_of_vectors(w, bool(length % w))) for w in (VECTOR_GLOBAL_WIDTHS if vectors else ())]
     for n in _pow2s(16, length // 16):
         split = rewrite("split-join", n=n)
         add("chunks-global", {"chunk": n}, n, split >> argument(0, rewrite("map-to-global", dim=0)
@@ -546,8 +553,12 @@ class RewriteSearch:
                     maps = (ctx, f"map@{ctx.path}", OUTER_GLOBAL_MOVES if _has_global(ctx)
                             else transposition_moves(length) if transposition(ctx)
                             else map_moves(length, _scalar_elements(node), _scalar_tuples(node),
-                                           self.folds_rows(ctx)))
+                                           self.folds_rows(ctx), self.takes_vectors_apart(ctx)))
         return maps
+
+    def takes_vectors_apart(self, ctx) -> bool:
+        """A map that `struct-of-arrays` rewrites: its function's vectors are taken apart by user functions."""
+        return self.engine.first_params(ctx, self.engine.rule("struct-of-arrays")) is not None
 
     def folds_rows(self, ctx) -> bool:
         """A map whose function reduces `MIN_CHUNK` scalars at least (`reduces_rows`): rows to fold."""

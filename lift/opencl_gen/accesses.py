@@ -41,12 +41,17 @@ class Access(ABC):
 
 @dataclass(frozen=True)
 class MemAccess(Access):
-    """Element `index` of a memory; `width > 1` reads `width` consecutive scalars as one vector."""
+    """Element `index` of a memory; `width > 1` reads `width` consecutive scalars as one vector.
+
+    `field` selects a component of a memory of structs; where that component is a vector (`field_vector`, a
+    vectorised map's tuple of vectors), `index` counts its lanes, so that `asScalar` reads one lane of it.
+    """
 
     mem: Memory = None
     index: ArithExpr = Cst(0)
     width: int = 1
     field: str = ""
+    field_vector: Optional[VectorType] = None
 
     def _lane_pointer(self) -> str:
         scalar = self.mem.elem.elem if isinstance(self.mem.elem, VectorType) else self.mem.elem
@@ -54,6 +59,8 @@ class MemAccess(Access):
 
     def read(self) -> str:
         m, idx = self.mem, self.index
+        if self.field_vector is not None:
+            return self._field_read()
         if m.scalar_variable and isinstance(m.elem, VectorType) and self.width == 1:
             return f"((private {c_type_name(m.elem.elem)}*)&{m.name})[{c_arith(idx)}]"
         if m.scalar_variable:
@@ -68,11 +75,21 @@ class MemAccess(Access):
             return f"vload{self.width}(0, {m.name} + {c_arith(idx)})"
         return f"{m.name}[{c_arith(idx)}]{self.field}"
 
+    def _field_read(self) -> str:
+        """The vector component `field` of a struct, whole or one lane of it."""
+        m, n = self.mem, self.field_vector.width
+        struct = m.name if m.scalar_variable else f"{m.name}[{c_arith(self.index / n)}]"
+        if self.width == n:
+            return struct + self.field
+        pointer = f"(({m.space} {c_type_name(self.field_vector.elem)}*)&{struct}{self.field})"
+        return f"{pointer}[{c_arith(self.index % n)}]"
+
     def write(self, value: str) -> C.Stmt:
         m, idx = self.mem, self.index
         if m.readonly:
             raise LiftCodegenError(f"cannot write to the input {m.name}")
-        if self.width > 1 and not (isinstance(m.elem, VectorType) and m.elem.width == self.width):
+        whole = isinstance(m.elem, VectorType) and m.elem.width == self.width or self.field_vector is not None
+        if self.width > 1 and not whole:
             pointer = self._lane_pointer() if isinstance(m.elem, VectorType) else m.name
             return C.Call(f"vstore{self.width}", (value, "0", f"{pointer} + {c_arith(idx)}"))
         return C.Assign(self.read(), value)

@@ -76,7 +76,8 @@ class MemView(View):
         if isinstance(t, ArrayType):
             raise LiftCodegenError(f"{self.type} needs {len(idx) + 1} or more indices")
         if isinstance(t, VectorType):
-            return MemAccess(mem=self.mem, index=flat * t.width, width=t.width, field=self.field)
+            return MemAccess(mem=self.mem, index=flat * t.width, width=t.width, field=self.field,
+                             field_vector=t if self.field else None)
         return MemAccess(mem=self.mem, index=flat, width=1, field=self.field)
 
     def get(self, k: int) -> View:
@@ -119,6 +120,11 @@ class ValueView(View):
 
     def access(self, idx: tuple) -> Access:
         return ValueAccess(text=self.text)
+
+    def get(self, k: int) -> View:
+        if not isinstance(self.type, TupleType):
+            raise LiftCodegenError(f"{self.type} has no tuple component {k}")
+        return ValueView(f"{self.text}.{tuple_field(k)}", self.type.elems[k])
 
 
 @dataclass(eq=False)
@@ -430,7 +436,8 @@ class AsScalarView(View):
         if isinstance(vec, GuardedAccess) and vec.drops:
             vec = vec.inner
         if isinstance(vec, MemAccess) and vec.width == self.n:
-            return MemAccess(lets=vec.lets, mem=vec.mem, index=vec.index + i % self.n, width=1)
+            return MemAccess(lets=vec.lets, mem=vec.mem, index=vec.index + i % self.n, width=1, field=vec.field,
+                             field_vector=vec.field_vector)
         if isinstance(vec, GatherAccess) and (i % self.n).is_constant:
             return vec.parts[(i % self.n).value]
         raise LiftCodegenError("asScalar of vectors that are not in memory: store them first (toPrivate/toGlobal)")

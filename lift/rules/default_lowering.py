@@ -44,6 +44,10 @@ chooses, in order:
    a map of the fold's result after it (a 1-D window's mean, `map(λw. map(λs. s / n)(reduce(+, 0)(w)))`) is
    first a map of its own (`map-fission`) on global work-items over the stencil's results (4M floats, a 31-point
    mean: 391 ms before, one work-item per window in work-groups of one at a prime size);
+1c. on a device where vectors pay, a map outside every map whose user functions take vectors apart and whose
+   function folds over `MIN_CHUNK` elements or more (N-body's bodies, each folding over all bodies) computes 8
+   elements per global work-item, one per lane of the vectors of their components
+   (`lift.rules.struct_of_vectors`: 86 ms at 8192 bodies on PoCL, 837 ms a body per work-item);
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
    of `c` elements, chosen from the size (`reduction_chunk`); a reduction of no map reduces `map(id)` of its
@@ -599,6 +603,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     rows (1: none). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
+    from lift.rules.struct_of_vectors import all_pairs_of_structs
 
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
     inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, row_lanes))
@@ -613,8 +618,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))
                                  if _vectorises(vector_width) else (identity, identity))
-    general = (stencils >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes >> row_blocks
-               >> top_maps >> lower_rest >> clean_up)
+    structs = all_pairs_of_structs(sizes) if _vectorises(vector_width) else identity
+    general = (stencils >> structs >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes
+               >> row_blocks >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> copied_view >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
             >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general

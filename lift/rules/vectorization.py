@@ -2,6 +2,9 @@
 
     map(f)                          → asScalar ∘ map(vect-n(f)) ∘ asVector-n
     map(f) ∘ zip(a, b)              → asScalar ∘ map(vect-n(f)) ∘ zip(asVector-n(a), asVector-n(b))
+    map(f) ∘ zip(ā), f giving T̄ or [T̄]1 →
+                                    (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) ∘ zip(asVector-n(ā))
+                                    (split-1 of that over join ∘ map(vect-n(f)) for [T̄]1)
     map(f), f: T → (T1, T2)         → zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m)),
                                       m = map(vect-n(f)) ∘ asVector-n
     part-red(f, z, n) ∘ reorder-stride-n → asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘ asVector-n
@@ -38,6 +41,13 @@ component `k` of lane `j` of vector `i` is component `k` of `f` of element `n*i 
 vectors scalarised, zipped, are `map(f)`. `m` is one computation read twice: the code generator computes it
 once and stores the lanes of each component into the tuples of the output (`lift.opencl_gen.destinations`).
 
+The last map rule is the tuple rule on zipped arrays, `vect-n` pushed through `f`'s maps and reductions (arrays
+it reads that stay scalars broadcast, `lift.rules.vectorize_function`): the map of scalars that
+`struct-of-arrays` leaves (`lift.rules.struct_of_arrays`), whose function folds over all of N-body's bodies and
+gives each body's tuple of scalars in an array of one (a fold's result). The vectors of the map are let-bound, so
+that they are computed once into memory whatever reads their lanes; `join` and `split-1` take the array of one
+off and put it back.
+
 `asVector-n` and `asScalar` act on the innermost dimension of any array (Table 2), so mapping them
 over the outer dimension changes nothing: the last two rules take them out of a map after fission
 (Figure 9(b)'s `join ∘ asScalar ∘ map-workgroup(...) ∘ asVector-4 ∘ split-2048`).
@@ -47,9 +57,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import FunCall, Literal
-from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, PartRed, Reduce, ReorderStride, Unzip, Zip,
-                              vector_literal)
+from lift.ir.names import fresh_name
+from lift.ir.nodes import FunCall, Lambda, Literal, Param
+from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, Join, PartRed, Reduce, ReorderStride, Split, Unzip,
+                              Zip, vector_literal)
 from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
@@ -127,6 +138,45 @@ def vectorize_zip_map(call, n):
     return AsScalar()(replace(call.f, f=_vectorised(vectorize_zip_map, n, call.f.f))(vectors))
 
 
+def _tuples(t) -> bool:
+    return isinstance(t, TupleType) and all(has_vectors(e) for e in t.elems)
+
+
+def _one_tuple(t):
+    """The tuple of scalars a function gives, alone or in an array of one; None otherwise."""
+    if isinstance(t, ArrayType) and t.length == 1:
+        t = t.elem
+    return t if _tuples(t) else None
+
+
+def _scalar_zip_tuple_map(call, ctx) -> None:
+    zipped = arg_call_n(call, vectorize_zip_tuple_map)
+    for a in zipped.args:
+        requires(has_vectors(a.t.elem), f"zips {a.t}, not arrays of scalars that have vectors")
+    requires(_one_tuple(call.t.elem) is not None, f"the map gives {call.t.elem}, not tuples of scalars (or one)")
+    try:
+        vectorize(VECTOR_WIDTHS[0], call.f.f, arrays=True)
+    except NotVectorisable as e:
+        raise RuleNotApplicable(f"vectorize-zip-tuple-map: {e}") from None
+
+
+@rule("vectorize-zip-tuple-map", figure="4(e)", heads=AbstractMap, on_functions=False, param="n",
+      allowed=_scalar_zip_tuple_map, fits=_fits_a_vector,
+      description="a map over zipped scalar arrays giving tuples of scalars (or arrays of one) becomes a map of its "
+                  "n-lane version, each component of its let-bound vectors scalarised",
+      equation="map(f) ∘ zip(ā) → (λm. zip(asScalar ∘ get-0 ∘ unzip(m), ..)) ∘ map(vect-n(f)) "
+               "∘ zip(asVector-n(ā))")
+def vectorize_zip_tuple_map(call, n):
+    n = integer(n)
+    zipped = arg_call_n(call, vectorize_zip_tuple_map)
+    vectors = replace(call.f, f=vectorize(n, call.f.f, arrays=True))(Zip(*(AsVector(n)(a) for a in zipped.args)))
+    in_array = call.t.elem != _one_tuple(call.t.elem)
+    m = Param(fresh_name("m"))
+    lanes = Zip(*(AsScalar()(Get(k)(Unzip()(m))) for k in range(len(_one_tuple(call.t.elem).elems))))
+    scalars = FunCall(Lambda((m,), lanes), (Join()(vectors) if in_array else vectors,))
+    return Split(1)(scalars) if in_array else scalars
+
+
 def arg_call_n(call, rule_: Rule):
     """The zip call `call` maps over."""
     inner = call.args[0] if len(call.args) == 1 else None
@@ -191,5 +241,6 @@ class OutOfMap(Equation):
         return g(*call.args)
 
 
-RULES = (vectorize_map, vectorize_tuple_map, vectorize_zip_map, vectorize_reduction, reduce_lanes,
-         OutOfMap(AsScalar, "map(asScalar) → asScalar"), OutOfMap(AsVector, "map(asVector-n) → asVector-n"))
+RULES = (vectorize_map, vectorize_tuple_map, vectorize_zip_map, vectorize_zip_tuple_map, vectorize_reduction,
+         reduce_lanes, OutOfMap(AsScalar, "map(asScalar) → asScalar"),
+         OutOfMap(AsVector, "map(asVector-n) → asVector-n"))

@@ -17,12 +17,15 @@ lane. Functions built from other patterns (maps, reductions, tuples) are not vec
 is asked for: a function of arrays whose elements are now vectors (the windows of `vectorize-windows`), where
 
     vect-n(map(f))      = map(vect-n(f))                 (and map-seq, map-seq-unroll)
-    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant; and reduce-seq, reduce-seq-unroll)
+    vect-n(reduce(f, z)) = reduce(vect-n(f), vect-n(z))  (z a scalar constant, or a tuple of them; and reduce-seq,
+                                                      reduce-seq-unroll)
     vect-n(v)           = v                              (v a view: zip, join, split, transpose, get)
     vect-n(toPrivate(f)) = toPrivate(vect-n(f))          (a private copy of a window)
     vect-n(u)           = vectorize-n(u)                 (u a user function of arrays of scalars: `jacobi5(w)`)
 
-lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array; an array
+lane `j` of every element of a mapped or reduced array of vectors being the element of lane `j`'s array (a tuple of
+vectors is, lane by lane, the tuple of its lanes, so `vect-n` of a tuple of constants `(z1, z2)` is
+`(vect-n(z1), vect-n(z2))`: lane `j` of the fold starts from `(z1, z2)`); an array
 parameter that stays an array of scalars (a stencil's weights) is the same in every lane, broadcast elementwise.
 """
 
@@ -33,7 +36,7 @@ from dataclasses import replace
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
 from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
-                              ToPrivate, Transpose, Vectorize, Zip, vector_literal)
+                              ToPrivate, Transpose, Tuple, Vectorize, Zip, vector_literal)
 from lift.ir.userfun import UserFun
 from lift.types.types import ArrayType, Bool, ScalarType, TupleType
 
@@ -57,9 +60,7 @@ def vectorize(n: int, f: FunDecl, arrays: bool = False) -> FunDecl:
     if arrays and type(f) in (Map, MapSeq, MapSeqUnroll):
         return replace(f, f=vectorize(n, f.f, arrays))
     if arrays and type(f) in (Reduce, ReduceSeq, ReduceSeqUnroll):
-        if not (isinstance(f.init, Literal) and isinstance(f.init.t, ScalarType)):
-            raise NotVectorisable(f"vect-{n}: the reduction's initial value {f.init} is not a scalar constant")
-        return replace(f, f=vectorize(n, f.f, arrays), init=vector_literal(n, f.init))
+        return replace(f, f=vectorize(n, f.f, arrays), init=_vector_init(n, f.init))
     if arrays and isinstance(f, ARRAY_VIEWS):
         return f
     if isinstance(f, Id):
@@ -86,6 +87,16 @@ def _lane_type(t, arrays: bool):
     while arrays and isinstance(t, ArrayType):
         t = t.elem
     return t
+
+
+def _vector_init(n: int, z: Expr) -> Expr:
+    """`vect-n(z)` of a reduction's initial value: a scalar constant, or a tuple of them."""
+    if isinstance(z, Literal) and isinstance(z.t, ScalarType):
+        return vector_literal(n, z)
+    if isinstance(z, FunCall) and isinstance(z.f, Tuple) and all(
+            isinstance(a, Literal) and isinstance(a.t, ScalarType) for a in z.args):
+        return Tuple(*(vector_literal(n, a) for a in z.args))
+    raise NotVectorisable(f"vect-{n}: the reduction's initial value {z} is not a scalar constant or a tuple of them")
 
 
 def _vectorize_expr(n: int, e: Expr, arrays: bool) -> Expr:

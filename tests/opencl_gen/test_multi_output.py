@@ -246,3 +246,16 @@ def test_lift_compile_writes_every_output_and_runs_from_the_manifest_alone(tmp_p
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_allclose(out["out0"], z, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(out["out1"], r, rtol=2e-4, atol=2e-3)
+@needs_device
+@pytest.mark.parametrize("n", [64, 8 * 37])
+def test_lanes_of_a_stored_tuple_of_vectors_are_read_one_by_one(n):
+    """A vectorised map of pairs stored as an array of tuples of vectors (a struct of `float8`s per element), then
+    read back lane by lane by `asScalar ∘ get-k ∘ unzip` in the next kernel: each scalar is lane `i mod 8` of
+    component `k` of the struct `i / 8` (it used to read the whole struct)."""
+    from lift import AsScalar, AsVector, Map, Vectorize
+    lanes = fun([V], lambda x: fun(lambda m: Map(add)(Zip(*(AsScalar()(Get(Unzip()(m), k)) for k in range(2)))))(
+        Map(Vectorize(8, abs_and_square))(AsVector(8)(x))))
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    got = compile(lanes)(x)
+    np.testing.assert_allclose(got, interpret(lanes, x), rtol=1e-6)
+    np.testing.assert_allclose(got, np.abs(x) + x * x, rtol=1e-6)
