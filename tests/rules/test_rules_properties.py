@@ -43,14 +43,16 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # padded columns of a matrix, the first columns of one, a padded matrix a map reads: tests/rules/test_padded_blocks.py;
 # folds in a user function's argument: tests/rules/test_subterm_fission.py; a map walking the columns of a matrix
 # (random programs rarely build one): tests/rules/test_iterate_and_transpose_copy.py; loops in user functions
-# written in Python (these programs' are C): tests/rules/test_userfun_unrolling.py.
+# written in Python (these programs' are C): tests/rules/test_userfun_unrolling.py; maps over arrays of vectors
+# whose user functions take them apart (these programs' are on scalars): tests/rules/test_struct_of_arrays.py; a
+# product walking the rows of a matrix: tests/rules/test_product_reshaping.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
                    "map-reduce-interchange", "map-accum-fusion", "hoist-invariant", "share-computation",
                    "split-transpose", "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
                    "map-view-fission", "vectorize-tuple-map", "zip-join", "let-out-of-argument", "private-argument",
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
                    "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy",
-                   "userfun-loop-unroll"}
+                   "userfun-loop-unroll", "struct-of-arrays", "vectorize-zip-tuple-map", "transpose-copy-rows"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
