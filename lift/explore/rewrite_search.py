@@ -47,13 +47,13 @@ from lift.rules.block_choice import row_padding
 from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, column_reduction, folded_grid,
                                    folded_window_rows, grid_windows, partial_column_sums, private_folds,
                                    transpose_tiles, transposition, vector_grid, vector_windows, windows)
-from lift.rules.default_lowering import (GROUP, LANES, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
-                                        copied_view, default_lowering, high_level, hoist_invariants, named_elements,
-                                        pad_reduction, pad_results, reduces_rows, unrolled_iterations,
-                                        unrolled_userfuns)
+from lift.rules.default_lowering import (GROUP, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up, copied_view,
+                                        default_lowering, high_level, hoist_invariants, named_elements,
+                                        unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.macro_rules import MAX_PADDING
+from lift.rules.reduction_choice import LANES, pad_reduction, pad_results, reduces_rows
 from lift.rules.row_blocking import row_blocks
 from lift.rules.stencil_row_blocking import stencil_row_blocks
 from lift.rules.struct_of_vectors import struct_of_vectors

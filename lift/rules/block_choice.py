@@ -24,8 +24,9 @@ where the blocks are padded (`lift.rules.default_lowering`, steps 1a, 3b and its
   (`row_padding`; `pad-map-repeat`, the padded rows' results dropped).
 
 Each choice is a strategy of rules placed by a selector, so a lowering that uses it replays as a derivation. This
-module builds on the default lowering's selectors (`high_level`, `reduces_rows`), and the macro rules build on
-its `lower_rest` and `clean_up`: the default lowering imports it where it builds its strategy.
+module builds on the default lowering's selectors (`high_level`, and `reduces_rows` of
+`lift.rules.reduction_choice`), and the macro rules build on its `lower_rest` and `clean_up`: the default lowering
+imports it where it builds its strategy.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from typing import Mapping, Optional
 from lift.ir import patterns as P
 from lift.rules import location as L
 from lift.rules.column_sums import blocked_columns, column_reduction, reads_its_matrix
-from lift.rules.default_lowering import LANES, MIN_CHUNK, high_level, reduces_rows
+from lift.rules.default_lowering import high_level
 from lift.rules.macro_rules import MAX_PADDING, blocked_products, left_rows_copied, register_blocked
+from lift.rules.reduction_choice import LANES, MIN_CHUNK, reduces_rows
 from lift.rules.row_blocking import row_blocks
 from lift.rules.sizes import bound_length
 from lift.rules.strategy import Focus, Selector, Strategy, inside, is_call, normalize, where

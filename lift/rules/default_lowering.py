@@ -50,7 +50,7 @@ chooses, in order:
    (`lift.rules.struct_of_vectors`: 86 ms at 8192 bodies on PoCL, 837 ms a body per work-item);
 2. a reduction outside every map runs in two kernels (Figure 8's chunks): `reduce ∘ map(g)` →
    `reduce-seq ∘ join ∘ map-global(reduce-seq(f ∘ g)) ∘ split-c`, each work-item reducing one chunk
-   of `c` elements, chosen from the size (`reduction_chunk`); a reduction of no map reduces `map(id)` of its
+   of `c` elements, chosen from the size (`lift.rules.reduction_choice`); a reduction of no map reduces `map(id)` of its
    input (`reduce-map-id`); where the mapped elements are scalars, `g`
    and `f` have vector versions and a chunk holds at least 4 float4s, the chunks are of float4 lanes
    (`vectorize-map`, `reduce-lanes`, Figure 9(c)), and a third, one-work-item kernel adds the 4 lanes:
@@ -128,7 +128,6 @@ from typing import Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir import patterns as P
-from lift.ir.associativity import absorbs_itself, is_associative
 from lift.ir.nodes import FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
@@ -140,12 +139,13 @@ from lift.rules.fold_splitting import folds_split_off
 from lift.rules.fusion import of_arrays
 from lift.rules.let_floating import invariant_computation, repeated_computation
 from lift.rules.memory import is_copy
-from lift.rules.paper_derivations import groups, mapped, sequential_chunks
+from lift.rules.paper_derivations import mapped
+from lift.rules.reduction_choice import (LANES, MIN_CHUNK, inner_lanes, reduces_rows, to_vectors, top_reduction,
+                                          vectorises)
 from lift.rules.registry import RULES
 from lift.rules.sizes import bound_length
-from lift.rules.strategy import (Focus, Selector, Strategy, argument, arguments, at_first, body, first_of, function,
-                                 identity, inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_,
-                                 where)
+from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
+                                 inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 from lift.rules.transposition import walked_transposition
 from lift.types.types import ArrayType, ScalarType
 
@@ -186,9 +186,6 @@ unrolled_userfuns = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite(
 MAX_UNROLLED_STEPS = 64
 """The most steps of an iteration outside every map that the default lowering unrolls (step 0a)."""
 
-MIN_CHUNK, MAX_CHUNK, TARGET_ITEMS = 16, 4096, 4096
-LANES = 4
-"""The vector width the default lowering vectorises by (float4: Figures 2 and 9(c))."""
 GROUP = 64
 """The work-group size a map's global size is made a multiple of (by padding) where it is not one."""
 ROW_LANES, ROW_BLOCK = 8, 4
@@ -198,28 +195,6 @@ ROW_LANES, ROW_BLOCK = 8, 4
 
 class LoweringError(LiftError):
     """A program the default lowering cannot lower: names the pattern and its place."""
-
-
-def reduction_chunk(length: Optional[int]) -> Optional[int]:
-    """The chunk each work-item reduces in a reduction over `length` elements: the power of two nearest above
-    `length / TARGET_ITEMS` (within `MIN_CHUNK`..`MAX_CHUNK`), halved while it would leave fewer than two
-    chunks; None for fewer than 4 elements (or an unknown `length`). It need not divide `length`: the reduction
-    then reads its input padded with its neutral element (`lift.rules.padding`)."""
-    if length is None or length < 4:
-        return None
-    c = MIN_CHUNK
-    while c < MAX_CHUNK and c * TARGET_ITEMS < length:
-        c *= 2
-    while c > 2 and -(-length // c) < 2:
-        c //= 2
-    return c
-
-
-def _dividing_chunk(length: int, chunk: int) -> Optional[int]:
-    """The largest power of two up to `chunk` that divides `length` and leaves at least two chunks, if any."""
-    while chunk >= 2 and (length % chunk or length // chunk < 2):
-        chunk //= 2
-    return chunk if chunk >= 2 else None
 
 
 def _head(node) -> Optional[FunDecl]:
@@ -232,125 +207,7 @@ def _over_many(ctx) -> bool:
     return length is not None and str(length) != "1"
 
 
-def _vectorises(vector_width: int) -> bool:
-    """Whether vectors pay on a device of native vector width `vector_width` (module docstring)."""
-    return vector_width >= 2
-
-
-def _to_vectors(n: int) -> Strategy:
-    return rewrite("vectorize-map", n=n) | rewrite("vectorize-zip-map", n=n)
-
-
-_TO_VECTORS = _to_vectors(LANES)
-
-
-def _reduce_lanes(n: int) -> Strategy:
-    """`reduce(f, z) ∘ map(g)` at the focus → `reduce(f, z) ∘ asScalar ∘ reduce(vect-n(f), vect-n(z)) ∘
-    map(vect-n(g)) ∘ asVector-n`: the reduction of `n`-lane vectors, then of the `n` lanes (Figure 9(c))."""
-    return argument(0, _to_vectors(n)) >> rewrite("reduce-lanes")
-
-
-_REDUCE_LANES = _reduce_lanes(LANES)
-
-
-def _from_neutral(s: Strategy) -> Strategy:
-    """At a reduction `reduce(f, z)` with `f(z, z) ≠ z`: `reduce(f, z) ∘ reduce(f, e)` (`reduce-neutral-init`),
-    `s` at the inner reduction from the neutral element `e`, which splits (`lift.rules.reduction`)."""
-    return rewrite("reduce-neutral-init") >> argument(0, s)
-
-
-def _chunks(chunk: int, of_map: bool) -> Strategy:
-    """At a reduction: Figure 8's chunks of `chunk` elements on global work-items, then a final sequential
-    reduction (two kernels); a reduction of a map fuses the map into the chunks' reductions."""
-    to_global = groups(rewrite("map-to-global", dim=0)) >> rewrite("reduce-to-seq")
-    if of_map:
-        return sequential_chunks(chunk) >> to_global
-    return (rewrite("partial-reduction", chunk=chunk) >> argument(0, rewrite("part-red-split-join", n=chunk))
-            >> to_global)
-
-
-def _top_reduction(sizes: Mapping[str, int], vector_width: int) -> Strategy:
-    """At a reduction outside every map: `_chunks`, of float4 lanes where they pay (a reduction of no map
-    reduces `map(id)` of its input, `reduce-map-id`) (module docstring, step 2)."""
-    def chunks(chunk: int, of_map: bool) -> Strategy:
-        scalar = _chunks(chunk, of_map)
-        if _vectorises(vector_width) and chunk >= LANES * LANES:
-            lanes = _REDUCE_LANES >> arguments(0, 0)(_chunks(chunk // LANES, True)) >> rewrite("reduce-to-seq")
-            return (lanes if of_map else rewrite("reduce-map-id") >> lanes) | scalar
-        return scalar
-
-    def run(focus: Focus):
-        ctx = focus.ctx
-        length = bound_length(ctx.node.args[0].t, sizes)
-        chunk = reduction_chunk(length)
-        if chunk is None or not is_associative(ctx.node.f.f):
-            return None
-        if not absorbs_itself(ctx.node.f.f, ctx.node.f.init):
-            return _from_neutral(top)(focus)
-        of_map = isinstance(ctx.node.args[0], FunCall) and isinstance(ctx.node.args[0].f, P.Map)
-        if length % chunk == 0:
-            return chunks(chunk, of_map)(focus)
-        padded = (pad_reduction(chunk) >> chunks(chunk, of_map))(focus)
-        dividing = _dividing_chunk(length, chunk)
-        if padded is not None or dividing is not None:
-            return padded if padded is not None else chunks(dividing, of_map)(focus)
-        return (pad_results(chunk) >> chunks(chunk, of_map))(focus)
-
-    top = Strategy(run, "top_reduction")
-    return top
-
-
-def pad_reduction(k: int) -> Strategy:
-    """The reduction at the focus padded to a multiple of `k`: with elements its map sends to the neutral
-    element, else (max, min) with copies of its last element (`lift.rules.padding`)."""
-    return rewrite("pad-reduction", k=k) | rewrite("pad-reduction-repeat", k=k)
-
-
-def pad_results(k: int) -> Strategy:
-    """The reduction of a map at the focus reducing the map's results padded with its neutral element to a
-    multiple of `k` (`pad-reduction-result`), through `map(id)` (`reduce-map-id`): again a reduction of a map,
-    which the chunked derivations start from; the map computes its results into memory of their own."""
-    return rewrite("pad-reduction-result", k=k) >> rewrite("reduce-map-id")
-
-
-def _inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
-    """At a reduction inside a map, not already of lanes (of `asScalar`): its vector lanes (`_reduce_lanes`; a
-    reduction of no map, of `LANES` vectors at least, reduces `map(id)` of its input), of `lanes` lanes where
-    that many divide the length `LANES` times over, else of `LANES`, over its input padded to a multiple of
-    `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at least (module
-    docstring, step 3)."""
-    def run(focus: Focus):
-        arg = focus.ctx.node.args[0]
-        length = bound_length(arg.t, sizes)
-        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
-            return None
-        if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
-            return _from_neutral(inner)(focus)
-        of_map = isinstance(arg, FunCall) and isinstance(arg.f, P.Map)
-        n = lanes if length % lanes == 0 and length >= lanes * LANES else LANES
-        reduced = _reduce_lanes(n)
-        reduced = reduced if of_map else rewrite("reduce-map-id") >> reduced
-        if length % n == 0 and (of_map or length >= n * LANES):
-            return reduced(focus)
-        return (pad_reduction(LANES) >> reduced)(focus) if length >= LANES * LANES else None
-
-    inner = Strategy(run, "inner_lanes")
-    return inner
-
-
-def reduces_rows(sizes: Mapping[str, int]) -> Selector:
-    """A map whose function reduces `MIN_CHUNK` scalars at least (or as many in float4s): a map of reductions
-    over rows (row sums, gemv, a batched dot). Each work-item does a chunk's work, so that work-groups of one
-    cost it little, while padding its input (`pad-map`) would bound-check every element of the rows it reads
-    (and break their float4 loads)."""
-    def scalars(t) -> int:
-        return (bound_length(t, sizes) or 0) * getattr(t.elem, "width", 1)
-
-    def test(ctx) -> bool:
-        return any(isinstance(c.node, FunCall) and isinstance(c.node.f, P.AbstractReduce)
-                   and scalars(c.node.args[0].t) >= MIN_CHUNK for c in L.subtree(L.descend(ctx, "f")))
-
-    return Selector(test, "reduces_rows")
+_TO_VECTORS = to_vectors(LANES)
 
 
 def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
@@ -364,7 +221,7 @@ def _top_map(sizes: Mapping[str, int], vector_width: int) -> Strategy:
         length = bound_length(focus.ctx.node.args[0].t, sizes)
         if length is None:
             return None
-        for lanes in ((LANES, 1) if _vectorises(vector_width) else (1,)):
+        for lanes in ((LANES, 1) if vectorises(vector_width) else (1,)):
             k = lanes * GROUP
             moved = on_global(lanes) if length % k == 0 else rewrite("pad-map", k=k) >> argument(0, on_global(lanes))
             result = moved(focus)
@@ -605,21 +462,21 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
 
-    top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> _top_reduction(sizes, vector_width))
-    inner_lanes = (normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, row_lanes))
-                   if _vectorises(vector_width) else identity)
-    column_blocks = fold_column_blocks(sizes) if _vectorises(vector_width) else identity
-    row_blocks = fold_row_blocks(sizes, row_block) if _vectorises(vector_width) else identity
+    top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> top_reduction(sizes, vector_width))
+    inner_reductions = (normalize(where(is_call(P.Reduce) & inside()) >> inner_lanes(sizes, row_lanes))
+                        if vectorises(vector_width) else identity)
+    column_blocks = fold_column_blocks(sizes) if vectorises(vector_width) else identity
+    row_blocks = fold_row_blocks(sizes, row_block) if vectorises(vector_width) else identity
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
-                if _vectorises(vector_width) else identity)
+                if vectorises(vector_width) else identity)
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))
-                                 if _vectorises(vector_width) else (identity, identity))
-    structs = all_pairs_of_structs(sizes) if _vectorises(vector_width) else identity
-    general = (stencils >> structs >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_lanes
+                                 if vectorises(vector_width) else (identity, identity))
+    structs = all_pairs_of_structs(sizes) if vectorises(vector_width) else identity
+    general = (stencils >> structs >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions >> inner_reductions
                >> row_blocks >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> copied_view >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
             >> _FUSE_MAPS >> split_columns

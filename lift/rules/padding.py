@@ -184,8 +184,8 @@ def pad_reduction_result(call, k):
 
 def _repeated_padding(call: FunCall):
     """`(arrays, rebuild)` for `pad-reduction-repeat`: the arrays the reduction reads (through its map and zip)."""
-    requires(is_idempotent(call.f.f), f"the operator is not known to be idempotent (max, min, and, or): "
-                                      f"a repeated element would count twice")
+    requires(is_idempotent(call.f.f), "the operator is not known to be idempotent (max, min, and, or): "
+                                      "a repeated element would count twice")
     arg = call.args[0]
     if isinstance(arg, FunCall) and isinstance(arg.f, Map):
         arrays, _, rebuild = _arrays(arg.args[0])

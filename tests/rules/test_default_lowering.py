@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import lift
 from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, Zip, fun, interpret, paper
-from lift.rules.default_lowering import LoweringError, default_lowering, lower, reduction_chunk
+from lift.rules.default_lowering import LoweringError, default_lowering, lower
+from lift.rules.reduction_choice import reduction_chunk
 from lift.rules.engine import RewriteEngine
 from lift.rules.lowering_choice import is_lowered
 

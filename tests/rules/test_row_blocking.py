@@ -14,7 +14,8 @@ import lift
 from lift import ArrayType, Float, Get, Literal, Map, Reduce, SizeVar, VectorType, Zip, fun, infer, interpret, paper
 from lift.ir import patterns as P
 from lift.rules import RewriteEngine
-from lift.rules.default_lowering import _inner_lanes, default_lowering, lower
+from lift.rules.default_lowering import default_lowering, lower
+from lift.rules.reduction_choice import inner_lanes
 from lift.rules.row_blocking import row_blocks
 from lift.rules.strategy import StrategyFailed, derive, inside, is_call, normalize, outermost, where
 
@@ -58,7 +59,7 @@ def _blocked(name, h, lanes, sizes, padded=False):
     """The program with its inner reductions in `lanes` lanes (None: as they are), then its rows in blocks of `h`
     (`padded`: over the rows padded to a multiple of `h`)."""
     top_rows = is_call(P.Map) & ~inside()
-    vectors = normalize(where(is_call(P.Reduce) & inside()) >> _inner_lanes(sizes, lanes)) if lanes else None
+    vectors = normalize(where(is_call(P.Reduce) & inside()) >> inner_lanes(sizes, lanes)) if lanes else None
     blocked = outermost(top_rows, row_blocks(h, padded))
     return derive(vectors >> blocked if vectors else blocked, PROGRAMS[name], sizes).replay(
         PROGRAMS[name], RewriteEngine(sizes=sizes))
@@ -85,7 +86,7 @@ def test_row_blocks_mean_what_the_program_means(name, h, blocks, lanes, vectors,
 def test_padded_row_blocks_mean_what_the_program_means(name, h, blocks, data, lanes, vectors, odd, seed):
     """Any number of rows: the rows padded to a multiple of `h` with copies of the last (`pad-map-repeat`), the
     padded rows' results dropped; the rows' lengths need not be a multiple of the lanes either (each row then
-    padded to a multiple of 4 first, `_inner_lanes`)."""
+    padded to a multiple of 4 first, `inner_lanes`)."""
     m, n = h * blocks - data.draw(st.integers(1, h - 1)), (lanes or 4) * 4 * vectors + odd
     sizes = {"M": m, "N": n}
     blocked = _blocked(name, h, lanes, sizes, padded=True)
