@@ -1,18 +1,41 @@
 """Softmax of every column of a matrix as a new user writes it: the row-wise softmax of the transpose, transposed
 back (each column's maximum and sum of exponentials written where they are used)."""
 
+import math
+
 import numpy as np
 
-from lift import ArrayType, Float, Map, SizeVar, Transpose, fun
+from lift import ArrayType, Float, Map, Reduce, SizeVar, Transpose, fun, userfun
 
-from softmax import softmax_row
+from blas import add
 
 R = SizeVar("R")
 C = SizeVar("C")
 SIZES = {"R": 1001, "C": 999}
 
 
-softmax_cols = fun([ArrayType(ArrayType(Float, C), R)], lambda a: Transpose()(Map(softmax_row)(Transpose()(a))))
+@userfun
+def maxf(x: Float, y: Float) -> Float:
+    return max(x, y)
+
+
+@userfun
+def exp_minus(x: Float, m: ArrayType(Float, 1)) -> Float:
+    return math.exp(x - m[0])
+
+
+@userfun
+def divide_by(x: Float, s: ArrayType(Float, 1)) -> Float:
+    return x / s[0]
+
+
+def softmax_col(col):
+    m = Reduce(maxf, -math.inf)(col)
+    e = Map(lambda v: exp_minus(v, m))(col)
+    return Map(lambda v: divide_by(v, Reduce(add, 0.0)(e)))(e)
+
+
+softmax_cols = fun([ArrayType(ArrayType(Float, C), R)], lambda a: Transpose()(Map(softmax_col)(Transpose()(a))))
 
 
 def reference(a):
