@@ -17,10 +17,11 @@ SIZES = {"M": 13, "N": 11}
 
 def test_the_cost_model_charges_a_window_indexed_by_a_counter_as_memory(examples):
     """Life rolled reads its private window by the loops' counters (memory: each read an operation), unrolled at
-    constant indices (registers): the unrolled kernel is predicted faster."""
+    constant indices (registers): the unrolled kernel is predicted faster. Its scalar lowering (`vector_width=1`):
+    vectorised in 16 lanes, both are predicted memory-bound and equal, where PoCL ran them in 0.85 and 1.12 ms."""
     program = examples["life"].kernels["life"]
     sizes = {"M": 64, "N": 64}
-    unrolled = default_lowering(program, sizes)
+    unrolled = default_lowering(program, sizes, vector_width=1)
     rolled = Derivation(tuple(s for s in unrolled.steps if s.rule != "userfun-loop-unroll"), unrolled.sizes)
     predicted = [predict(profile(Candidate(d.replay(program)).generate("k", sizes)), CPU) for d in (unrolled, rolled)]
     assert predicted[0] < predicted[1]
