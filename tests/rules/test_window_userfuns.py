@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import (ArrayType, Bool, Float, Id, Join, Map, MapGlb, MapSeq, Pad, SizeVar, Slide, ToPrivate, fun, infer,
+from lift import (ArrayType, Bool, Float, Id, Join, Map, MapGlb, MapSeq, Pad, SizeVar, Slide, ToPrivate, fun,
                   interpret, paper, userfun)
 from lift.opencl_gen.kernels import generate
 from lift.rules import RewriteEngine
@@ -28,6 +28,7 @@ from opencl_device import needs_device
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from stencils import jacobi2d5_high, jacobi3, jacobi5  # noqa: E402
+from test_window_vectorization import _applied  # noqa: E402
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 L = SizeVar("L")
@@ -70,15 +71,6 @@ ROWS = {
              lambda x: Map(lambda nb: box9(Join()(nb)))(x),
              lambda rng, m: [_rand(rng, m, 3, 3)]),
 }
-
-
-def _applied(program, rule, **params):
-    engine = RewriteEngine()
-    places = [rw for rw in engine.rewrites(program) if rw.rule == rule and rw.param_dict == params]
-    assert places, f"{rule} {params} does not apply to {paper(program)}"
-    new = engine.apply(program, places[0])
-    assert infer(new).type == infer(program).type
-    return new
 
 
 @SETTINGS
