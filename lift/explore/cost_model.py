@@ -65,7 +65,7 @@ from typing import Mapping, Optional, Sequence
 from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
                                       with_changes)
 from lift.explore.driver_group_size import driver_group_size
-from lift.explore.userfun_cost import chain, operations, transcendental
+from lift.explore.userfun_cost import array_reads, chain, operations, transcendental
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
@@ -94,7 +94,9 @@ class DeviceModel:
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
-    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`).
+    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
+    the size of a compute unit's own cache, nearer than that one (0: none known): on a CPU, PoCL's local memory is
+    a core's L2 cache and reports its size (512 KB on this machine's EPYC, whose L3 is the 32 MB global cache).
     """
 
     compute_units: int
@@ -111,6 +113,7 @@ class DeviceModel:
     latency_ns: float = 0.0
     cache_bytes: int = 0
     cache_line_bytes: int = 64
+    near_cache_bytes: int = 0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
@@ -121,7 +124,8 @@ class DeviceModel:
                          local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes)
+                   max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
+                   near_cache_bytes=local_mem_bytes if kind == "cpu" else 0)
 
 
 @dataclass
@@ -149,6 +153,8 @@ class KernelProfile:
     array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
     strided: Counter = field(default_factory=Counter)  # reads of global memory along a stride: (bytes, stride) -> count
     chains: list = field(default_factory=list)  # sequential reductions: (steps, chain of a step, ops, packed ops)
+    gathers: Counter = field(default_factory=Counter)  # loads from global memory at data-computed addresses, by array
+    item_span: float = 0.0  # bytes of global memory a work-item reads in its sequential loops
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -187,12 +193,14 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
+    unshared = 0.0 if _spills(k, m) else 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
     overlaps = _overlaps(k)
     rereads, cached = _rereads(k, m, unshared, overlaps)
     rereads += _stride_bytes(k, m)
+    gathered, through_cache = _gathered_lines(k, m)
+    rereads += through_cache
     overlap = sum(overlaps.values())
-    memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
+    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
@@ -217,6 +225,42 @@ def _stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
     work-items, which read it after a whole walk (`local_gbps`, not `bandwidth_gbps`: memory streams the array once)."""
     return sum(n * (min(stride, m.cache_line_bytes) - nbytes) for (nbytes, stride), n in k.strided.items()
                if stride > nbytes)
+
+
+NEAR_CACHE_SHARE = 0.375
+"""The share of a compute unit's own cache (`DeviceModel.near_cache_bytes`) that a work-item's reads may fill
+(`KernelProfile.item_span`) and what it shares with the next one still be there for it: the rest holds what streams
+past (its results, the runtime's own data), and lines a page apart (a column of blocks of a matrix) fall in its
+sets unevenly. Fitted between what stays in this EPYC's 512 KB L2 and what does not (see `_spills`)."""
+
+
+def _spills(k: KernelProfile, m: DeviceModel) -> bool:
+    """Whether what a work-item reads in its sequential loops (`KernelProfile.item_span`) overflows the part of a
+    compute unit's own cache that keeps it (`NEAR_CACHE_SHARE`), so that the next work-item reads again from further
+    away what they share. A 1024² matrix product's work-item of a 1x64 register block walks 256 KB of B's columns
+    and 4 KB of A's row: the work-items of a column of blocks, which share B's, take 104-133 ms where those of a
+    row, which share A's, take 53-55; a 2x32 block (136 KB) measures the same either way, and at 512² a 1x64 block
+    (130 KB) of a column 8-10 ms against 17 for a row."""
+    return bool(m.near_cache_bytes) and k.item_span > m.near_cache_bytes * NEAR_CACHE_SHARE
+
+
+def _gathered_lines(k: KernelProfile, m: DeviceModel) -> tuple:
+    """What the gathers of `k` (`KernelProfile.gathers`: loads at addresses computed from data) bring in beyond
+    their loads, in bytes from memory and through the cache: a whole cache line each, from the level of the memory
+    hierarchy its array fits in: nothing more from a compute unit's own cache (`near_cache_bytes`: a CPU core runs
+    ahead of such loads, as of any other), a line through the shared cache (`cache_bytes`, at `local_gbps`), a line
+    from memory beyond it (at the bandwidth; a gather from an array of unknown size, not an input, as from the
+    cache)."""
+    memory = cache = 0.0
+    for name, loads in k.gathers.items():
+        size = k.array_bytes.get(name)
+        if size is not None and size <= m.near_cache_bytes:
+            continue
+        if size is None or size <= m.cache_bytes:
+            cache += loads * m.cache_line_bytes
+        else:
+            memory += loads * m.cache_line_bytes
+    return memory, cache
 
 
 def _overlaps(k: KernelProfile) -> Counter:
@@ -278,6 +322,12 @@ class _Scope:
     def shared(self, space) -> bool:
         """Whether a value in `space` read here is the same for consecutive work-items."""
         return self.items and ITEM not in getattr(space, "varies", {ITEM})
+
+    def span(self, space) -> float:
+        """How many values a work-item reads from `space` here in all: one for each iteration of the sequential
+        loops it varies with."""
+        varies = getattr(space, "varies", frozenset())
+        return math.prod(n for i, n, _ in self.loops if i in varies)
 
     @property
     def loop(self) -> Optional[int]:
@@ -383,6 +433,7 @@ class CostWalk(Mapper):
         for s, t in zip(spaces, types):
             self.read(s, t, scope)
         self.counter_indexed(f, spaces, types, scope)
+        self.array_arguments(f, spaces, types, scope)
         if isinstance(f, (P.Id, P.Tuple)) or isinstance(f, P.Vectorize) and isinstance(f.f, P.Id):
             carried = [s.chain for s in spaces if getattr(s, "chain", None) is not None]
         else:
@@ -409,6 +460,33 @@ class CostWalk(Mapper):
                 while isinstance(t, ArrayType):
                     t = t.elem
                 self.traffic(spilled_space(s), t, scope.times * reads[name], packed=scope.packed)
+
+    def array_arguments(self, f: FunDecl, spaces, types, scope: _Scope) -> None:
+        """The reads that a user function written in Python makes of the elements of its array arguments in global
+        or local memory (`array_reads`; a private one is `counter_indexed`'s): one read at constant indices or loop
+        counters (a window, a row) as any read of a value there, a gather (`particles[nid]`, `x[col]`) a load per
+        lane of its index at every application, priced by where its array lives (`KernelProfile.gathers`)."""
+        reads = array_reads(f)
+        if not reads:
+            return
+        inner = f.f if isinstance(f, P.Vectorize) else f
+        for name, s in zip(inner.param_names, spaces):
+            if s == PRIVATE or isinstance(s, tuple):
+                continue
+            for read, n in reads.items():
+                if read.param != name:
+                    continue
+                if read.gathered:
+                    self.gather(s, read.elem, scope.times * n * read.loads)
+                else:
+                    self.traffic(s, read.elem, scope.reads(s) * n * read.loads, scope.shared(s), packed=scope.packed)
+
+    def gather(self, space, t: Type, loads: float) -> None:
+        """Count `loads` loads of an element of type `t` at addresses computed from data, in `space`: each an
+        access, and in global memory a cache line of the array it reads (`KernelProfile.gathers`)."""
+        self._count(self.kernel.accesses, t.width if isinstance(t, VectorType) else 1, loads, "")
+        if space == GLOBAL:
+            self.kernel.gathers[getattr(space, "array", None)] += loads
 
     def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
         """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""
@@ -502,6 +580,8 @@ class CostWalk(Mapper):
         else:
             lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
             self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
+            if space == GLOBAL:
+                self.kernel.item_span += element_bytes(t) * scope.span(space)
             if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None):
                 self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
 
