@@ -10,8 +10,11 @@ results go as the emitter does: into their destination, or where their cast says
 work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written to, global or
-  local memory, times the number of times it runs (values in views are not copied; what a user function gathers
-  from an array argument depends on the data and is not counted). A value is read once per iteration of the
+  local memory, times the number of times it runs (values in views are not copied), and the elements a user function
+  reads of an array argument (`lift.explore.userfun_cost.array_reads`): at constant indices or its loops' counters
+  as any value, at indices computed from data (a gather: MD's `particles[nid]`) a load per lane of the index, and a
+  cache line from the level its array fits in (`lift.explore.cache_levels.gathered_lines`). A value is read once
+  per iteration of the
   sequential loops it varies with, as a compiler hoists a load out of a loop that does not change it (unless that
   loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
   its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
@@ -20,15 +23,16 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   accumulator there `SPILL_OPS` (it waits for the previous step's store). A value the
   consecutive work-items of a group (along dimension 0) all read, one that does not vary with their index, is read
   from memory once per group and from the cache by the others (a CPU runs them one after another on one core: the
-  block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row). Each
+  block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row), unless
+  what a work-item reads in its loops overflows its core's own cache (`lift.explore.cache_levels.spills`). Each
   read of a program's input array is counted against that array: on a device with a cache (`cache_bytes`), its
   reads beyond its size pass through the cache, at the compute units' local-memory bandwidth (a CPU's local memory
   is its cache), and where the array fits in it (with the smaller inputs) they come from the cache alone, not from
   memory: a 1024³ matrix multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB
   cache. Reads through overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one
-  index) stream the array from memory once, whatever its size; the cache serves the others (`_overlaps`). A
+  index) stream the array from memory once, whatever its size; the cache serves the others (`overlaps`). A
   sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads
-  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
+  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`stride_bytes`);
 - operations: each user-function application counts the operations of its body, by the lanes they work on
   (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
   BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential
@@ -62,6 +66,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from lift.explore.cache_levels import gathered_lines, overlaps, rereads, spills, stride_bytes
 from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
                                       with_changes)
 from lift.explore.driver_group_size import driver_group_size
@@ -193,19 +198,18 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    unshared = 0.0 if _spills(k, m) else 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
-    overlaps = _overlaps(k)
-    rereads, cached = _rereads(k, m, unshared, overlaps)
-    rereads += _stride_bytes(k, m)
-    gathered, through_cache = _gathered_lines(k, m)
-    rereads += through_cache
-    overlap = sum(overlaps.values())
-    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
+    unshared = 0.0 if spills(k, m) else 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
+    windows = overlaps(k)
+    through_cache, cached = rereads(k, m, unshared, windows)
+    gathered, gathered_through_cache = gathered_lines(k, m)
+    through_cache += stride_bytes(k, m) + gathered_through_cache
+    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
+        / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + rereads) / m.local_gbps
+    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
 
@@ -216,77 +220,6 @@ def _stalls(k: KernelProfile, m: DeviceModel) -> float:
     at `latency_ns` an operation (`lift.explore.userfun_cost`)."""
     return sum(max(0.0, steps * carried * m.latency_ns - (_ops(ops, m) + _ops(packed, m, True)) * m.op_ns)
                for steps, carried, ops, packed in k.chains)
-
-
-def _stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
-    """What reads along a stride (`KernelProfile.strided`: a sequential loop over `reorder-stride`'s elements, as a
-    work-item of a tree reduction walks its chunk) bring through the cache beyond their own bytes: each loads the
-    cache line it falls in, up to the stride's width, and the rest of that line waits in the cache for the next
-    work-items, which read it after a whole walk (`local_gbps`, not `bandwidth_gbps`: memory streams the array once)."""
-    return sum(n * (min(stride, m.cache_line_bytes) - nbytes) for (nbytes, stride), n in k.strided.items()
-               if stride > nbytes)
-
-
-NEAR_CACHE_SHARE = 0.375
-"""The share of a compute unit's own cache (`DeviceModel.near_cache_bytes`) that a work-item's reads may fill
-(`KernelProfile.item_span`) and what it shares with the next one still be there for it: the rest holds what streams
-past (its results, the runtime's own data), and lines a page apart (a column of blocks of a matrix) fall in its
-sets unevenly. Fitted between what stays in this EPYC's 512 KB L2 and what does not (see `_spills`)."""
-
-
-def _spills(k: KernelProfile, m: DeviceModel) -> bool:
-    """Whether what a work-item reads in its sequential loops (`KernelProfile.item_span`) overflows the part of a
-    compute unit's own cache that keeps it (`NEAR_CACHE_SHARE`), so that the next work-item reads again from further
-    away what they share. A 1024² matrix product's work-item of a 1x64 register block walks 256 KB of B's columns
-    and 4 KB of A's row: the work-items of a column of blocks, which share B's, take 104-133 ms where those of a
-    row, which share A's, take 53-55; a 2x32 block (136 KB) measures the same either way, and at 512² a 1x64 block
-    (130 KB) of a column 8-10 ms against 17 for a row."""
-    return bool(m.near_cache_bytes) and k.item_span > m.near_cache_bytes * NEAR_CACHE_SHARE
-
-
-def _gathered_lines(k: KernelProfile, m: DeviceModel) -> tuple:
-    """What the gathers of `k` (`KernelProfile.gathers`: loads at addresses computed from data) bring in beyond
-    their loads, in bytes from memory and through the cache: a whole cache line each, from the level of the memory
-    hierarchy its array fits in: nothing more from a compute unit's own cache (`near_cache_bytes`: a CPU core runs
-    ahead of such loads, as of any other), a line through the shared cache (`cache_bytes`, at `local_gbps`), a line
-    from memory beyond it (at the bandwidth; a gather from an array of unknown size, not an input, as from the
-    cache)."""
-    memory = cache = 0.0
-    for name, loads in k.gathers.items():
-        size = k.array_bytes.get(name)
-        if size is not None and size <= m.near_cache_bytes:
-            continue
-        if size is None or size <= m.cache_bytes:
-            cache += loads * m.cache_line_bytes
-        else:
-            memory += loads * m.cache_line_bytes
-    return memory, cache
-
-
-def _overlaps(k: KernelProfile) -> Counter:
-    """Per input array, its reads through overlapping windows (`slide`, not shared by consecutive work-items) beyond
-    its size: a window's elements are at constant offsets from one index, and the next window (the same
-    work-item's, or the next one's) reads most of them again, so that memory streams each element once and the
-    cache serves the other reads (the halo's too), whatever the array's size: a 3x3 stencil keeps three rows in it.
-    They still count as loads (`KernelProfile.accesses`)."""
-    return Counter({name: max(k.array_windowed[name] - size, 0.0) for name, size in k.array_bytes.items()})
-
-
-def _rereads(k: KernelProfile, m: DeviceModel, unshared: float, overlaps: Mapping) -> tuple:
-    """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
-    work-items, `unshared` of them, and the `overlaps` of its windows, `_overlaps`) beyond its size, all of which
-    pass through the cache, and of them those of the arrays that fit in it with the smaller ones, which the cache
-    serves alone. None where no cache is known."""
-    if not m.cache_bytes:
-        return 0.0, 0.0
-    rereads = cached = 0.0
-    held = 0
-    for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
-        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - overlaps[name] - size, 0.0)
-        held += size
-        rereads += extra
-        cached += extra if held <= m.cache_bytes else 0.0
-    return rereads, cached
 
 
 def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
