@@ -44,11 +44,9 @@ def gathered_lines(k: KernelProfile, m: DeviceModel) -> tuple:
     their loads, in bytes from memory and through the cache: a whole cache line each, from the level of the memory
     hierarchy its array fits in: nothing more from a compute unit's own cache (`near_cache_bytes`: a CPU core runs
     ahead of such loads, as of any other), a line through the shared cache (`cache_bytes`, at `local_gbps`), a line
-    from memory beyond it (at the bandwidth; a gather from an array of unknown size, not an input, as from the
-    cache)."""
+    from memory beyond it (at the bandwidth; a gather from an array of unknown size as from the cache)."""
     memory = cache = 0.0
-    for name, loads in k.gathers.items():
-        size = k.array_bytes.get(name)
+    for size, loads in k.gathers.items():
         if size is not None and size <= m.near_cache_bytes:
             continue
         if size is None or size <= m.cache_bytes:

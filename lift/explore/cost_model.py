@@ -83,6 +83,7 @@ from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes, value_bytes
+from lift.types.arith import UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
@@ -158,7 +159,8 @@ class KernelProfile:
     array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
     strided: Counter = field(default_factory=Counter)  # reads of global memory along a stride: (bytes, stride) -> count
     chains: list = field(default_factory=list)  # sequential reductions: (steps, chain of a step, ops, packed ops)
-    gathers: Counter = field(default_factory=Counter)  # loads from global memory at data-computed addresses, by array
+    gathers: Counter = field(default_factory=Counter)  # loads from global memory at data-computed addresses, by the
+    # bytes of the array they gather from
     item_span: float = 0.0  # bytes of global memory a work-item reads in its sequential loops
 
 
@@ -171,7 +173,7 @@ def profile(g: GeneratedProgram) -> list:
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name, array_bytes=sizes)
-        walk = CostWalk(prof)
+        walk = CostWalk(prof, g.sizes)
         e = k.expr
         spaces = [top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
@@ -322,8 +324,9 @@ class CostWalk(Mapper):
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
     """
 
-    def __init__(self, kernel: KernelProfile):
+    def __init__(self, kernel: KernelProfile, sizes: Mapping):
         self.kernel = kernel
+        self.sizes = sizes
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
         """Walk `e`, whose result goes to `dest` (None: none given); return its space.
@@ -403,23 +406,27 @@ class CostWalk(Mapper):
         if not reads:
             return
         inner = f.f if isinstance(f, P.Vectorize) else f
-        for name, s in zip(inner.param_names, spaces):
+        for name, s, t in zip(inner.param_names, spaces, types):
             if s == PRIVATE or isinstance(s, tuple):
                 continue
             for read, n in reads.items():
                 if read.param != name:
                     continue
                 if read.gathered:
-                    self.gather(s, read.elem, scope.times * n * read.loads)
+                    self.gather(s, t, read.elem, scope.times * n * read.loads)
                 else:
                     self.traffic(s, read.elem, scope.reads(s) * n * read.loads, scope.shared(s), packed=scope.packed)
 
-    def gather(self, space, t: Type, loads: float) -> None:
-        """Count `loads` loads of an element of type `t` at addresses computed from data, in `space`: each an
-        access, and in global memory a cache line of the array it reads (`KernelProfile.gathers`)."""
+    def gather(self, space, array: Type, t: Type, loads: float) -> None:
+        """Count `loads` loads of an element of type `t` at addresses computed from data, in an array of type `array`
+        in `space`: each an access, and in global memory a cache line of that array (`KernelProfile.gathers`)."""
         self._count(self.kernel.accesses, t.width if isinstance(t, VectorType) else 1, loads, "")
         if space == GLOBAL:
-            self.kernel.gathers[getattr(space, "array", None)] += loads
+            try:
+                nbytes = value_bytes(array, self.sizes)
+            except UnboundSize:
+                nbytes = None
+            self.kernel.gathers[nbytes] += loads
 
     def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
         """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""
