@@ -14,8 +14,8 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   reads of an array argument (`lift.explore.userfun_cost.array_reads`): at constant indices or its loops' counters
   as any value, at indices computed from data (a gather: MD's `particles[nid]`) a load per lane of the index, and a
   cache line from the level its array fits in (`lift.explore.cache_levels.gathered_lines`). A value is read once
-  per iteration of the
-  sequential loops it varies with, as a compiler hoists a load out of a loop that does not change it (unless that
+  per iteration of the sequential loops it varies with, as a compiler hoists a load out of a loop that does not
+  change it (unless that
   loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
   its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
   reads `h + w` values per step, not `2 h w`). A private array indexed by a loop counter, or read as vectors of its

@@ -10,11 +10,12 @@ result waits for the previous one, so a sequential reduction takes at least its 
 accumulator to the result (`chain`); `dot`'s steps take an add's latency each, whatever their throughput.
 
 Operations are weighted by the issue slots they hold: an arithmetic operator (on floats or integers), a comparison,
-a selection or a cheap math function (`fabs`, `fmin`, ...) one, a division `DIVIDE_OPS` and a `sqrt` `SQRT_OPS` (the divider is not pipelined: PoCL compiles
-N-body's `1 / sqrt(...)` to a `vsqrtss` and a `vdivss` that each hold it several cycles), a transcendental
-function `MATH_CALL_OPS` (a polynomial after a range reduction, scalar or on a native vector). An operation on a
-vector value of `n` lanes counts at width `n` (`operations`), so that one wider than the device's native vector
-counts one instruction per native vector, and one on a narrower vector one instruction for all its lanes. A loop
+a selection or a cheap math function (`fabs`, `fmin`, ...) one, a division `DIVIDE_OPS` and a `sqrt` `SQRT_OPS`
+(the divider is not pipelined: PoCL compiles N-body's `1 / sqrt(...)` to a `vsqrtss` and a `vdivss` that each hold
+it several cycles), a transcendental function `MATH_CALL_OPS` (a polynomial after a range reduction, scalar or on a
+native vector). An operation on a vector value of `n` lanes counts at width `n` (`operations`), so that one wider
+than the device's native vector counts one instruction per native vector, and one on a narrower vector one
+instruction for all its lanes. A loop
 left rolled in the body (`userfun-loop-unroll` removes them) adds its counting (`LOOP_OPS` an iteration) and its
 counters' integer arithmetic, scalar work whatever the lanes.
 
