@@ -10,9 +10,12 @@ results go as the emitter does: into their destination, or where their cast says
 work-group level is the generator's rule (`lift.opencl_gen.barriers`):
 
 - global and local memory traffic: every user-function argument read from, and every result written to, global or
-  local memory, times the number of times it runs (values in views are not copied; what a user function gathers
-  from an array argument depends on the data and is not counted). A value is read once per iteration of the
-  sequential loops it varies with, as a compiler hoists a load out of a loop that does not change it (unless that
+  local memory, times the number of times it runs (values in views are not copied), and the elements a user function
+  reads of an array argument (`lift.explore.userfun_cost.array_reads`): at constant indices or its loops' counters
+  as any value, at indices computed from data (a gather: MD's `particles[nid]`) a load per lane of the index, and a
+  cache line from the level its array fits in (`lift.explore.cache_levels.gathered_lines`). A value is read once
+  per iteration of the sequential loops it varies with, as a compiler hoists a load out of a loop that does not
+  change it (unless that
   loop encloses a rolled one that does: N-body's chunk of bodies per work-item reads every body again for each of
   its own), or shares it between the copies of an unrolled loop (register blocking: a work-item's `h × w` block
   reads `h + w` values per step, not `2 h w`). A private array indexed by a loop counter, or read as vectors of its
@@ -20,15 +23,16 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   accumulator there `SPILL_OPS` (it waits for the previous step's store). A value the
   consecutive work-items of a group (along dimension 0) all read, one that does not vary with their index, is read
   from memory once per group and from the cache by the others (a CPU runs them one after another on one core: the
-  block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row). Each
+  block of B's columns shared by the work-items of a column of blocks, or the rows of A by those of a row), unless
+  what a work-item reads in its loops overflows its core's own cache (`lift.explore.cache_levels.spills`). Each
   read of a program's input array is counted against that array: on a device with a cache (`cache_bytes`), its
   reads beyond its size pass through the cache, at the compute units' local-memory bandwidth (a CPU's local memory
   is its cache), and where the array fits in it (with the smaller inputs) they come from the cache alone, not from
   memory: a 1024³ matrix multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB
   cache. Reads through overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one
-  index) stream the array from memory once, whatever its size; the cache serves the others (`_overlaps`). A
+  index) stream the array from memory once, whatever its size; the cache serves the others (`overlaps`). A
   sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads
-  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`_stride_bytes`);
+  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`stride_bytes`);
 - operations: each user-function application counts the operations of its body, by the lanes they work on
   (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
   BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential
@@ -62,10 +66,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from lift.explore.cache_levels import gathered_lines, overlaps, rereads, spills, stride_bytes
 from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
                                       with_changes)
 from lift.explore.driver_group_size import driver_group_size
-from lift.explore.userfun_cost import chain, operations, transcendental
+from lift.explore.userfun_cost import array_reads, chain, operations, transcendental
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
@@ -78,6 +83,7 @@ from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes, value_bytes
+from lift.types.arith import UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
 
@@ -94,7 +100,9 @@ class DeviceModel:
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
-    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`).
+    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
+    the size of a compute unit's own cache, nearer than that one (0: none known): on a CPU, PoCL's local memory is
+    a core's L2 cache and reports its size (512 KB on this machine's EPYC, whose L3 is the 32 MB global cache).
     """
 
     compute_units: int
@@ -111,6 +119,7 @@ class DeviceModel:
     latency_ns: float = 0.0
     cache_bytes: int = 0
     cache_line_bytes: int = 64
+    near_cache_bytes: int = 0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
@@ -121,7 +130,8 @@ class DeviceModel:
                          local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
-                   max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes)
+                   max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
+                   near_cache_bytes=local_mem_bytes if kind == "cpu" else 0)
 
 
 @dataclass
@@ -149,6 +159,9 @@ class KernelProfile:
     array_windowed: Counter = field(default_factory=Counter)  # of `array_reads`: unshared reads through windows
     strided: Counter = field(default_factory=Counter)  # reads of global memory along a stride: (bytes, stride) -> count
     chains: list = field(default_factory=list)  # sequential reductions: (steps, chain of a step, ops, packed ops)
+    gathers: Counter = field(default_factory=Counter)  # loads from global memory at data-computed addresses, by the
+    # bytes of the array they gather from
+    item_span: float = 0.0  # bytes of global memory a work-item reads in its sequential loops
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -160,7 +173,7 @@ def profile(g: GeneratedProgram) -> list:
     profiles = []
     for k in g.kernels:
         prof = KernelProfile(k.name, array_bytes=sizes)
-        walk = CostWalk(prof)
+        walk = CostWalk(prof, g.sizes)
         e = k.expr
         spaces = [top_level_space(a, params) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
@@ -187,17 +200,18 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     groups = math.ceil(k.work_items / group_size)
     waves = math.ceil(groups / m.compute_units)
     occupancy = groups / (waves * m.compute_units) * min(1.0, group_size / m.lanes)
-    unshared = 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
-    overlaps = _overlaps(k)
-    rereads, cached = _rereads(k, m, unshared, overlaps)
-    rereads += _stride_bytes(k, m)
-    overlap = sum(overlaps.values())
-    memory_ns = (k.global_bytes - k.shared_bytes * unshared - cached - overlap) / m.bandwidth_gbps
+    unshared = 0.0 if spills(k, m) else 1 - 1 / max(min(k.items_in_row, m.max_work_group_size), 1)
+    windows = overlaps(k)
+    through_cache, cached = rereads(k, m, unshared, windows)
+    gathered, gathered_through_cache = gathered_lines(k, m)
+    through_cache += stride_bytes(k, m) + gathered_through_cache
+    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
+        / m.bandwidth_gbps
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
     scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + rereads) / m.local_gbps
+    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
 
@@ -208,41 +222,6 @@ def _stalls(k: KernelProfile, m: DeviceModel) -> float:
     at `latency_ns` an operation (`lift.explore.userfun_cost`)."""
     return sum(max(0.0, steps * carried * m.latency_ns - (_ops(ops, m) + _ops(packed, m, True)) * m.op_ns)
                for steps, carried, ops, packed in k.chains)
-
-
-def _stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
-    """What reads along a stride (`KernelProfile.strided`: a sequential loop over `reorder-stride`'s elements, as a
-    work-item of a tree reduction walks its chunk) bring through the cache beyond their own bytes: each loads the
-    cache line it falls in, up to the stride's width, and the rest of that line waits in the cache for the next
-    work-items, which read it after a whole walk (`local_gbps`, not `bandwidth_gbps`: memory streams the array once)."""
-    return sum(n * (min(stride, m.cache_line_bytes) - nbytes) for (nbytes, stride), n in k.strided.items()
-               if stride > nbytes)
-
-
-def _overlaps(k: KernelProfile) -> Counter:
-    """Per input array, its reads through overlapping windows (`slide`, not shared by consecutive work-items) beyond
-    its size: a window's elements are at constant offsets from one index, and the next window (the same
-    work-item's, or the next one's) reads most of them again, so that memory streams each element once and the
-    cache serves the other reads (the halo's too), whatever the array's size: a 3x3 stencil keeps three rows in it.
-    They still count as loads (`KernelProfile.accesses`)."""
-    return Counter({name: max(k.array_windowed[name] - size, 0.0) for name, size in k.array_bytes.items()})
-
-
-def _rereads(k: KernelProfile, m: DeviceModel, unshared: float, overlaps: Mapping) -> tuple:
-    """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
-    work-items, `unshared` of them, and the `overlaps` of its windows, `_overlaps`) beyond its size, all of which
-    pass through the cache, and of them those of the arrays that fit in it with the smaller ones, which the cache
-    serves alone. None where no cache is known."""
-    if not m.cache_bytes:
-        return 0.0, 0.0
-    rereads = cached = 0.0
-    held = 0
-    for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
-        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - overlaps[name] - size, 0.0)
-        held += size
-        rereads += extra
-        cached += extra if held <= m.cache_bytes else 0.0
-    return rereads, cached
 
 
 def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
@@ -278,6 +257,12 @@ class _Scope:
     def shared(self, space) -> bool:
         """Whether a value in `space` read here is the same for consecutive work-items."""
         return self.items and ITEM not in getattr(space, "varies", {ITEM})
+
+    def span(self, space) -> float:
+        """How many values a work-item reads from `space` here in all: one for each iteration of the sequential
+        loops it varies with."""
+        varies = getattr(space, "varies", frozenset())
+        return math.prod(n for i, n, _ in self.loops if i in varies)
 
     @property
     def loop(self) -> Optional[int]:
@@ -339,8 +324,9 @@ class CostWalk(Mapper):
     A value's space is a string, or a tuple of spaces for the components of a zip or a tuple.
     """
 
-    def __init__(self, kernel: KernelProfile):
+    def __init__(self, kernel: KernelProfile, sizes: Mapping):
         self.kernel = kernel
+        self.sizes = sizes
 
     def value(self, e: Expr, dest: Optional[str], scope: _Scope, env: Mapping) -> object:
         """Walk `e`, whose result goes to `dest` (None: none given); return its space.
@@ -383,6 +369,7 @@ class CostWalk(Mapper):
         for s, t in zip(spaces, types):
             self.read(s, t, scope)
         self.counter_indexed(f, spaces, types, scope)
+        self.array_arguments(f, spaces, types, scope)
         if isinstance(f, (P.Id, P.Tuple)) or isinstance(f, P.Vectorize) and isinstance(f.f, P.Id):
             carried = [s.chain for s in spaces if getattr(s, "chain", None) is not None]
         else:
@@ -409,6 +396,37 @@ class CostWalk(Mapper):
                 while isinstance(t, ArrayType):
                     t = t.elem
                 self.traffic(spilled_space(s), t, scope.times * reads[name], packed=scope.packed)
+
+    def array_arguments(self, f: FunDecl, spaces, types, scope: _Scope) -> None:
+        """The reads that a user function written in Python makes of the elements of its array arguments in global
+        or local memory (`array_reads`; a private one is `counter_indexed`'s): one read at constant indices or loop
+        counters (a window, a row) as any read of a value there, a gather (`particles[nid]`, `x[col]`) a load per
+        lane of its index at every application, priced by where its array lives (`KernelProfile.gathers`)."""
+        reads = array_reads(f)
+        if not reads:
+            return
+        inner = f.f if isinstance(f, P.Vectorize) else f
+        for name, s, t in zip(inner.param_names, spaces, types):
+            if s == PRIVATE or isinstance(s, tuple):
+                continue
+            for read, n in reads.items():
+                if read.param != name:
+                    continue
+                if read.gathered:
+                    self.gather(s, t, read.elem, scope.times * n * read.loads)
+                else:
+                    self.traffic(s, read.elem, scope.reads(s) * n * read.loads, scope.shared(s), packed=scope.packed)
+
+    def gather(self, space, array: Type, t: Type, loads: float) -> None:
+        """Count `loads` loads of an element of type `t` at addresses computed from data, in an array of type `array`
+        in `space`: each an access, and in global memory a cache line of that array (`KernelProfile.gathers`)."""
+        self._count(self.kernel.accesses, t.width if isinstance(t, VectorType) else 1, loads, "")
+        if space == GLOBAL:
+            try:
+                nbytes = value_bytes(array, self.sizes)
+            except UnboundSize:
+                nbytes = None
+            self.kernel.gathers[nbytes] += loads
 
     def map_Pattern(self, f: P.Pattern, spaces, types, out, dest, scope, env):
         """A high-level pattern (the rules lower it first), or a data-layout pattern as a function: a view."""
@@ -502,6 +520,8 @@ class CostWalk(Mapper):
         else:
             lanes = scope.unrolled if scope.loop in getattr(space, "varies", ()) else 1
             self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
+            if space == GLOBAL:
+                self.kernel.item_span += element_bytes(t) * scope.span(space)
             if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None):
                 self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
 

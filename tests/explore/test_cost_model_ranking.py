@@ -173,3 +173,17 @@ def test_matmul_work_items_down_columns_share_b_and_reread_a_little(examples):
         down = _register_blocked(examples, 256, h, w, (0, 1), POCL)
         along = _register_blocked(examples, 256, h, w, (1, 0), POCL)
         assert along > 1.1 * down
+
+
+def test_matmul_blocks_whose_walk_spills_the_near_cache_share_nothing(examples):
+    """A work-item of a 1x64 register block walks 256 KB of B's columns at 1024³: more than PoCL's core keeps for
+    the next work-item (`NEAR_CACHE_SHARE` of its 512 KB L2), so that down a column of blocks each one reads its
+    block again from the shared cache, as along a row, and is no faster (measured 104-133 ms against 53-55, where
+    2x32 blocks, 136 KB, measured 47-50 either way); at 512³ (130 KB) the column's work-items still share it
+    (measured 8-10 ms against 17)."""
+    assert _register_blocked(examples, 1024, 1, 64, (0, 1), POCL) == pytest.approx(
+        _register_blocked(examples, 1024, 1, 64, (1, 0), POCL), rel=0.1)
+    assert _register_blocked(examples, 1024, 1, 64, (0, 1), POCL) > 2 * _register_blocked(examples, 1024, 2, 32,
+                                                                                          (0, 1), POCL)
+    assert _register_blocked(examples, 512, 1, 64, (1, 0), POCL) > 1.5 * _register_blocked(examples, 512, 1, 64,
+                                                                                          (0, 1), POCL)

@@ -10,7 +10,8 @@ import pytest
 from lift import ArrayType, Float, MapGlb, ReduceSeq, SizeVar, UserFun, VectorType, Vectorize, fun, userfun
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel, predict, profile
-from lift.explore.userfun_cost import DIVIDE_OPS, MATH_CALL_OPS, SQRT_OPS, chain, operations, transcendental
+from lift.explore.userfun_cost import (DIVIDE_OPS, LOOP_OPS, MATH_CALL_OPS, SQRT_OPS, chain, operations,
+                                      transcendental)
 
 Float8, Float16 = VectorType(Float, 8), VectorType(Float, 16)
 M, K = SizeVar("M"), SizeVar("K")
@@ -82,7 +83,7 @@ def test_operations_weigh_divisions_sqrt_and_transcendental_calls():
     assert operations(ratio_sum) == {1: 2 + DIVIDE_OPS}
     assert operations(softened) == {1: 2 + SQRT_OPS}
     assert operations(growth) == {1: MATH_CALL_OPS + 1}
-    assert operations(add_thrice) == {1: 3}
+    assert operations(add_thrice) == {1: 3 + 3 * LOOP_OPS}
     assert operations(UserFun("twice", ("x",), "return 2.0f * x;", (Float,), Float)) == {1: 1}
     assert transcendental(growth) and not transcendental(softened) and not transcendental(ratio_sum)
 
@@ -93,6 +94,31 @@ def test_operations_count_the_lanes_of_vector_values_and_of_vectorised_applicati
     assert operations(heavy8) == {8: sum(operations(heavy1).values())}
     assert operations(heavy16) == {16: sum(operations(heavy1).values())}
     assert operations(Vectorize(8, ratio_sum)) == {8: 2 + DIVIDE_OPS}
+
+
+@userfun
+def window_sum(w: ArrayType(Float, 9)) -> Float:
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            s += w[i * 3 + j]
+    return s
+
+
+@userfun
+def window_sum_unrolled(w: ArrayType(Float, 9)) -> Float:
+    return w[0] + w[1] + w[2] + w[3] + w[4] + w[5] + w[6] + w[7] + w[8]
+
+
+def test_a_rolled_loop_costs_its_counting_and_index_arithmetic_once_whatever_the_lanes():
+    """A loop left rolled in a body costs `LOOP_OPS` an iteration and its counters' index arithmetic (`i * 3 + j`,
+    an integer multiply and add) an operation each, in scalar code however many lanes `vectorize-n` gives the
+    values; the sums run at the lanes' width, as unrolled."""
+    iterations, index_ops = 3 + 9, 2 * 9
+    assert operations(window_sum_unrolled) == {1: 8}
+    assert operations(window_sum) == {1: 9 + LOOP_OPS * iterations + index_ops}
+    assert operations(Vectorize(16, window_sum)) == {16: 9, 1: LOOP_OPS * iterations + index_ops}
+    assert operations(Vectorize(16, window_sum_unrolled)) == {16: 8}
 
 
 def test_chain_is_the_longest_path_from_a_parameter_to_the_result():

@@ -1,0 +1,82 @@
+"""Which level of a device's memory serves a kernel's reads, for the cost model (`lift.explore.cost_model`): memory,
+the cache in front of it (`DeviceModel.cache_bytes`, a CPU's L3), or a compute unit's own cache
+(`DeviceModel.near_cache_bytes`, a CPU core's L2), by the sizes of the arrays read and how they are walked: re-reads
+of an array that fits in the cache, reads through overlapping windows, along a stride, at addresses computed from
+data (gathers), and the values consecutive work-items share while what each walks stays in its core's cache."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from lift.explore.cost_model import DeviceModel, KernelProfile
+
+
+def stride_bytes(k: KernelProfile, m: DeviceModel) -> float:
+    """What reads along a stride (`KernelProfile.strided`: a sequential loop over `reorder-stride`'s elements, as a
+    work-item of a tree reduction walks its chunk) bring through the cache beyond their own bytes: each loads the
+    cache line it falls in, up to the stride's width, and the rest of that line waits in the cache for the next
+    work-items, which read it after a whole walk (`local_gbps`, not `bandwidth_gbps`: memory streams the array once)."""
+    return sum(n * (min(stride, m.cache_line_bytes) - nbytes) for (nbytes, stride), n in k.strided.items()
+               if stride > nbytes)
+
+
+NEAR_CACHE_SHARE = 0.375
+"""How much of a compute unit's own cache (`DeviceModel.near_cache_bytes`) what a work-item reads
+(`KernelProfile.item_span`) may fill for the part it shares with the next work-item to be still there for it: the
+rest holds what streams past (results, the runtime's own data), and lines a page apart (a column of blocks of a
+matrix) fill its sets unevenly. Fitted between what stays in this EPYC's 512 KB L2 and what does not (`spills`)."""
+
+
+def spills(k: KernelProfile, m: DeviceModel) -> bool:
+    """Whether what a work-item reads in its sequential loops (`KernelProfile.item_span`) overflows the part of a
+    compute unit's own cache that keeps it (`NEAR_CACHE_SHARE`), so that the next work-item reads again from further
+    away what they share. A 1024² matrix product's work-item of a 1x64 register block walks 256 KB of B's columns
+    and 4 KB of A's row: the work-items of a column of blocks, which share B's, take 104-133 ms where those of a
+    row, which share A's, take 53-55; a 2x32 block (136 KB) measures the same either way, and at 512² a 1x64 block
+    (130 KB) of a column 8-10 ms against 17 for a row."""
+    return bool(m.near_cache_bytes) and k.item_span > m.near_cache_bytes * NEAR_CACHE_SHARE
+
+
+def gathered_lines(k: KernelProfile, m: DeviceModel) -> tuple:
+    """What the gathers of `k` (`KernelProfile.gathers`: loads at addresses computed from data) bring in beyond
+    their loads, in bytes from memory and through the cache: a whole cache line each, from the level of the memory
+    hierarchy its array fits in: nothing more from a compute unit's own cache (`near_cache_bytes`: a CPU core runs
+    ahead of such loads, as of any other), a line through the shared cache (`cache_bytes`, at `local_gbps`), a line
+    from memory beyond it (at the bandwidth; a gather from an array of unknown size as from the cache)."""
+    memory = cache = 0.0
+    for size, loads in k.gathers.items():
+        if size is not None and size <= m.near_cache_bytes:
+            continue
+        if size is None or size <= m.cache_bytes:
+            cache += loads * m.cache_line_bytes
+        else:
+            memory += loads * m.cache_line_bytes
+    return memory, cache
+
+
+def overlaps(k: KernelProfile) -> Counter:
+    """Per input array, its reads through overlapping windows (`slide`, not shared by consecutive work-items) beyond
+    its size: a window's elements are at constant offsets from one index, and the next window (the same
+    work-item's, or the next one's) reads most of them again, so that memory streams each element once and the
+    cache serves the other reads (the halo's too), whatever the array's size: a 3x3 stencil keeps three rows in it.
+    They still count as loads (`KernelProfile.accesses`)."""
+    return Counter({name: max(k.array_windowed[name] - size, 0.0) for name, size in k.array_bytes.items()})
+
+
+def rereads(k: KernelProfile, m: DeviceModel, unshared: float, windows: Mapping) -> tuple:
+    """The re-reads of input arrays on a device with a cache: each array's reads (less those shared by consecutive
+    work-items, `unshared` of them, and `windows`, the overlaps of its windows: `overlaps`) beyond its size, all of
+    which pass through the cache, and of them those of the arrays that fit in it with the smaller ones, which the
+    cache serves alone. None where no cache is known."""
+    if not m.cache_bytes:
+        return 0.0, 0.0
+    through = cached = 0.0
+    held = 0
+    for name, size in sorted(k.array_bytes.items(), key=lambda a: a[1]):
+        extra = max(k.array_reads[name] - k.array_shared[name] * unshared - windows[name] - size, 0.0)
+        held += size
+        through += extra
+        cached += extra if held <= m.cache_bytes else 0.0
+    return through, cached
