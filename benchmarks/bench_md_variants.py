@@ -12,7 +12,12 @@ lift's default lowering of `examples/md.py` and its hand-derived `md_global`. Ea
 forces, then timed (`benchmarks.measure.measure_all`: kernel times from profiling events, best and median over
 `ROUNDS` interleaved rounds). Prints each one's best and median time and its speed against lift's default.
 
-Measured on PoCL (AMD EPYC, 2 cores shared, load 4.4-6): see the note `MEASURED` below.
+Measured on PoCL (AMD EPYC, 2 cores shared, load 4-6; P = 12288, K = 128, best (median) ms over 9-21 interleaved
+rounds, several runs): lift's default 1.96-3.99 (3.1-4.7); rows as lift's; columns (the transposed list) 2-3x
+slower, SHOC's kernel as slow (its branch costs nothing: the same kernel with a select on the transposed list is as
+slow); row blocks of 2, 4, 8 atoms 0.45-0.86x of lift's; float8 lanes gathering float4s 1.0-1.6x lift's best time
+and 0.9-1.2x its median; float8 lanes from a struct of arrays 0.8-0.95x. So MD's atoms on lanes are not worth
+gathers in user functions on this CPU, and the layout of the neighbour list is what changes its time.
 """
 
 from __future__ import annotations
@@ -34,11 +39,6 @@ from benchmarks.opencl_peers import HANDWRITTEN_LANES
 
 VARIANTS = Path(__file__).resolve().parent / "md_variants.cl"
 DEFAULT = "lift (default lowering)"
-
-MEASURED = """P = 12288, K = 128, best (median) ms of 11-21 rounds, 5 runs: lift's default 1.96-3.08 (3.1-3.5); rows
-1.73-2.44; columns (transposed list) 3.7-6.2, 3x slower; SHOC 5.2-7.5; row blocks of 2, 4, 8: 0.86x, 0.75x, 0.68x
-of rows; float8 lanes (float4 gathers) 1.44-2.07 (2.7-4.0), 1.0-1.6x lift's best and 0.9-1.2x its median; float8
-lanes from a struct of arrays 2.4-3.0, 0.8-0.95x."""
 
 
 @lru_cache(maxsize=None)
