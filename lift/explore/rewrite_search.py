@@ -455,9 +455,9 @@ class RewriteSearch:
         element let-bound before it (as the default lowering does), the folds off the spine of a map's function
         that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
         `map-subterm-fission`), a list of indices walked by rows or as the columns of a copy of its transposition
-        (a decision, where one is: `lift.rules.index_columns`), moves at reductions and outermost maps, then lowering and clean-up, and the user
-        functions' loops of constant trip count unrolled or not (a decision of the bandit, where any is:
-        `userfun-loop-unroll`)."""
+        (a decision, where one is: `lift.rules.index_columns`), moves at reductions and outermost maps, then
+        lowering and clean-up, and the user functions' loops of constant trip count unrolled or not (a decision of
+        the bandit, where any is: `userfun-loop-unroll`)."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, copied_view >> unrolled_iterations >> named_elements
                            >> hoist_invariants(self.sizes)) or focus

@@ -157,7 +157,8 @@ def walked_argument_rows(call: FunCall) -> Optional[Expr]:
 
 def _walked_argument_rows(call: FunCall) -> tuple:
     rows = walked_argument_rows(call)
-    requires(rows is not None, "its function walks no row of a matrix it maps over (and does not compute)")
+    requires(rows is not None,
+             "its function walks no row of a matrix of scalars it maps over (other than a transposition)")
     return (rows,)
 
 

@@ -78,9 +78,9 @@ def test_walked_rows_copied_transposed_mean_the_program(name, p, k, seed):
 
 def test_the_rows_are_read_as_columns_of_one_let_bound_copy():
     copied = ENGINE.apply(PROGRAMS["gather"], Rewrite.of(RULE, "body"))
-    assert paper(copied) == ("λ xs, nbr. (λ t_0. map(λ x, ns. reduce-seq(λ acc, i. pull(acc, i, x, xs), 0.0)(ns)) ∘ "
-                             "zip(xs, transpose(t_0))) ∘ map(map(id)) ∘ transpose(nbr)")
-    with pytest.raises(RuleNotApplicable):  # already columns: a transposition is `transpose-copy-argument`'s
+    assert paper(copied) == ("λ xs, nbr. (λ t_0. map(λ x, ns. reduce-seq(λ acc, i. pull(acc, i, x, xs), 0.0)(ns))"
+                             " ∘ zip(xs, transpose(t_0))) ∘ map(map(id)) ∘ transpose(nbr)")
+    with pytest.raises(RuleNotApplicable):  # already columns: the transposition it walks is not copied again
         ENGINE.apply(copied, Rewrite.of(RULE, "body.f.body"))
 
 
