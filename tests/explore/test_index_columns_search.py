@@ -1,6 +1,7 @@
 """`lift explore` proposes MD's neighbour list walked by rows and as the columns of a transposed copy (SHOC's layout,
-`lift.rules.index_columns`), and the cost model ranks the columns behind the rows on a CPU (lift's kernels at
-P = 12288, K = 128 on PoCL, 2 shared cores, load 4.8: 11.1 ms against 3.3 ms, best of 9 interleaved rounds)."""
+`lift.rules.index_columns`), and the cost model ranks the columns behind the rows on a CPU, each index read from a
+cache line of its own (`lift.explore.cost_spaces`: a transposed matrix's rows are strided). Lift's kernels at
+P = 12288, K = 128 on PoCL, 2 shared cores, load 4.8: 11.1 ms against 3.3 ms, best of 9 interleaved rounds."""
 
 import sys
 from pathlib import Path
@@ -28,4 +29,4 @@ def test_columns_of_a_transposed_copy_are_predicted_slower_on_a_cpu(examples):
     for local_size in (None, 64):
         rows = _predicted_after(program, sizes, identity, local_size)
         columns = _predicted_after(program, sizes, index_columns, local_size)
-        assert columns > rows, (local_size, columns, rows)
+        assert columns > 1.3 * rows, (local_size, columns, rows)
