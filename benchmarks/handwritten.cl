@@ -117,6 +117,38 @@ kernel void md_lj_force(global float4* restrict force, global const float4* rest
     force[i] = f;
 }
 
+// MD, 8 atoms per work-item in the lanes of float8s (a struct of vectors across atoms), on lift's layout of the
+// neighbour list (atom i's row at neighbours[i * count]): lane j of step k gathers the position of neighbour k of atom
+// 8i + j, one float4 load per lane; the cutoff a select. Atoms a multiple of 8.
+#define MD_GATHER8(n, c) (float8)(position[n.s0].c, position[n.s1].c, position[n.s2].c, position[n.s3].c, \
+                                  position[n.s4].c, position[n.s5].c, position[n.s6].c, position[n.s7].c)
+kernel void md_lanes8(global const float4* restrict position, global const int* restrict neighbours,
+                      global float4* restrict force, const int count, const float cutoff_sq,
+                      const float lj1, const float lj2) {
+    int i = 8 * get_global_id(0);
+    int8 self = i + (int8)(0, 1, 2, 3, 4, 5, 6, 7), row = self * count;
+    float8 px = MD_GATHER8(self, x), py = MD_GATHER8(self, y), pz = MD_GATHER8(self, z);
+    float8 fx = 0.0f, fy = 0.0f, fz = 0.0f;
+    for (int k = 0; k < count; k++) {
+        int8 n = (int8)(neighbours[row.s0 + k], neighbours[row.s1 + k], neighbours[row.s2 + k],
+                        neighbours[row.s3 + k], neighbours[row.s4 + k], neighbours[row.s5 + k],
+                        neighbours[row.s6 + k], neighbours[row.s7 + k]);
+        float8 dx = px - MD_GATHER8(n, x), dy = py - MD_GATHER8(n, y), dz = pz - MD_GATHER8(n, z);
+        float8 r2 = dx * dx + dy * dy + dz * dz;
+        float8 r2inv = 1.0f / r2;
+        float8 r6inv = r2inv * r2inv * r2inv;
+        float8 c = r2inv * r6inv * (lj1 * r6inv - lj2);
+        int8 within = r2 < cutoff_sq;
+        fx = select(fx, fx + dx * c, within);
+        fy = select(fy, fy + dy * c, within);
+        fz = select(fz, fz + dz * c, within);
+    }
+    float lx[8], ly[8], lz[8];
+    vstore8(fx, 0, lx); vstore8(fy, 0, ly); vstore8(fz, 0, lz);
+    for (int j = 0; j < 8; j++)
+        force[i + j] = (float4)(lx[j], ly[j], lz[j], 0.0f);
+}
+
 // The device's streaming copy: one float4 per work-item, the yardstick of a kernel that reads and writes once.
 kernel void stream_copy4(global const float4* restrict src, global float4* restrict dst) {
     size_t i = get_global_id(0);

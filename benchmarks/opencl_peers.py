@@ -294,6 +294,15 @@ def _hand_nbody_lanes(p, device) -> DeviceRun:
                  (len(pos) // 8,))
 
 
+def _hand_md_lanes(p, device) -> DeviceRun:
+    positions, neighbours, cutoff = p.inputs
+    atoms, count = neighbours.shape
+    if atoms % 8:
+        raise Unavailable("md_lanes8 takes a multiple of 8 atoms")
+    return _hand(p, device, "md_lanes8", [positions, neighbours], [positions.shape],
+                 (np.int32(count), np.float32(cutoff), p.constant("LJ1"), p.constant("LJ2")), (atoms // 8,))
+
+
 def _hand_matmul(p, device) -> DeviceRun:
     A, B = p.inputs
     (m, k), n = A.shape, B.shape[1]
@@ -305,8 +314,9 @@ def _hand_matmul(p, device) -> DeviceRun:
 HANDWRITTEN = {"asum": apps.asum_chunks, "dot": apps.dot_chunks, "scal": apps.scal_float4,
                "gemv": apps.gemv_rows, "blackscholes": apps.blackscholes_nvidia, "md": apps.md_shoc,
                "jacobi1d": _hand_jacobi, "jacobi2d": _hand_jacobi, "nbody": _hand_nbody, "matmul": _hand_matmul}
-HANDWRITTEN_LANES = {"nbody": _hand_nbody_lanes}
-"""Hand-written kernels of another algorithm than the contender of `HANDWRITTEN` (N-body: 8 bodies per work-item)."""
+HANDWRITTEN_LANES = {"nbody": _hand_nbody_lanes, "md": _hand_md_lanes}
+"""Hand-written kernels of another algorithm than the contender of `HANDWRITTEN`: 8 bodies (N-body) or atoms (MD,
+its neighbours' positions gathered lane by lane) per work-item."""
 
 
 def streaming_copy(device, nbytes: int):

@@ -31,8 +31,9 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   memory: a 1024³ matrix multiplication re-reads B (4 MB) once per row of blocks, and PoCL runs it from its 32 MB
   cache. Reads through overlapping windows (`slide`: a stencil's neighbourhoods, at constant offsets from one
   index) stream the array from memory once, whatever its size; the cache serves the others (`overlaps`). A
-  sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk) reads
-  each from its own cache line, up to `s` elements wide: the cache passes the whole line (`stride_bytes`);
+  sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk), or of a
+  row of a transposed matrix (MD's neighbour list walked as columns), reads each from its own cache line, up to the
+  stride wide: the cache passes the whole line (`stride_bytes`);
 - operations: each user-function application counts the operations of its body, by the lanes they work on
   (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
   BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential

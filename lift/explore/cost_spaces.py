@@ -21,10 +21,11 @@ class Space(str):
     whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them),
     `array`, the program's input array it is part of (`KernelProfile.array_reads`), `windowed`, for an array read
     through overlapping windows (`slide`, `KernelProfile.array_windowed`), `stride`, for an array of scalars read
-    through `reorder-stride-s` (its neighbouring elements `s` elements apart in memory), `walk`, the loop that takes
-    those elements one after another (`KernelProfile.strided`), and `chain`, for a value computed from the
-    accumulator of the innermost sequential reduction, the operations on the chain from that accumulator to it
-    (`KernelProfile.chains`)."""
+    through `reorder-stride-s` (its neighbouring elements `s` elements apart in memory) or a matrix of scalars in
+    global memory read through `transpose` (a row's neighbouring elements a row of the matrix apart, unless its rows
+    are overlapping windows), `walk`, the loop that takes those elements one after another (`KernelProfile.strided`),
+    and `chain`, for a value computed from the accumulator of the innermost sequential reduction, the operations on
+    the chain from that accumulator to it (`KernelProfile.chains`)."""
 
     def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
                 array: Optional[str] = None, windowed: bool = False, stride: int = 0, walk: object = None,
@@ -75,6 +76,10 @@ def view_space(f: FunDecl, space, t: Type):
         return with_changes(space, windowed=True)
     if isinstance(f, P.ReorderStride) and isinstance(t, ArrayType) and not holds_array(t.elem):
         return with_changes(space, stride=f.s.value)
+    if (isinstance(f, P.Transpose) and space == GLOBAL and not getattr(space, "windowed", False)
+            and isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not holds_array(t.elem.elem)
+            and t.elem.length.is_constant):
+        return with_changes(space, stride=t.elem.length.value)
     return space
 
 

@@ -52,6 +52,7 @@ from lift.rules.default_lowering import (GROUP, ROW_BLOCK, ROW_LANES as DEFAULT_
                                         unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
+from lift.rules.index_columns import index_columns
 from lift.rules.macro_rules import MAX_PADDING
 from lift.rules.reduction_choice import LANES, pad_reduction, pad_results, reduces_rows
 from lift.rules.row_blocking import row_blocks
@@ -453,14 +454,16 @@ class RewriteSearch:
         maps of user functions of arrays applying them to a named element, computations a map does without its
         element let-bound before it (as the default lowering does), the folds off the spine of a map's function
         that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
-        `map-subterm-fission`), moves at reductions and outermost maps, then lowering and clean-up, and the user
-        functions' loops of constant trip count unrolled or not (a decision of the bandit, where any is:
-        `userfun-loop-unroll`)."""
+        `map-subterm-fission`), a list of indices walked by rows or as the columns of a copy of its transposition
+        (a decision, where one is: `lift.rules.index_columns`), moves at reductions and outermost maps, then
+        lowering and clean-up, and the user functions' loops of constant trip count unrolled or not (a decision of
+        the bandit, where any is: `userfun-loop-unroll`)."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, copied_view >> unrolled_iterations >> named_elements
                            >> hoist_invariants(self.sizes)) or focus
         split = self.apply(focus, folds_split_off(column_reduction | reduces_rows(self.sizes)))
         focus = self.either("fission", ("whole", "split"), focus, split, choices)
+        focus = self.either("index-rows", ("rows", "columns"), focus, self.apply(focus, index_columns), choices)
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:

@@ -35,6 +35,17 @@ copies only the map's argument, where its function walks each of its elements, t
 reads a few columns at a time, one row of `X` (a cache line) per step, becomes the product `map(λa. map(λb. dot(a,
 b))(transpose(X)))(t)` of a matrix multiply, whose left operand it reads along rows of `t`, and whose right one,
 `transpose(X)`, it reads as a matrix multiply reads `Bᵀ`.
+
+    map(f)(X[B]) → (λt. map(f)(X[transpose(t)]))(map(map(id))(transpose(B)))      (transpose-copy-walked-rows)
+
+is `transpose-copy`'s converse: a map whose function walks its element of `B`, a row (MD's fold over the
+neighbour indices of its atom, `map(λ(p, ns). fold(..)(ns))(zip(particles, neighbours))`), walks it as a
+column of a copy of `Bᵀ`. It is SHOC's layout of MD's neighbour list, chosen for a GPU: at each step,
+neighbouring work-items read neighbouring indices (coalesced); on a CPU each work-item reads one element per
+row of the copy, a cache line each (`benchmarks/bench_md_variants.py`: 2-3 times slower on PoCL), which a
+search's cost model has to know. `B` (the map's argument, or a component of a zip there) is a matrix of scalars
+reading no parameter bound in the call, and not itself a transposition (a walked transposition is
+`transpose-copy`'s).
 """
 
 from __future__ import annotations
@@ -135,4 +146,30 @@ def transpose_copy_argument(call: FunCall):
     return FunCall(Lambda((t,), call.f(t)), (Map(Map(Id()))(call.args[0]),))
 
 
-RULES = (map_interchange, transpose_copy, transpose_copy_rows, transpose_copy_argument)
+def walked_argument_rows(call: FunCall) -> Optional[Expr]:
+    """The first matrix other than a transposition that the map call `call` maps over (its argument, or a component
+    of a zip there) and whose rows its function walks (`_walked_matrices`): MD's neighbour list."""
+    arg = call.args[0]
+    own = arg.args if isinstance(arg, FunCall) and isinstance(arg.f, Zip) else (arg,)
+    return next((t for t in _walked_matrices(call, False) if any(t is a for a in own) and not _is_transposition(t)),
+                None)
+
+
+def _walked_argument_rows(call: FunCall) -> tuple:
+    rows = walked_argument_rows(call)
+    requires(rows is not None,
+             "its function walks no row of a matrix of scalars it maps over (other than a transposition)")
+    return (rows,)
+
+
+@rule("transpose-copy-walked-rows", figure="let", heads=Map, on_functions=False, match=_walked_argument_rows,
+      description="the rows of a matrix a map maps over and walks are the columns of a copy of its transposition, "
+                  "let-bound",
+      equation="map(f)(X[B]) → (λt. map(f)(X[transpose(t)]))(map(map(id))(transpose(B)))")
+def transpose_copy_walked_rows(call: FunCall, rows: Expr):
+    t = fresh_param("t")
+    return FunCall(Lambda((t,), FunCall(call.f, tuple(replaced(a, rows, Transpose()(t)) for a in call.args))),
+                   (Map(Map(Id()))(Transpose()(rows)),))
+
+
+RULES = (map_interchange, transpose_copy, transpose_copy_rows, transpose_copy_argument, transpose_copy_walked_rows)
