@@ -160,7 +160,8 @@ def explored_winner(inst: Instance, device, settings: Settings, folder: Path, lo
                                       local_size)
     rho = result.rank_correlation
     note = (f"explored: {len(result.ranked)} candidates ({result.stopped}), cost model's Spearman "
-            f"{'n/a' if rho is None else f'{rho:+.2f}'}; winner {winner.time_ms:.4g} ms when explored: "
+            f"{'n/a' if rho is None else f'{rho:+.2f}'}; winner {winner.time_ms:.4g} ms when explored "
+            f"({f'work-groups of {local_size}' if local_size else 'work-groups sized by the driver'}): "
             f"{winner.expression}")
     return compile(program, device, inst.sizes, name=inst.case.kernel, launch=launch), note
 
