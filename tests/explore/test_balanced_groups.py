@@ -92,7 +92,7 @@ def test_explore_measures_a_candidate_at_its_balanced_size_and_resumes(tmp_path)
                                device.max_work_group_size, tuple(device.max_work_item_sizes))
     assert (result.evaluated, result.stopped) == (2, EXHAUSTED)
     assert sorted((r.params["local_size"] or 0, r.status) for r in result.ranked) == [(0, "ok"), (size, "ok")]
-    assert 65536 // size >= GROUPS_PER_UNIT * device.max_compute_units
+    assert size == 1 or 65536 // size >= GROUPS_PER_UNIT * device.max_compute_units
 
     log = tmp_path / "log.jsonl"
     before = log.read_text()
