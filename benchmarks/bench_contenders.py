@@ -1,6 +1,6 @@
 """lift's explored kernels against what a user would pick instead (issue 18's floors), timed interleaved in one run.
 
-    python -m benchmarks.bench_contenders [--only asum,nbody,...] [--budget 300] [--runs 10] [--quick]
+    python -m benchmarks.bench_contenders [--only asum,nbody,...] [--budget 300] [--runs 21] [--rounds 7] [--quick]
                                           [--nbody-n 4096] [--tuning-db temp|user] [--max-candidates N]
                                           [--no-peers]
 
@@ -12,17 +12,21 @@ records in a temporary tuning database, or in the user's with `--tuning-db user`
 search: `lift.compile` takes the user's tuning database's winner, else the default lowering), then the
 winner, the paper's hand-derived lowerings where the program has them, and the contenders (numpy, scipy's
 OpenBLAS wrappers and `ndimage`, numba `prange` loops, JAX `jit`, loopy and CLBlast and hand-written OpenCL
-on lift's device) are each checked against numpy's output, then timed in interleaved rounds
-(`benchmarks.measure`; kernel times from OpenCL's profiling events, inputs already on the device; the host
-contenders by the wall clock around a call that waits for its result) beside the hand-written streaming copy
-over as many bytes as the program reads. A contender whose package is missing is "skipped (not installed)".
-With `--no-peers`, only lift's kernels are timed, the winner and the hand-derived lowerings: the no-regression
-check (`python -m benchmarks.bench_contenders --only asum,dot,scal,gemv,blackscholes,md --no-peers`).
+on lift's device) are each checked against numpy's output, then timed in `--rounds` interleaved rounds of
+`--runs` / `--rounds` launches each (`benchmarks.measure`; kernel times from OpenCL's profiling events, inputs
+already on the device; the host contenders by the wall clock around a call that waits for its result) beside
+the hand-written streaming copy over as many bytes as the program reads. A contender whose package is missing
+is "skipped (not installed)". With `--no-peers`, only lift's kernels are timed, the winner and the
+hand-derived lowerings: the no-regression check (`python -m benchmarks.bench_contenders --only
+asum,dot,scal,gemv,blackscholes,md --no-peers`).
 
 Prints per program each contender's best and median time, its rates (GB/s of useful bytes: inputs read
 once, output written once; % of the streaming copy's rate, best to best), lift's speed over it (`lift ×`:
 its best time over lift's), the ratio of lift to the best contender, and the issue's floors (met or
-MISSED; speeds and shares compare best times, the ratio of medians follows); then one table of all programs.
+MISSED; speeds and shares compare best times, the ratio of medians follows, and for a share of the copy
+the median and range of its shares round by round, each round's best against the copy's best in the same
+round: on a shared machine the load and the buffers' placement change from round to round, and a share of
+one round compares lift with the copy under the same ones); then one table of all programs.
 `--quick` runs tiny sizes (the test's mode: correctness of the harness, never timing).
 """
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -63,16 +68,18 @@ DEVICE = (("loopy", opencl_peers.LOOPY_BUILDERS), ("CLBlast", opencl_peers.CLBLA
 @dataclass(frozen=True)
 class Settings:
     """The search's budget per program (0: no search), its candidates' bound, where its records go (None: a
-    temporary tuning database), the timed runs per contender, the seed of the inputs and the search, the
-    device as `lift devices` names it (None: the default), and whether contenders other than lift's are timed."""
+    temporary tuning database), the timed runs per contender and the interleaved rounds they are spread over,
+    the seed of the inputs and the search, the device as `lift devices` names it (None: the default), and
+    whether contenders other than lift's are timed."""
 
     budget_s: float = 300.0
     max_candidates: Optional[int] = None
     tuning_db: Optional[TuningDatabase] = None
-    runs: int = 10
+    runs: int = 21
     seed: int = 0
     device: Optional[str] = None
     peers: bool = True
+    rounds: int = 7
 
 
 @dataclass
@@ -106,6 +113,13 @@ class CaseResult:
         """`m`'s rate over the streaming copy's timed in the same rounds (useful bytes per second; the copy reads
         and writes its bytes): best time to best time, or median to median."""
         ms, copy_ms = (m.kernel_ms, self.copy.kernel_ms) if medians else (m.best_ms, self.copy.best_ms)
+        return self._share(ms, copy_ms)
+
+    def round_shares(self, m: Measurement) -> list:
+        """`m`'s streaming share in each round: its best time there against the copy's best in the same round."""
+        return [self._share(ms, copy_ms) for ms, copy_ms in zip(m.round_best_ms, self.copy.round_best_ms)]
+
+    def _share(self, ms: float, copy_ms: float) -> float:
         return (self.instance.useful_bytes / ms) / (2 * self.copy_bytes / copy_ms)
 
     def floor_ratio(self, kind: str, medians: bool = False) -> Optional[float]:
@@ -146,7 +160,8 @@ def explored_winner(inst: Instance, device, settings: Settings, folder: Path, lo
                                       local_size)
     rho = result.rank_correlation
     note = (f"explored: {len(result.ranked)} candidates ({result.stopped}), cost model's Spearman "
-            f"{'n/a' if rho is None else f'{rho:+.2f}'}; winner {winner.time_ms:.4g} ms when explored: "
+            f"{'n/a' if rho is None else f'{rho:+.2f}'}; winner {winner.time_ms:.4g} ms when explored "
+            f"({f'work-groups of {local_size}' if local_size else 'work-groups sized by the driver'}): "
             f"{winner.expression}")
     return compile(program, device, inst.sizes, name=inst.case.kernel, launch=launch), note
 
@@ -190,7 +205,8 @@ def run_case(case: Case, sizes: dict, device, settings: Settings, folder: Path, 
     log(f"  {note}")
     copy, copy_bytes = opencl_peers.streaming_copy(device, inst.input_bytes)
     entrants = contenders(inst, device, lift_run, settings.peers)
-    measured, ticks = measure_all(entrants, inst.reference, settings.runs, {STREAMING: copy}, log, transfers=False)
+    measured, ticks = measure_all(entrants, inst.reference, settings.runs, {STREAMING: copy}, log, transfers=False,
+                                  rounds=settings.rounds)
     result = CaseResult(label, inst, {c.name: c.kind for c in entrants}, measured, ticks[STREAMING], copy_bytes, note)
     result.floors = [(floor, result.floor_ratio(floor.kind)) for floor in case.floors]
     log(f"  {time.perf_counter() - start:.0f} s in all")
@@ -223,17 +239,24 @@ def report(r: CaseResult) -> list:
         streaming = floor.kind == STREAMING
         what = f"{floor.least:.0%} of the streaming copy" if streaming else f"{floor.least:g}x {floor.kind}"
         medians = "" if ratio is None else \
-            f"; medians {r.floor_ratio(floor.kind, medians=True):.2f}{'' if streaming else 'x'}"
+            f"; medians {r.floor_ratio(floor.kind, medians=True):.2f}{'' if streaming else 'x'}" + \
+            (f"; {_spread(r.round_shares(r.lift))} round by round" if streaming else "")
         verdict = "MISSED (not measured)" if ratio is None else \
             f"{'met' if ratio >= floor.least else 'MISSED'} ({ratio:.2f}{'' if streaming else 'x'}{medians})"
         lines.append(f"  floor: lift ≥ {what}: {verdict}")
     return lines
 
 
+def _spread(shares: list) -> str:
+    """Shares of several rounds: their median and range."""
+    return f"{statistics.median(shares):.2f} ({min(shares):.2f}-{max(shares):.2f})"
+
+
 def summary(results: list) -> list:
-    """One markdown row per program: lift's best and median, the best contender, the ratio, the floors."""
+    """One markdown row per program: lift's best and median, the best contender, the ratio, lift's share of the
+    copy (best to best, and the median of its rounds' shares), the floors."""
     lines = ["", "| program | lift best ms | lift median ms | best contender | its best ms | lift ÷ it "
-             "| lift % of copy | floors |", "|---|--:|--:|---|--:|--:|--:|---|"]
+             "| lift % of copy | per round | floors |", "|---|--:|--:|---|--:|--:|--:|--:|---|"]
     for r in results:
         lift, rival = r.lift, r.rival
         floors = "; ".join(f"{f.kind} ≥ {f.least:g}: {'-' if x is None else f'{x:.2f}'}"
@@ -241,7 +264,8 @@ def summary(results: list) -> list:
         cells = [r.label, f"{lift.best_ms:.3f}" if lift else "-", f"{lift.kernel_ms:.3f}" if lift else "-",
                  rival[0] if rival else "-", f"{rival[1].best_ms:.3f}" if rival else "-",
                  f"{rival[1].best_ms / lift.best_ms:.2f}x" if lift and rival else "-",
-                 f"{100 * r.streaming_share(lift):.0f}%" if lift else "-", floors]
+                 f"{100 * r.streaming_share(lift):.0f}%" if lift else "-",
+                 f"{100 * statistics.median(r.round_shares(lift)):.0f}%" if lift else "-", floors]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -253,7 +277,8 @@ def parse_args(argv):
     parser.add_argument("--only", help=f"comma-separated programs ({families})")
     parser.add_argument("--budget", type=float, default=300.0, help="explore seconds per program (0: no search)")
     parser.add_argument("--max-candidates", type=int, default=None, help="stop each search after this many")
-    parser.add_argument("--runs", type=int, default=10, help="timed runs per contender")
+    parser.add_argument("--runs", type=int, default=21, help="timed runs per contender, over all rounds")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds the runs are spread over")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the harness in a minute")
     parser.add_argument("--nbody-n", type=int, default=None, help="the N-body's N (default 16384)")
     parser.add_argument("--tuning-db", choices=("temp", "user"), default="temp",
@@ -262,7 +287,10 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-peers", action="store_true",
                         help="time lift's kernels only (the winner and the hand-derived lowerings)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.runs < 1:
+        raise LiftError(f"--runs and --rounds must be at least 1, got --runs {args.runs} --rounds {args.rounds}")
+    return args
 
 
 def selected(args) -> list:
@@ -288,7 +316,8 @@ def main(argv=None, log: Callable = print) -> list:
     device = runtime.select_device(args.device)
     cases = selected(args)
     db = TuningDatabase() if args.tuning_db == "user" else None
-    settings = Settings(args.budget, args.max_candidates, db, args.runs, args.seed, args.device, not args.no_peers)
+    settings = Settings(args.budget, args.max_candidates, db, args.runs, args.seed, args.device, not args.no_peers,
+                        args.rounds)
     log(f"device: {runtime.device_label(device)}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     results = []
     with tempfile.TemporaryDirectory(prefix="lift-contenders-") as tmp:

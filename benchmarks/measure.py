@@ -10,7 +10,7 @@ re-associated float sums round differently); a wrong one is reported as wrong an
 correct ones are then timed: the kernel time is the median of launches back to back (transfers
 excluded and the caches warm, as in the paper's 7.2, whose medians are of repeated runs), the total
 the median of runs each uploading the inputs, launching and downloading the output. The contenders
-are timed in `ROUNDS` interleaved rounds, so that the machine's drift hits all of them alike and the
+are timed in interleaved rounds (`ROUNDS` unless told), so that the machine's drift hits all of them alike and the
 ratios of one run hold; the yardsticks (the streaming kernels) take part in the rounds. Each round
 prepares a fresh run, so that only one contender holds device memory at a time, and so that the
 median spans several placements of the buffers in memory: on a CPU (PoCL in a VM) a buffer's
@@ -47,14 +47,15 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Measurement:
-    """How a contender fared: `ok` with its median times (ms) and its best kernel time, or wrong, failed or
-    skipped with the reason."""
+    """How a contender fared: `ok` with its median times (ms), its best kernel time and its best in each round
+    (`round_best_ms`), or wrong, failed or skipped with the reason."""
 
     status: str
     kernel_ms: Optional[float] = None
     total_ms: Optional[float] = None
     reason: str = ""
     best_ms: Optional[float] = None
+    round_best_ms: tuple = ()
 
     @property
     def ok(self) -> bool:
@@ -216,12 +217,13 @@ def kernel(program, name: str, *args):
 
 
 def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: Optional[dict] = None,
-                log: Callable[[str], None] = print, transfers: bool = True) -> tuple:
-    """Check then time every contender (see the module docstring), and time the `yardsticks` (name: a
-    function giving a run whose kernels are timed, its output unchecked); `transfers=False` times the
-    kernels only (the total is then the kernel time). Returns
-    `({contender name: Measurement}, {yardstick name: Measurement})`: a yardstick is timed as a contender is,
-    so that a share of it compares best with best and median with median."""
+                log: Callable[[str], None] = print, transfers: bool = True, rounds: int = ROUNDS) -> tuple:
+    """Check then time every contender (see the module docstring) in `rounds` interleaved rounds of about
+    `runs / rounds` launches each, and time the `yardsticks` (name: a function giving a run whose kernels are
+    timed, its output unchecked) in the same rounds; `transfers=False` times the kernels only (the total is
+    then the kernel time). Returns `({contender name: Measurement}, {yardstick name: Measurement})`: a
+    yardstick is timed as a contender is, so that a share of it compares best with best, median with median,
+    and round with round (`Measurement.round_best_ms`)."""
     results, timings = {}, {}
     for c in contenders:
         failure = _check(c, reference)
@@ -231,9 +233,9 @@ def measure_all(contenders: list, reference: np.ndarray, runs: int, yardsticks: 
         else:
             timings[c.name] = _Timing(c.prepare, transfers)
     gauges = {name: _Timing(prepare, transfers=False) for name, prepare in (yardsticks or {}).items()}
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for timing in [*timings.values(), *gauges.values()]:
-            timing.round(-(-runs // ROUNDS))
+            timing.round(-(-runs // rounds))
     results.update({name: timing.measurement() for name, timing in timings.items()})
     return ({c.name: results[c.name] for c in contenders},
             {name: timing.measurement() for name, timing in gauges.items()})
@@ -285,7 +287,7 @@ class _Timing:
     def measurement(self) -> Measurement:
         kernel = [ms for r in self.rounds for ms in r]
         return Measurement(OK, statistics.median(kernel), statistics.median(self.total or kernel),
-                           best_ms=min(kernel))
+                           best_ms=min(kernel), round_best_ms=tuple(min(r) for r in self.rounds))
 
 
 

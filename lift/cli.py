@@ -127,18 +127,22 @@ def parse_sizes(values) -> dict:
 
 
 class WorkGroupSizes(click.ParamType):
-    """`--work-group-sizes 0,1,64`: distinct work-group sizes, 0 standing for the driver's choice (None)."""
+    """`--work-group-sizes 0,1,64,balanced`: distinct work-group sizes, 0 standing for the driver's choice (None) and
+    `balanced` for each candidate's balanced size (`lift.explore.balanced_groups`)."""
 
     name = "N,N,..."
 
     def convert(self, value, param, ctx):
+        from lift.explore.balanced_groups import BALANCED
+
         if isinstance(value, tuple):
             return value
         try:
-            sizes = tuple(int(v) for v in str(value).split(","))
+            sizes = tuple(v if v == BALANCED else int(v) for v in str(value).split(","))
         except ValueError:
-            self.fail(f"{value!r} is not a comma-separated list of integers such as 0,1,64", param, ctx)
-        if any(n < 0 for n in sizes) or len(set(sizes)) != len(sizes):
+            self.fail(f"{value!r} is not a comma-separated list of integers or {BALANCED} such as 0,1,64,{BALANCED}",
+                      param, ctx)
+        if any(n != BALANCED and n < 0 for n in sizes) or len(set(sizes)) != len(sizes):
             self.fail(f"{value!r}: the sizes must be distinct and not negative (0: the driver's choice)", param, ctx)
         return tuple(None if n == 0 else n for n in sizes)
 
@@ -288,9 +292,10 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
               callback=lambda ctx, param, v: not_nan(v, ctx, param),
               help="Seconds allowed per build and run.")
 @seed_option("Seed of the inputs and of the search.")
-@click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64", show_default=True,
+@click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64,balanced", show_default=True,
               help="Work-group sizes tried for kernels whose size the generator leaves to the driver "
-                   "(map-global); 0 is the driver's choice.")
+                   "(map-global); 0 is the driver's choice, balanced each candidate's size that deals its kernels "
+                   "out in many groups for the compute units to share.")
 @click.option("--retry-failed", is_flag=True,
               help="Evaluate every failure in the log again (timeouts, crashes and failed launches are retried "
                    "anyway, a few times).")

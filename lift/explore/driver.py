@@ -6,8 +6,9 @@ device worker with the inputs, and measures (or reads from the output folder) th
 bandwidth. It then pulls candidates from the search, skipping those already in the log, generates
 their code and predicts their time with the cost model; within a window of `2 * jobs` candidates the
 ones predicted fastest go first, the default lowering's candidate before all. A candidate whose program has
-kernels that the generator leaves to the driver to size (`map-global` kernels) is evaluated at each work-group size of `work_group_sizes` the device
-can run (`Candidate.local_size`), these evaluations one after the other; the search hears the best of them.
+kernels that the generator leaves to the driver to size (`map-global` kernels) is evaluated at each work-group
+size of `work_group_sizes` the device can run (`Candidate.local_size`; `BALANCED` stands for the candidate's
+`lift.explore.balanced_groups` size), these evaluations one after the other; the search hears the best of them.
 `jobs` build workers compile ahead while the single device worker runs, checks and times one candidate at
 a time. Every evaluation is logged at once, and a new best candidate is written out at once. The loop
 stops when the candidates run out, after `max_candidates`, or at the budget less the final round's share
@@ -29,6 +30,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 from lift.errors import LiftError
 from lift.explore import report
+from lift.explore.balanced_groups import BALANCED, balanced_group_size
 from lift.explore.bandwidth import StreamingBandwidth, cached
 from lift.explore.candidate import DEFAULT_LOWERING, LOCAL_SIZE, Candidate
 from lift.explore.evaluation import RTOL, TIMEOUT, Outcome, TimingPolicy
@@ -54,8 +56,9 @@ from lift.opencl_gen.launch import fitting_overrides
 # driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
 # is what a CPU driver such as PoCL runs best when each work-item already loops over a chunk (its own choice
 # halved a fused BiCGK kernel's speed); 64 is a multiple of an NVIDIA warp (32) and an AMD wavefront (64),
-# small enough for any device, and lets a CPU driver vectorise across work-items.
-WORK_GROUP_SIZES = (None, 1, 64)
+# small enough for any device, and lets a CPU driver vectorise across work-items; the balanced size deals the
+# kernel out in many groups where the driver would run about one a compute unit (a 2-D stencil on PoCL).
+WORK_GROUP_SIZES = (None, 1, 64, BALANCED)
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 EXHAUSTED, MAX_CANDIDATES, BUDGET = "candidates exhausted", "max candidates reached", "budget used up"
@@ -227,7 +230,7 @@ def open_search(pf: ProgramFile, problem: Problem, folder_log: ResultLog, worker
     with ExploreProgress(budget_s, bandwidth.gbps, options.progress) as shown:
         settings = SearchSettings(deadline - options.final.reserve(budget_s), options.timeout_s, options.jobs,
                                   options.max_candidates, tuple(options.work_group_sizes), facts.max_work_group_size,
-                                  facts.max_item_sizes, deadline, options.final)
+                                  facts.max_item_sizes, deadline, options.final, facts.compute_units)
         callbacks = [WriteWinner(out_dir, problem.kernel, problem.program), ShowProgress(shown), *options.callbacks]
         builder = Builder(problem.kernel, problem.sizes, problem.param_types, builds,
                           AnalyticCostModel(facts.model(bandwidth)), options.fp_contract)
@@ -254,17 +257,18 @@ def _check_settings(budget_s: float, jobs: int, max_candidates: Optional[int], w
     if max_candidates is not None and max_candidates < 1:
         raise ExploreError(f"max_candidates must be at least 1, got {max_candidates}")
     if not work_group_sizes or len(set(work_group_sizes)) != len(work_group_sizes) or \
-            any(n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1) for n in work_group_sizes):
-        raise ExploreError("work_group_sizes must be distinct positive work-group sizes or None (the driver's "
-                           f"choice), at least one, got {work_group_sizes!r}")
+            any(n is not None and n != BALANCED and (not isinstance(n, int) or isinstance(n, bool) or n < 1)
+                for n in work_group_sizes):
+        raise ExploreError("work_group_sizes must be distinct positive work-group sizes, None (the driver's "
+                           f"choice) or {BALANCED!r}, at least one, got {work_group_sizes!r}")
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """The limits of one explore loop: its deadline (`time.monotonic()`), the time limit of each build and
     evaluation, the build workers, the most candidates taken, the work-group sizes tried for kernels the
-    driver would size, the device's largest work-group and work-item sizes, and the final round's end (the
-    budget's) and settings."""
+    driver would size, the device's largest work-group and work-item sizes, the final round's end (the
+    budget's) and settings, and the device's compute units (for the `BALANCED` size)."""
 
     deadline: float
     timeout_s: float
@@ -275,6 +279,7 @@ class SearchSettings:
     max_item_sizes: tuple
     end: float = math.inf
     final: FinalRound = FinalRound()
+    compute_units: int = 1
 
 
 @dataclass
@@ -449,23 +454,29 @@ class _Search:
 
         A program with no kernel the driver would size is evaluated once, as it is. Otherwise it is
         evaluated at each work-group size the device can run (`_fits`; a size it cannot is dropped, not
-        logged, and a program it can run at none is left out). Evaluations the log holds are skipped, and a failure to generate is recorded. The log
-        says without generating anything whether an earlier run found the program tunable: its record at
-        the driver's choice notes the local size (a program measured before work-group sizes were searched
-        is not measured again).
+        logged, and a program it can run at none is left out); `BALANCED` adds the program's balanced size
+        where the others miss it. Evaluations the log holds are skipped, and a failure to generate is
+        recorded. The log says without generating anything whether an earlier run found the program
+        tunable: its record at the driver's choice notes the local size (a program measured before
+        work-group sizes were searched is not measured again); whether it holds every size needs the
+        program generated where `BALANCED` is asked for, its size depending on the program's kernels.
         """
         self.offered[candidate.key] = candidate
         base = self._find(candidate)
         if base is not None and LOCAL_SIZE not in base.params:
             return self._skip(candidate, [base])
-        variants = [candidate.with_local_size(n) for n in self.settings.work_group_sizes]
+        variants = [candidate.with_local_size(n) for n in self.settings.work_group_sizes if n != BALANCED]
         logged = {v.key: self._find(v) for v in variants}
-        if all(r is not None for r in logged.values()):
+        if BALANCED not in self.settings.work_group_sizes and all(r is not None for r in logged.values()):
             self.offered.update({v.key: v for v in variants})
             return self._skip(candidate, list(logged.values()))
         item = self._prepare(candidate, CANDIDATE)
         if item is None or all(k.launch.local_size is not None for k in item.generated.kernels):
             return [] if item is None else [item]
+        balanced = self._balanced(item.generated)
+        if balanced is not None and balanced not in self.settings.work_group_sizes:
+            variants.append(candidate.with_local_size(balanced))
+            logged[variants[-1].key] = self._find(variants[-1])
         self.offered.update({v.key: v for v in variants})
         todo = [v for v in variants if logged[v.key] is None and self._fits(item.generated, v.local_size)]
         done = [r for r in logged.values() if r is not None]
@@ -482,6 +493,14 @@ class _Search:
             if prepared is not None:
                 group.append(prepared)
         return group
+
+    def _balanced(self, generated: GeneratedProgram) -> Optional[int]:
+        """The balanced work-group size of `generated`'s driver-sized kernels, where `work_group_sizes` asks for it."""
+        if BALANCED not in self.settings.work_group_sizes:
+            return None
+        s = self.settings
+        return balanced_group_size(generated.kernels, self.problem.sizes, s.compute_units, s.max_work_group_size,
+                                   s.max_item_sizes)
 
     def _fits(self, generated: GeneratedProgram, local_size: Optional[int]) -> bool:
         """Whether the device can run `generated` with `local_size` work-items per work-group in its kernels

@@ -3,11 +3,15 @@ with numpy's, or the contender is skipped for a missing package or program. No t
 
 import pytest
 
+from lift.errors import LiftError
+
 pytest.importorskip("pyopencl")
 
-from benchmarks.bench_contenders import LIFT, NUMPY, main  # noqa: E402
-from benchmarks.contender_cases import CASES  # noqa: E402
-from benchmarks.measure import OK, SKIPPED  # noqa: E402
+from benchmarks.bench_contenders import LIFT, NUMPY, CaseResult, main  # noqa: E402
+from benchmarks.contender_cases import CASES, STREAMING, Instance  # noqa: E402
+from benchmarks.measure import OK, SKIPPED, Measurement  # noqa: E402
+
+ROUNDS = 5
 
 
 def _check(results) -> None:
@@ -20,7 +24,8 @@ def _check(results) -> None:
             else:
                 assert 0 < m.best_ms <= m.kernel_ms
         assert r.measurements[LIFT].ok and r.measurements[NUMPY].ok, r.label
-        assert r.copy.best_ms > 0
+        assert r.copy.best_ms > 0 and len(r.copy.round_best_ms) == ROUNDS
+        assert len(r.round_shares(r.lift)) == ROUNDS
         for floor, ratio in r.floors:
             assert ratio is None or ratio > 0
 
@@ -28,7 +33,7 @@ def _check(results) -> None:
 def test_every_contender_agrees_with_numpy(device, monkeypatch):
     monkeypatch.setenv("LIFT_TUNING_DB", "off")  # lift's kernel: the default lowering
     lines = []
-    results = main(["--quick", "--budget", "0", "--runs", "5"], log=lines.append)
+    results = main(["--quick", "--budget", "0", "--runs", "5", "--rounds", str(ROUNDS)], log=lines.append)
     assert [r.instance.case for r in results] == list(CASES)
     _check(results)
     verified = {kind for r in results for name, kind in r.kinds.items() if r.measurements[name].ok}
@@ -40,8 +45,25 @@ def test_every_contender_agrees_with_numpy(device, monkeypatch):
 
 def test_explored_winner_is_checked_and_timed(device, tmp_path):
     lines = []
-    results = main(["--quick", "--only", "asum", "--budget", "30", "--max-candidates", "2", "--runs", "5"],
-                   log=lines.append)
+    results = main(["--quick", "--only", "asum", "--budget", "30", "--max-candidates", "2", "--runs", "5",
+                    "--rounds", str(ROUNDS)], log=lines.append)
     _check(results)
     assert results[0].note.startswith("explored: ")
     assert any(line.startswith("  floor: lift ≥ 0.95x lift hand-derived: ") for line in lines)
+
+
+def test_a_share_of_each_round_compares_that_rounds_bests():
+    case = next(c for c in CASES if c.name == "jacobi2d")
+    inst = Instance.make(case, case.quick)
+    lift = Measurement(OK, 2.0, 2.0, best_ms=1.0, round_best_ms=(1.0, 4.0, 2.0))
+    copy = Measurement(OK, 1.5, 1.5, best_ms=0.5, round_best_ms=(0.5, 1.0, 3.0))
+    r = CaseResult("jacobi2d", inst, {LIFT: LIFT}, {LIFT: lift}, copy, inst.input_bytes, "")
+    rate = inst.useful_bytes / (2 * inst.input_bytes)
+    assert r.round_shares(lift) == pytest.approx([rate * 0.5, rate * 0.25, rate * 1.5])
+    assert r.streaming_share(lift) == pytest.approx(rate * 0.5)
+    assert r.floor_ratio(STREAMING, medians=True) == pytest.approx(rate * 0.75)
+
+
+def test_rounds_must_be_positive():
+    with pytest.raises(LiftError, match="--rounds"):
+        main(["--quick", "--only", "asum", "--rounds", "0"])

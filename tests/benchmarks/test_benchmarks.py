@@ -32,6 +32,16 @@ def test_only_a_correct_contender_is_timed():
     assert results["missing"].status == SKIPPED and results["missing"].reason == "not here"
 
 
+def test_each_round_keeps_its_best_for_contenders_and_yardsticks():
+    reference = np.arange(8, dtype=np.float32)
+    contenders = [Contender("right", "numpy", lambda: HostRun(lambda: reference.copy()))]
+    results, ticks = measure_all(contenders, reference, runs=6, yardsticks={"copy": lambda: HostRun(reference.copy)},
+                                 log=lambda line: None, rounds=3)
+    for m in (results["right"], ticks["copy"]):
+        assert len(m.round_best_ms) == 3
+        assert m.best_ms == min(m.round_best_ms) and max(m.round_best_ms) > 0
+
+
 def test_smoke_run_writes_a_verified_table(device, tmp_path, capsys):
     out, explored = tmp_path / "results", tmp_path / "lift-out"
     assert main(["--smoke", "--runs", "10", "--out", str(out), "--explore-dir", str(explored),
