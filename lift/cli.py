@@ -292,7 +292,7 @@ def compile_command(program, kernel, sizes, output, check, device, lowering):
               callback=lambda ctx, param, v: not_nan(v, ctx, param),
               help="Seconds allowed per build and run.")
 @seed_option("Seed of the inputs and of the search.")
-@click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64,balanced", show_default=True,
+@click.option("--work-group-sizes", type=WorkGroupSizes(), default="0,1,64", show_default=True,
               help="Work-group sizes tried for kernels whose size the generator leaves to the driver "
                    "(map-global); 0 is the driver's choice, balanced each candidate's size that deals its kernels "
                    "out in many groups for the compute units to share.")

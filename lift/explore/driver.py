@@ -56,9 +56,9 @@ from lift.opencl_gen.launch import fitting_overrides
 # driver's choice). The driver's choice is the reference and often right on a GPU; one work-item per group
 # is what a CPU driver such as PoCL runs best when each work-item already loops over a chunk (its own choice
 # halved a fused BiCGK kernel's speed); 64 is a multiple of an NVIDIA warp (32) and an AMD wavefront (64),
-# small enough for any device, and lets a CPU driver vectorise across work-items; the balanced size deals the
-# kernel out in many groups where the driver would run about one a compute unit (a 2-D stencil on PoCL).
-WORK_GROUP_SIZES = (None, 1, 64, BALANCED)
+# small enough for any device, and lets a CPU driver vectorise across work-items. `BALANCED` (opt-in: it helped
+# in one of three loaded runs and costs a measurement per candidate) deals a kernel out in many groups.
+WORK_GROUP_SIZES = (None, 1, 64)
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 EXHAUSTED, MAX_CANDIDATES, BUDGET = "candidates exhausted", "max candidates reached", "budget used up"
