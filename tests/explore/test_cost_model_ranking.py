@@ -9,7 +9,8 @@ import pytest
 from lift import Vectorize
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel, predict, profile
-from lift.explore.rewrite_search import grid_moves, lower_rest, map_moves, reduction_moves, window_moves
+from lift.explore.rewrite_search import lower_rest
+from lift.explore.search_moves import grid_moves, map_moves, reduction_moves, window_moves
 from lift.rules.default_lowering import clean_up
 from lift.rules.engine import RewriteEngine
 from lift.rules.macro_rules import register_blocked

@@ -5,7 +5,8 @@ import pytest
 
 import lift
 from lift import interpret
-from lift.explore.rewrite_search import Bandit, RewriteSearch, reduction_moves
+from lift.explore.rewrite_search import Bandit, RewriteSearch
+from lift.explore.search_moves import reduction_moves
 from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate

@@ -6,7 +6,8 @@ rounds)."""
 import sys
 from pathlib import Path
 
-from lift.explore.rewrite_search import RewriteSearch, map_moves
+from lift.explore.rewrite_search import RewriteSearch
+from lift.explore.search_moves import map_moves
 from lift.ir.typecheck import infer
 from lift.rules.location import context_at
 from lift.rules.strategy import argument, body

@@ -8,7 +8,7 @@ import pytest
 import lift
 from lift import ArrayType, Float, MapGlb, Pad, SizeVar, fun, interpret, paper, userfun
 from lift.explore.evaluation import LAUNCH, DeviceSession, TimingPolicy
-from lift.explore.rewrite_search import map_moves, reduction_moves
+from lift.explore.search_moves import map_moves, reduction_moves
 from lift.ir import patterns as P
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.c_ast import assuming

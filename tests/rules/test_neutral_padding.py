@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from lift import ArrayType, Bool, Float, Int, Map, Reduce, SizeVar, Zip, fun, infer, interpret, paper, userfun
-from lift.explore.rewrite_search import array_reduction_moves, reduction_moves
+from lift.explore.search_moves import array_reduction_moves, reduction_moves
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_idempotent
 from lift.ir.nodes import Literal

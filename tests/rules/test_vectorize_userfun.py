@@ -9,7 +9,7 @@ import pytest
 
 import lift
 from lift import ArrayType, Float, Map, SizeVar, TupleType, fun, interpret, paper, userfun
-from lift.explore.rewrite_search import map_moves
+from lift.explore.search_moves import map_moves
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, is_call, outermost
