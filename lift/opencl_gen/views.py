@@ -111,6 +111,24 @@ class IndexView(View):
         return IndexView(self.parent.get(k), self.i)
 
 
+def memory_row(view: View) -> Optional[tuple]:
+    """`(memory, first element)` where `view` is laid out row-major and unchanged in one memory: the memory itself,
+    or a row of it reached by indexing its outer dimensions (`get-0(q)` of `q` in `zip(a, labels)`, a row of `a`).
+    A user function's array argument is passed as a pointer to it; any other view has no such pointer."""
+    if view.memory is not None:
+        return view.memory, Cst(0)
+    inner = view
+    while isinstance(inner, IndexView):
+        inner = inner.parent
+    if not isinstance(inner, MemView) or inner.field or inner.mem.scalar_variable or \
+            isinstance(inner.mem.elem, VectorType):
+        return None
+    depth, t = 0, view.type
+    while isinstance(t, ArrayType):
+        depth, t = depth + 1, t.elem
+    return inner.mem, view.access((Cst(0),) * depth).index
+
+
 @dataclass(eq=False)
 class ValueView(View):
     """A value given by a C expression (a literal or a private variable's value)."""
