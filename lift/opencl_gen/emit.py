@@ -315,7 +315,8 @@ class Emitter(Mapper, FoldEmission):
                     raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be in "
                                            "memory: an input or a row of one, or a copy (toPrivate(map-seq(id)) of "
                                            "a window)")
-                mem, first = found
+                mem, first, lets = found
+                self.lets(lets)
                 spaces.append(mem.space)
                 if self.launch is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.out.memories[mem.name] = mem
