@@ -115,8 +115,9 @@ def memory_row(view: View) -> Optional[tuple]:
     """`(memory, first element, lets)` where `view` is laid out row-major and unchanged in one memory: the memory
     itself, or a row of it reached by indexing its outer dimensions (`get-0(q)` of `q` in `zip(a, labels)`, a row
     of `a`), through views that rearrange those alone (split, join, transpose, take, drop), a row past the end of
-    one padded with copies of its last (`pad-to-multiple-k(clamp)`) being that last row. A user function's array argument is passed as a pointer to it; any other view has no such pointer
-    (a row of a constant is in no memory)."""
+    one padded with copies of its last (`pad-to-multiple-k(clamp)`) being that last row. A user function's array
+    argument is passed as a pointer to it; any other view has no such pointer (a row of a constant is in no
+    memory)."""
     if view.memory is not None:
         return view.memory, Cst(0), ()
     indices, lets, inner = (), [], view
