@@ -1,7 +1,8 @@
 """Issue 18's programs written as a new user would, at odd sizes, and a second user's eight (min-plus product, moving
 average, axis permutation, grayscale, bilinear form and Frobenius norm, 27-point stencil, Monte-Carlo hashing,
 batched gemv) and a third's eight (syrk, doitgen, quaternion product, RGB to HSV, 3x3 median, softmax of columns,
-Vandermonde matrix, an fdtd-2d step), against numpy: the default lowering and, where `lift explore` wrote a winner under
+Vandermonde matrix, an fdtd-2d step) and a fourth's eight (a naive DFT, correlation, 3mm, a 31-tap convolution,
+nearest centroids, a bilateral filter, a dense GELU layer, a cross-entropy loss), against numpy: the default lowering and, where `lift explore` wrote a winner under
 `--explored DIR/<kernel>/`, that winner.
 
     python -m benchmarks.bench_new_user [--rounds 7] [--explored DIR] [--program attention ...]
@@ -28,7 +29,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PROGRAMS = ("attention", "logreg_grad", "sobel", "life", "spmv_ell", "gauss_sep", "maxpool", "lse_outer",
             "batched_matmul", "minplus", "moving_average", "permute3d", "grayscale", "bilinear", "frobenius", "box27",
             "montecarlo", "batched_gemv", "syrk", "doitgen", "quaternion", "rgb2hsv", "median9", "softmax_cols",
-            "vandermonde", "fdtd2d")
+            "vandermonde", "fdtd2d", "dft", "correlation", "threemm", "conv1d", "nearest_centroid", "bilateral",
+            "dense_gelu", "cross_entropy")
 
 
 def as_float64(a) -> np.ndarray:

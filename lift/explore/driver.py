@@ -367,9 +367,12 @@ class _Search:
         found = [r for r in records if r.role == CANDIDATE]
         if not found:
             if stopped == BUDGET:
-                raise ExploreError(f"the budget of {budget_s:g} s ran out before any candidate was evaluated (setting "
-                                   "up takes the reference interpreter, the device worker and the bandwidth "
-                                   "measurement): give a larger budget")
+                setup_s = budget_s - (self.settings.end - self.started)
+                first = (f"; the first candidate's build and run took the {budget_s - setup_s:.0f} s left (the "
+                         "OpenCL compiler can take tens of seconds over a large kernel)") if self.offered else ""
+                raise ExploreError(f"the budget of {budget_s:g} s ran out before any candidate was evaluated: "
+                                   f"setting up took {setup_s:.0f} s (the reference interpreter, the device worker "
+                                   f"and the bandwidth measurement){first}: give a larger budget")
             raise ExploreError("the search gave no candidates to evaluate")
         ranked = sorted((r for r in found if r.ok), key=lambda r: (r.key not in self.remeasured, r.time_ms)) + \
             sorted((r for r in found if not r.ok), key=lambda r: r.status)

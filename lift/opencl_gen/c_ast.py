@@ -8,6 +8,8 @@ strings (the views resolve them, `lift.opencl_gen.views`); statements are nodes.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -200,4 +202,24 @@ def assumed(stmts: tuple, conditions: list) -> tuple:
             return replace(s, body=assumed(s.body, conditions))
         return s
 
-    return tuple(stmt(s) for s in stmts)
+    return without_unused(tuple(stmt(s) for s in stmts))
+
+
+def without_unused(stmts: tuple) -> tuple:
+    """`stmts` without the declarations of scalars that nothing reads (the clamped indices of the padded reads
+    that the fast copy of an iteration of `map-seq-unswitch` reads directly)."""
+    while True:
+        words = Counter(re.findall(r"[A-Za-z_]\w*", "\n".join(render(stmts))))
+        unused = {s.name for s in walk(stmts) if isinstance(s, Decl) and s.size is None and words[s.name] == 1}
+        if not unused:
+            return stmts
+        stmts = _dropped(stmts, unused)
+
+
+def _dropped(stmts: tuple, names: set) -> tuple:
+    kept = []
+    for s in stmts:
+        if isinstance(s, Decl) and s.name in names:
+            continue
+        kept.append(replace(s, body=_dropped(s.body, names)) if isinstance(s, (Block, For)) else s)
+    return tuple(kept)

@@ -310,15 +310,19 @@ class Emitter(Mapper, FoldEmission):
         values, spaces = [], []
         for a, want in zip(args, f.in_types):
             if isinstance(want, ArrayType):
-                mem = a.memory
-                if mem is None:
+                found = V.memory_row(a)
+                if found is None:
                     raise LiftCodegenError(f"user function {f.name} at {path}: its array argument must be in "
-                                           "memory: an input, or a copy (toPrivate(map-seq(id)) of a window)")
+                                           "memory: an input or a row of one, or a copy (toPrivate(map-seq(id)) of "
+                                           "a window)")
+                mem, first, lets = found
+                self.lets(lets)
                 spaces.append(mem.space)
                 if self.launch is not None and mem.kind in (INPUT, OUTPUT, TEMPORARY):
                     self.out.memories[mem.name] = mem
                 self.site(mem, False, None)
-                values.append(f"&{mem.name}" if mem.scalar_variable else mem.name)
+                pointer = f"&{mem.name}" if mem.scalar_variable else mem.name
+                values.append(pointer if first == Cst(0) else f"{pointer} + {c_arith(first)}")
             else:
                 text = self.read(a)
                 if width and isinstance(a.type, ScalarType):

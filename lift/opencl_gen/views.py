@@ -111,6 +111,35 @@ class IndexView(View):
         return IndexView(self.parent.get(k), self.i)
 
 
+def memory_row(view: View) -> Optional[tuple]:
+    """`(memory, first element, lets)` where `view` is laid out row-major and unchanged in one memory: the memory
+    itself, or a row of it reached by indexing its outer dimensions (`get-0(q)` of `q` in `zip(a, labels)`, a row
+    of `a`), through views that rearrange those alone (split, join, transpose, take, drop), a row past the end of
+    one padded with copies of its last (`pad-to-multiple-k(clamp)`) being that last row. A user function's array
+    argument is passed as a pointer to it; any other view has no such pointer (a row of a constant is in no
+    memory)."""
+    if view.memory is not None:
+        return view.memory, Cst(0), ()
+    indices, lets, inner = (), [], view
+    while not isinstance(inner, MemView):
+        if isinstance(inner, IndexView):
+            indices, inner = (inner.i,) + indices, inner.parent
+        elif isinstance(inner, PadView) and inner.boundary == "clamp" and indices:
+            var = Var(fresh_name("pad"), 0, inner.length)
+            lets.append((var, f"clamp({c_arith(indices[0] - inner.left)}, 0, ({c_arith(inner.length)}) - 1)"))
+            indices, inner = (var,) + indices[1:], inner.inner
+        elif len(indices) >= _OUTER_INDICES.get(type(inner), len(indices) + 1):
+            indices, inner = inner.remap(indices), inner.inner
+        else:
+            return None
+    if inner.field or inner.mem.scalar_variable or isinstance(inner.mem.elem, VectorType):
+        return None
+    depth, t = 0, view.type
+    while isinstance(t, ArrayType):
+        depth, t = depth + 1, t.elem
+    return inner.mem, inner.access(indices + (Cst(0),) * depth).index, tuple(lets)
+
+
 @dataclass(eq=False)
 class ValueView(View):
     """A value given by a C expression (a literal or a private variable's value)."""
@@ -309,6 +338,10 @@ class DropView(_IndexMap):
 
     def remap(self, idx):
         return (idx[0] + self.n,) + idx[1:]
+
+
+_OUTER_INDICES = {SplitView: 2, JoinView: 1, TransposeView: 2, TakeView: 1, DropView: 1}
+"""The views that rearrange only their outer indices, and how many (`memory_row` passes a row through them)."""
 
 
 @dataclass(eq=False)

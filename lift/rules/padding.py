@@ -69,6 +69,7 @@ from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
 from lift.ir.nodes import FunCall, Lambda, Literal, Param, free_params, fresh_param
 from lift.ir.patterns import AbstractMap, Id, Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
+from lift.ir.userfun import UserFun
 from lift.rules.let_floating import replaced
 from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, requires_arg_call, rule
@@ -207,7 +208,19 @@ def pad_reduction_repeat(call, k):
     return call.f(rebuild(_padded(arrays, ("clamp",) * len(arrays), k)))
 
 
-@rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_map_multiples,
+def _constant_map_multiples(call, ctx) -> list:
+    """`_map_multiples`, where no padded element is a row that the mapped function passes to a user function: such
+    a row of a length not constant is passed as a pointer into its memory, and a padded row of constants is in none
+    (`pad-map-repeat` pads with copies of the last row, which is)."""
+    arrays, _, _ = _arrays(call.args[0])
+    rows = any(isinstance(a.t.elem, ArrayType) for a in arrays)
+    requires(not (rows and any(isinstance(n, FunCall) and isinstance(n.f, UserFun) and any(
+        isinstance(a.t, ArrayType) and not a.t.length.is_constant for a in n.args) for n in call.f.f.subterms())),
+             "the mapped function passes rows to a user function: a padded row of constants is in no memory")
+    return _map_multiples(call, ctx)
+
+
+@rule("pad-map", figure="any-size", heads=Map, on_functions=False, sized=True, choices=_constant_map_multiples,
       description="a map computes over its input padded up to a multiple of k and keeps the first n results",
       equation="map(f) → take-n ∘ map(f) ∘ pad-to-multiple-k(v)")
 def pad_map(call, k):

@@ -1,5 +1,5 @@
-"""The programs of a new user (`examples/pdist.py`, `kmeans.py`, `softmax.py`: user functions of rows, per-row
-reductions) under oclgrind: no data race, no uninitialised or out-of-bounds access, and numpy's result."""
+"""The programs of a new user (`examples/pdist.py`, `kmeans.py`, `softmax.py`, `cross_entropy.py`: user functions
+of rows, per-row reductions) under oclgrind: no data race, no uninitialised or out-of-bounds access, and numpy's result."""
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ def _f32(*shape):
     ("pdist", {"N": 7, "M": 5}, lambda: [_f32(7, 3), _f32(5, 3)]),
     ("kmeans", {"N": 13, "K": 3}, lambda: [_f32(13, 4), _f32(3, 4)]),
     ("softmax", {"R": 5, "C": 7}, lambda: [_f32(5, 7)]),
+    ("cross_entropy", {"R": 5, "C": 7}, lambda: [_f32(5, 7), np.array([0, 6, 3, 1, 6], np.int32), np.float32(5)]),
 ])
 def test_user_programs_under_oclgrind(examples, tmp_path, name, sizes, inputs):
     pf = examples[name]
