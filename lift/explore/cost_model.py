@@ -102,8 +102,8 @@ class DeviceModel:
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
     none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
-    the size of a compute unit's own cache, nearer than that one (0: none known): on a CPU, PoCL's local memory is
-    a core's L2 cache and reports its size (512 KB on this machine's EPYC, whose L3 is the 32 MB global cache).
+    the size of a compute unit's own cache, nearer than that one (0: none known; a CPU core's L2, 512 KB on this
+    machine's EPYC, whose L3 is the 32 MB global cache: `lift.explore.core_cache`).
     """
 
     compute_units: int
@@ -125,14 +125,18 @@ class DeviceModel:
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
-                   cache_bytes: int = 0, cache_line_bytes: int = 64) -> "DeviceModel":
-        """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
+                   cache_bytes: int = 0, cache_line_bytes: int = 64,
+                   near_cache_bytes: Optional[int] = None) -> "DeviceModel":
+        """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants; where
+        `near_cache_bytes` is not given (facts saved before it was gathered), a CPU's is its local memory (PoCL's is
+        its core's L2), a GPU's none."""
         constants = dict(lanes=1, op_ns=0.17, latency_ns=1.2, work_item_ns=2.0, group_ns=50.0,
                          local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
-                   near_cache_bytes=local_mem_bytes if kind == "cpu" else 0)
+                   near_cache_bytes=near_cache_bytes if near_cache_bytes is not None else
+                   local_mem_bytes if kind == "cpu" else 0)
 
 
 @dataclass
