@@ -55,9 +55,13 @@ longer of the memory time (traffic over the streaming bandwidth) and the compute
 local traffic, work-item scheduling and the start of each work-group over the compute units), the compute time
 stretched when the kernel occupies only part of the device, and on a GPU the memory time too (one CPU core's
 loads run ahead of its arithmetic: dot's 8M-element sum of products on one work-item, vectorised, streams its
-64 MB at 11 GB/s of two cores' 16.5). Kernels that cannot run (too much local memory,
-too large a work-group) are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
-measurements; `python -m benchmarks.bench_cost_model` measures it per program.
+64 MB at 11 GB/s of two cores' 16.5). The compute units are those of an idle device: on a host busy with other
+work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512 atoms, 48
+or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a group per
+work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a search's
+winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group) are
+predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank measurements;
+`python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
