@@ -11,11 +11,11 @@ variable, a modest size) for `--budget` seconds, in a new temporary tuning datab
 candidates it measured (derivation, work-group size, measured and predicted time) with the device's facts to
 `<out>/<program>.json`. `rank` needs no device time: it replays each saved derivation, predicts its time with
 the current cost model (`lift.explore.cost_model`) for the saved device (one saved without `cache_bytes` as a
-device with no known cache), and prints per program the number of candidates, the Spearman correlation of the
-predictions made when measured ("then") and of today's ("now"), the median of today's predictions over the
-measured times ("now/ms", the model's absolute error), and the measured time of the candidate today's model ranks
-first against the fastest one's. So the model can be changed and judged again without measuring
-anything again.
+device with no known cache, one without `near_cache_bytes` as a CPU whose core's cache is its local memory), and
+prints per program the number of candidates, the Spearman correlation of the predictions made when measured
+("then") and of today's ("now"), the median of today's predictions over the measured times ("now/ms", the model's
+absolute error), and the measured time of the candidate today's model ranks first against the fastest one's. So
+the model can be changed and judged again without measuring anything again.
 
 A search measures each candidate once, as it comes; under load, identical kernels measured minutes apart differ
 2x, more than the candidates of a program that chunks one algorithm differently do (MD, N-body). `retime` times
@@ -72,7 +72,7 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
                             bandwidth_gbps=result.bandwidth.gbps, launch_ms=result.bandwidth.launch_ms,
                             local_mem_bytes=facts.local_mem_bytes, max_work_group_size=facts.max_work_group_size,
                             vector_width=facts.vector_width, cache_bytes=facts.cache_bytes,
-                            cache_line_bytes=facts.cache_line_bytes),
+                            cache_line_bytes=facts.cache_line_bytes, near_cache_bytes=facts.near_cache_bytes),
              "candidates": [dict(key=r.key, derivation=list(r.derivation), params=dict(r.params), time_ms=r.time_ms,
                                  predicted_ms=r.predicted_ms, expression=r.expression) for r in timed]}
     path = out / f"{case.name.replace(' ', '-')}.json"

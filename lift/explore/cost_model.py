@@ -55,9 +55,13 @@ longer of the memory time (traffic over the streaming bandwidth) and the compute
 local traffic, work-item scheduling and the start of each work-group over the compute units), the compute time
 stretched when the kernel occupies only part of the device, and on a GPU the memory time too (one CPU core's
 loads run ahead of its arithmetic: dot's 8M-element sum of products on one work-item, vectorised, streams its
-64 MB at 11 GB/s of two cores' 16.5). Kernels that cannot run (too much local memory,
-too large a work-group) are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
-measurements; `python -m benchmarks.bench_cost_model` measures it per program.
+64 MB at 11 GB/s of two cores' 16.5). The compute units are those of an idle device: on a host busy with other
+work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512 atoms, 48
+or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a group per
+work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a search's
+winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group) are
+predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank measurements;
+`python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
@@ -102,8 +106,8 @@ class DeviceModel:
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
     none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
-    the size of a compute unit's own cache, nearer than that one (0: none known): on a CPU, PoCL's local memory is
-    a core's L2 cache and reports its size (512 KB on this machine's EPYC, whose L3 is the 32 MB global cache).
+    the size of a compute unit's own cache, nearer than that one (0: none known; a CPU core's L2, 512 KB on this
+    machine's EPYC, whose L3 is the 32 MB global cache: `lift.explore.core_cache`).
     """
 
     compute_units: int
@@ -125,14 +129,18 @@ class DeviceModel:
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
-                   cache_bytes: int = 0, cache_line_bytes: int = 64) -> "DeviceModel":
-        """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants."""
+                   cache_bytes: int = 0, cache_line_bytes: int = 64,
+                   near_cache_bytes: Optional[int] = None) -> "DeviceModel":
+        """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants; where
+        `near_cache_bytes` is not given (facts saved before it was gathered), a CPU's is its local memory (PoCL's is
+        its core's L2), a GPU's none."""
         constants = dict(lanes=1, op_ns=0.17, latency_ns=1.2, work_item_ns=2.0, group_ns=50.0,
                          local_gbps=50.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
-                   near_cache_bytes=local_mem_bytes if kind == "cpu" else 0)
+                   near_cache_bytes=near_cache_bytes if near_cache_bytes is not None else
+                   local_mem_bytes if kind == "cpu" else 0)
 
 
 @dataclass

@@ -28,6 +28,7 @@ import numpy as np
 
 from lift.errors import LiftCodegenError, LiftDeviceError, LiftError
 from lift.explore.bandwidth import measure_bandwidth
+from lift.explore.core_cache import core_cache_bytes
 from lift.explore.cost_model import DeviceModel
 from lift.explore.evaluation import COMPILE, CRASH, OK, TIMEOUT, RTOL, DeviceSession, Outcome, TimingPolicy
 from lift.opencl_gen import runtime
@@ -48,8 +49,8 @@ class WorkerTimedOut(LiftError):
 
 @dataclass(frozen=True)
 class DeviceFacts:
-    """The device a worker opened, as the explorer needs it: label (with driver version), limits and the sizes of
-    its global-memory cache and of its lines."""
+    """The device a worker opened, as the explorer needs it: label (with driver version), limits, the sizes of
+    its global-memory cache and of its lines, and of a compute unit's own cache (`lift.explore.core_cache`)."""
 
     label: str
     kind: str
@@ -60,12 +61,13 @@ class DeviceFacts:
     max_item_sizes: tuple = ()
     cache_bytes: int = 0
     cache_line_bytes: int = 64
+    near_cache_bytes: int = 0
 
     def model(self, bandwidth) -> DeviceModel:
         """The cost model's view of this device, with its measured `StreamingBandwidth`."""
         return DeviceModel.for_device(self.kind, self.compute_units, bandwidth.gbps, bandwidth.launch_ms,
                                       self.local_mem_bytes, self.max_work_group_size, self.vector_width,
-                                      self.cache_bytes, self.cache_line_bytes)
+                                      self.cache_bytes, self.cache_line_bytes, self.near_cache_bytes)
 
 
 class Worker:
@@ -280,7 +282,8 @@ def device_facts(device) -> DeviceFacts:
     """What the explorer needs to know of an OpenCL device (see `DeviceFacts`)."""
     import pyopencl as cl
 
-    return DeviceFacts(runtime.device_label(device), "gpu" if device.type & cl.device_type.GPU else "cpu",
-                       device.max_compute_units, device.local_mem_size, device.max_work_group_size,
-                       device.native_vector_width_float, tuple(device.max_work_item_sizes),
-                       device.global_mem_cache_size, device.global_mem_cacheline_size)
+    kind = "gpu" if device.type & cl.device_type.GPU else "cpu"
+    return DeviceFacts(runtime.device_label(device), kind, device.max_compute_units, device.local_mem_size,
+                       device.max_work_group_size, device.native_vector_width_float, tuple(device.max_work_item_sizes),
+                       device.global_mem_cache_size, device.global_mem_cacheline_size,
+                       core_cache_bytes(kind, device.local_mem_size))
