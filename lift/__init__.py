@@ -12,8 +12,8 @@ from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
                               MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
-                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal, ToLocal,
-                              ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
+                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal,
+                              ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
