@@ -458,8 +458,8 @@ class Emitter(Mapper, FoldEmission):
             self.store(dst, self.read(src))
             return
         if not t.length.is_constant:
-            raise LiftCodegenError(f"map-seq-slide at {path}: the elements of its windows must be scalars, vectors or "
-                                   f"arrays of constant length to live in private variables, got {t}")
+            raise LiftCodegenError(f"map-seq-slide at {path}: the elements of its windows must be scalars, vectors "
+                                   f"or arrays of constant length to live in private variables, got {t}")
         for k in range(t.length.value):
             self.copy(src.index(Cst(k)), dst.index(Cst(k)), path)
 

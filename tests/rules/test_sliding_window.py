@@ -157,3 +157,31 @@ def test_map_seq_slide_applies_only_to_a_sequential_map_over_overlapping_windows
     assert not places(lambda x: MapSeq(total)(Transpose()(x)), ArrayType(ArrayType(Float, 3), 4)), "no slide"
     with pytest.raises(LiftTypeError, match=r"map-seq-slide\(.*\) expects a step no larger than the window"):
         fun([ArrayType(Float, 12)], lambda x: MapSeqSlide(total, 2, 5)(x))
+
+
+@SETTINGS
+@given(st.sampled_from([(4, 1), (4, 3), (8, 2), (16, 4)]), st.integers(1, 3), st.integers(1, 2),
+       st.integers(0, 1 << 16))
+def test_a_2d_stencil_walking_down_column_strips(strip, row_blocks, column_strips, seed):
+    """jacobi2d with random weights (`benchmarks.bench_sliding_window`): strips of `w` columns, blocks of `h` rows,
+    each block's window of three row segments (three vectors of `w` each) rotated down it by `map-seq-slide`."""
+    from benchmarks.bench_sliding_window import jacobi2d, strip_program
+
+    w, h = strip
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-8, 9, (h * row_blocks, w * column_strips)).astype(np.float32) / 4
+    k = rng.integers(-4, 5, (3, 3)).astype(np.float32) / 2
+    program = strip_program(w, h)
+    new = _rewritten(program)
+    expected = interpret(jacobi2d, a, k)
+    np.testing.assert_allclose(np.reshape(interpret(new, a, k), expected.shape), expected, rtol=1e-6)
+    if HAVE_DEVICE:
+        got = _compiled_strip(w, h)(a, k)
+        np.testing.assert_allclose(np.reshape(got, expected.shape), expected, rtol=1e-6)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_strip(w: int, h: int):
+    from benchmarks.bench_sliding_window import strip_program
+
+    return compile(_rewritten(strip_program(w, h)))
