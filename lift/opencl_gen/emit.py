@@ -439,20 +439,21 @@ class Emitter(Mapper, FoldEmission):
         window = self.provide(None, allocation(window_t, PRIVATE, (), f"{path}.window"), window_t)
         kept = f.size - f.step
         for j in range(kept):
-            self.copy(a.index(Cst(j)), window.index(Cst(j)), path)
+            self.window_copy(a.index(Cst(j)), window.index(Cst(j)), path)
 
         def body(i):
             for k in range(kept, f.size):
-                self.copy(a.index(i * f.step + k), window.index(Cst(k)), path)
+                self.window_copy(a.index(i * f.step + k), window.index(Cst(k)), path)
             self.call(f.f, [window], t.elem, out.index(i), f"{path}.f")
             for j in range(kept):
-                self.copy(window.index(Cst(j + f.step)), window.index(Cst(j)), path)
+                self.window_copy(window.index(Cst(j + f.step)), window.index(Cst(j)), path)
 
         self.loop("seq", 0, t.length, body, f.paper)
         return out
 
-    def copy(self, src: V.View, dst: V.View, path: str) -> None:
-        """One element of a `map-seq-slide`'s window copied, an array element by element (its length a constant)."""
+    def window_copy(self, src: V.View, dst: V.View, path: str) -> None:
+        """One element of a `map-seq-slide`'s window copied, an array element by element at constant indices (not in a
+        loop, as the fold's `copy`: indexed by a counter, the window would live in memory)."""
         t = src.type
         if not isinstance(t, ArrayType):
             self.store(dst, self.read(src))
@@ -461,7 +462,7 @@ class Emitter(Mapper, FoldEmission):
             raise LiftCodegenError(f"map-seq-slide at {path}: the elements of its windows must be scalars, vectors "
                                    f"or arrays of constant length to live in private variables, got {t}")
         for k in range(t.length.value):
-            self.copy(src.index(Cst(k)), dst.index(Cst(k)), path)
+            self.window_copy(src.index(Cst(k)), dst.index(Cst(k)), path)
 
     def unswitched(self, emit) -> None:
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
