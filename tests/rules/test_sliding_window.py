@@ -9,12 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Get, Join, MapGlb, MapSeq, MapSeqSlide, MapSeqUnroll, Pad, ReduceSeq, SizeVar,
-                  Slide, Transpose, UserFun, Vectorize, VectorType, Zip, fun, infer, interpret, paper)
+from lift import (ArrayType, Float, Get, Join, Map, MapGlb, MapSeq, MapSeqSlide, MapSeqUnroll, Pad, Reduce, ReduceSeq,
+                  SizeVar, Slide, Transpose, UserFun, Vectorize, VectorType, Zip, fun, infer, interpret, paper)
 from lift.errors import LiftTypeError
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import generate
 from lift.rules import RewriteEngine
+from lift.rules.default_lowering import clean_up, lower_rest
+from lift.rules.strategy import Focus
 
 from tests.opencl_device import HAVE_DEVICE
 
@@ -23,6 +25,7 @@ N = SizeVar("N")
 F4 = VectorType(Float, 4)
 
 add = UserFun("add", ("x", "y"), "return x + y;", (Float, Float), Float, python=lambda x, y: x + y)
+mult = UserFun("mult", ("x", "y"), "return x * y;", (Float, Float), Float, python=lambda x, y: x * y)
 madd = UserFun("madd", ("acc", "x", "w"), "return acc + x * w;", (Float, Float, Float), Float,
                python=lambda acc, x, w: acc + x * w)
 BOUNDARIES = {"none": None, "clamp": "clamp", "zero": 0.0}
@@ -155,6 +158,13 @@ def test_map_seq_slide_applies_only_to_a_sequential_map_over_overlapping_windows
     assert not places(lambda x: MapGlb(total)(Slide(3, 1)(x))), "parallel windows"
     assert not places(lambda x: MapSeqUnroll(total)(Slide(3, 1)(x))), "an unrolled map"
     assert not places(lambda x: MapSeq(total)(Transpose()(x)), ArrayType(ArrayType(Float, 3), 4)), "no slide"
+    grid = ArrayType(ArrayType(Float, 12), 5)
+    flat = lambda nb: total(Join()(nb))
+    nbs = lambda size, step: lambda x: Map(Map(flat))(Map(Transpose())(Slide(3, 1)(Map(Slide(size, step))(x))))
+    two_d = lambda body: [rw for rw in engine.rewrites(fun([grid], body)) if rw.rule == "map-seq-slide-2d"]
+    assert two_d(nbs(3, 1)) and two_d(nbs(2, 2))
+    assert not two_d(nbs(2, 5)), "column windows with gaps between them"
+    assert not two_d(lambda x: Map(Map(total))(Map(Slide(3, 1))(x))), "rows of windows, not neighbourhoods"
     with pytest.raises(LiftTypeError, match=r"map-seq-slide\(.*\) expects a step no larger than the window"):
         fun([ArrayType(Float, 12)], lambda x: MapSeqSlide(total, 2, 5)(x))
 
@@ -185,3 +195,47 @@ def _compiled_strip(w: int, h: int):
     from benchmarks.bench_sliding_window import strip_program
 
     return compile(_rewritten(strip_program(w, h)))
+
+
+def _neighbourhood_program(n: int, m: int, t: int, boundary: str):
+    """A 2-D stencil as a user writes it: the `n x m` neighbourhoods (columns shifted by `t`) of the grid, padded
+    by `boundary` on every side or not at all, each weighted by `k`."""
+    b = BOUNDARIES[boundary]
+    padded = (lambda a: a) if b is None else lambda a: Pad(n // 2, n // 2, b)(Map(Pad(m // 2, m // 2, b))(a))
+    weighted = lambda k: lambda nb: Reduce(add, 0.0)(Map(mult)(Zip(Join()(nb), Join()(k))))
+    return fun([ArrayType(ArrayType(Float, SizeVar("C")), SizeVar("R")), ArrayType(ArrayType(Float, m), n)],
+               lambda a, k: Map(Map(weighted(k)))(Map(Transpose())(Slide(n, 1)(Map(Slide(m, t))(padded(a))))))
+
+
+@SETTINGS
+@given(st.sampled_from([(3, 3, 1), (3, 5, 1), (5, 3, 2), (1, 3, 3)]), st.sampled_from(sorted(BOUNDARIES)),
+       st.integers(1, 6), st.integers(1, 6), st.integers(0, 1 << 16))
+def test_map_seq_slide_2d_walks_each_band_of_rows(shape, boundary, rows, windows, seed):
+    """`map-seq-slide-2d` against the interpreter, then lowered by the default lowering and run on the device
+    against numpy."""
+    n, m, t = shape
+    h = 0 if boundary == "none" else 2 * (m // 2)
+    r, c = rows + (0 if boundary != "none" else n - 1), (windows - 1) * t + m - h
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-8, 9, (r, c)).astype(np.float32) / 4
+    k = rng.integers(-4, 5, (n, m)).astype(np.float32) / 2
+    program = _neighbourhood_program(n, m, t, boundary)
+    engine = RewriteEngine()
+    (place,) = [rw for rw in engine.rewrites(program) if rw.rule == "map-seq-slide-2d"]
+    new = engine.apply(program, place)
+    assert "map-seq-slide(" in paper(new), paper(new)
+    expected = interpret(program, a, k)
+    np.testing.assert_array_equal(interpret(new, a, k), expected)
+    if HAVE_DEVICE:
+        got = _compiled_lowered(n, m, t, boundary)(a, k)
+        np.testing.assert_allclose(np.reshape(got, expected.shape), expected, rtol=1e-6)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_lowered(n: int, m: int, t: int, boundary: str):
+    program = _neighbourhood_program(n, m, t, boundary)
+    engine = RewriteEngine()
+    (place,) = [rw for rw in engine.rewrites(program) if rw.rule == "map-seq-slide-2d"]
+    lowered = (lower_rest >> clean_up)(Focus(engine.apply(program, place), engine)).program
+    assert "map-global(map-seq-slide(" in paper(lowered), paper(lowered)
+    return compile(lowered)
