@@ -4,9 +4,9 @@
     map(map(f)) ∘ map(transpose) ∘ slide(n, s) ∘ map(slide(m, t))
         → map(map-seq-slide(f ∘ transpose, m, t) ∘ transpose) ∘ slide(n, s)          (t ≤ m)
 
-Both sides of the first apply `f` to the windows in order, in one work-item. The left one reads every window from the input,
-each element `size / step` times; the right one keeps the window in `size` private variables and each step loads
-only the `step` elements that enter it, then shifts the others down (`lift.opencl_gen.emit`'s
+Both sides of the first apply `f` to the windows in order, in one work-item. The left one reads every window from
+the input, each element `size / step` times; the right one keeps the window in `size` private variables and each
+step loads only the `step` elements that enter it, then shifts the others down (`lift.opencl_gen.emit`'s
 `call_MapSeqSlide`): a stencil walking down a column then reads each row once.
 
 The second is the first on a 2-D stencil's neighbourhoods as a user writes them (`slide2d`, Lift's macro rule
@@ -45,9 +45,9 @@ def _is_map_of(f, inner: type) -> bool:
 
 
 def _neighbourhoods(call) -> tuple:
-    """`map(map(f))` (either map high-level or sequential) over `map(transpose) ∘ slide(n, s) ∘ map(slide(m, t))`."""
-    requires(_is_map_of(call.f, (Map, MapSeq)) and type(call.f.f) in (Map, MapSeq), "not a map of maps (high-level or "
-             "sequential)")
+    """`map(map(f))` (each map high-level or sequential) over `map(transpose) ∘ slide(n, s) ∘ map(slide(m, t))`."""
+    requires(_is_map_of(call.f, (Map, MapSeq)) and type(call.f.f) in (Map, MapSeq),
+             "not a map of maps (high-level or sequential)")
     bands = call.args[0]
     requires(isinstance(bands, FunCall) and _is_map_of(bands.f, Transpose), "its array is not map(transpose)(...)")
     rows = bands.args[0]
