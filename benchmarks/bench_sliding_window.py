@@ -24,6 +24,7 @@ import numpy as np
 
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Join, Map, MapGlb, MapSeq, Pad, ReduceSeqUnroll, SizeVar,
                   Slide, Transpose, UserFun, Vectorize, Zip, fun, interpret)
+from lift.ir import patterns as P
 from lift.explore.rewrite_search import EARLY_ROW_BLOCKS, lower_rest
 from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
@@ -31,7 +32,7 @@ from lift.rules import RewriteEngine
 from lift.rules.column_sums import grid_windows
 from lift.rules.default_lowering import clean_up
 from lift.rules.stencil_row_blocking import stencil_row_blocks
-from lift.rules.strategy import Focus, outermost
+from lift.rules.strategy import Focus, everywhere, is_call, outermost, rewrite
 
 from benchmarks.measure import interleaved
 from benchmarks.opencl_peers import streaming_copy
@@ -67,6 +68,15 @@ def slid(program):
     return engine.apply(program, place)
 
 
+def walked_rows(sizes: dict):
+    """jacobi2d by rules alone: `map-seq-slide-2d` (each band of three rows walked column by column, the window of
+    three columns private), the rest lowered by default (a global work-item per row), each window's fold unrolled."""
+    unroll = everywhere(is_call(P.ReduceSeq), rewrite("reduce-seq-unroll"))
+    focus = (outermost(grid_windows, rewrite("map-seq-slide-2d")) >> lower_rest >> clean_up >> unroll)(
+        Focus(jacobi2d, RewriteEngine(sizes=sizes)))
+    return focus.program
+
+
 def row_blocks(rows: int, block: int, width: int, sizes: dict):
     focus = (outermost(grid_windows, stencil_row_blocks(rows, block, width)) >> lower_rest >> clean_up)(
         Focus(jacobi2d, RewriteEngine(sizes=sizes)))
@@ -86,6 +96,7 @@ def main(argv=None) -> None:
     a, k = inputs("jacobi2d", sizes, np.random.default_rng(0))
     expected = interpret(jacobi2d, a, k)
     programs = {f"row-blocks {r}x{b}x{wd}": row_blocks(r, b, wd, sizes) for r, b, wd in EARLY_ROW_BLOCKS}
+    programs["rows map-seq-slide-2d"] = walked_rows(sizes)
     for spec in args.strips.split(","):
         w, h = map(int, spec.split("x"))
         programs[f"strip {w}x{h} map-seq"] = strip_program(w, h)
