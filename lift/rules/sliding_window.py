@@ -46,7 +46,7 @@ def _is_map_of(f, inner: type) -> bool:
 
 def _neighbourhoods(call) -> tuple:
     """`map(map(f))` (each map high-level or sequential) over `map(transpose) ∘ slide(n, s) ∘ map(slide(m, t))`."""
-    requires(_is_map_of(call.f, (Map, MapSeq)) and type(call.f.f) in (Map, MapSeq),
+    requires(type(call.f) in (Map, MapSeq) and type(call.f.f) in (Map, MapSeq),
              "not a map of maps (high-level or sequential)")
     bands = call.args[0]
     requires(isinstance(bands, FunCall) and _is_map_of(bands.f, Transpose), "its array is not map(transpose)(...)")
