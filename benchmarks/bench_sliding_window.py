@@ -8,7 +8,8 @@ The strip form, derived by hand but for its last step, the rule `map-seq-slide`:
 0: a strip of `W` columns, dimension 1: a block of `H` rows) computes `H x W` results, `map-seq(f) ∘ slide(3, 1)`
 over the block's `H + 2` padded row segments (each its three vectors of `W`: shifted left, centred, shifted right),
 `f` the vector of `W` weighted sums of a window of three segments; the rule makes it `map-seq-slide(f, 3, 1)`: two
-segments loaded before the loop, one a step. Each form is also timed without the rule (`map-seq`).
+segments loaded before the loop, one a step. Each form is also timed without the rule (`map-seq`). And jacobi2d by
+rules alone (`walked_rows`): `map-seq-slide-2d`, then the default lowering (a work-item per row, walking it).
 Prints each kernel's best and median time and its share of the copy's best rate, best to best.
 """
 

@@ -126,11 +126,10 @@ def test_the_window_is_private_and_loaded_step_elements_an_iteration():
 
 
 @pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
-@pytest.mark.parametrize("width", [4])
-def test_windows_of_vectors_and_of_rows(width):
+def test_windows_of_vectors_and_of_rows():
     """Elements that are vectors (a strip of columns as one float4) or rows of constant length (a 2-D stencil
     walking down a column strip) live in the window as they are."""
-    rng = np.random.default_rng(7)
+    rng, width = np.random.default_rng(7), 4
     vsum = MapSeq(lambda w: ReduceSeq(Vectorize(4, add), Vectorize(4, 0.0))(w))
     vectors = fun([ArrayType(F4, N)], lambda x: vsum(Slide(3, 1)(Pad(1, 1, "clamp")(x))))
     rows = fun([ArrayType(ArrayType(Float, width), N)], lambda x: MapSeq(
