@@ -11,9 +11,9 @@ from lift.ir.interpreter import interpret
 from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                              MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
-                              ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal, ToLocal,
-                              ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
+                              MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
+                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal,
+                              ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
@@ -33,8 +33,8 @@ __all__ = [
     "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop",
     "Expr", "Float", "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray",
     "LiftCodegenError", "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError",
-    "Literal", "Map", "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqUnroll", "MapSeqUnswitch", "MapWrg",
-    "Pad", "PadToMultiple", "Param", "PartRed", "Reduce", "ReduceSeq", "ReduceSeqUnroll", "Reorder",
+    "Literal", "Map", "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqSlide", "MapSeqUnroll", "MapSeqUnswitch",
+    "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed", "Reduce", "ReduceSeq", "ReduceSeqUnroll", "Reorder",
     "ReorderStride", "Routine", "ScalarType", "SizeVar", "Slide", "Split", "Take", "ToGlobal", "ToLocal",
     "ToPrivate", "Transpose", "Tuple", "TupleType", "Type", "TypedProgram", "Unzip", "UserFun", "Var", "VectorType",
     "Vectorize", "Zip", "asarray", "config", "eq", "evaluate", "explain", "fun", "infer", "inline_routines",

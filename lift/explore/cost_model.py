@@ -467,6 +467,16 @@ class CostWalk(Mapper):
         self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem), inner, env)
         return target
 
+    def map_MapSeqSlide(self, f: P.MapSeqSlide, spaces, types, out, dest, scope, env):
+        """Each element of the input read once, into the window, by a rolled loop over the input; `f` applied at
+        every step to the window, private and in registers (its indices are constants)."""
+        target = _space(dest, f)
+        loads = scope.inside("seq", types[0].length.value)
+        self.read(element_space(spaces[0], loads.loop, True, types[0].elem), types[0].elem, loads)
+        self.call(f.f, [PRIVATE], [ArrayType(types[0].elem, f.size)], out.elem,
+                  element_space(target, None, True, out.elem), scope.inside("seq", out.length.value), env)
+        return target
+
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
         n = types[0].length.value
         acc = f.init.t

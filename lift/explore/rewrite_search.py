@@ -354,7 +354,7 @@ def _lane_reduction(ctx) -> bool:
     return (length.is_constant and length.value <= LANES_MAX) or _in_work_item(ctx)
 
 
-_in_work_item = inside((P.MapGlb, P.MapLcl, P.MapSeq, P.ReduceSeq))
+_in_work_item = inside((P.MapGlb, P.MapLcl, P.MapSeq, P.MapSeqSlide, P.ReduceSeq))
 lane_reduction = Selector(_lane_reduction, "lane_reduction")
 """A reduction of a few lanes (a constant length up to `LANES_MAX`), or one already inside a work-item (in a
 lowered map or sequential reduction): it gets no moves of its own, `lower_rest` makes it sequential (the only

@@ -513,7 +513,10 @@ class Interpreter(Mapper):
         """The identity is one of the permutations `reorder` may choose."""
         return args[0]
 
-    def map_Slide(self, f: P.Slide, args: list, arg_exprs):
+    def map_MapSeqSlide(self, f: P.MapSeqSlide, args: list, arg_exprs):
+        return self.apply_map(f.f, self.map_Slide(f, args, arg_exprs))
+
+    def map_Slide(self, f, args: list, arg_exprs):
         d = self.d
 
         def windows(a):

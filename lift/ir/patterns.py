@@ -129,6 +129,24 @@ class MapSeqUnswitch(MapSeq):
 
 
 @dataclass(frozen=True, eq=False)
+class MapSeqSlide(Pattern):
+    """`map-seq-slide(f, size, step)`: `T[n] -> U[(n - size)/step + 1]` for `f: T[size] -> U`, which means
+    `map-seq(f) ∘ slide(size, step)` (Lift's `MapSeqSlide`, register rotation for stencils).
+
+    One work-item walks the windows in order, keeping the current one in `size` private variables: each step
+    loads only the `step` elements that enter it, applies `f`, and shifts the window by `step`, so that every
+    element of the input is read once instead of `size / step` times. Not a map: `f` applies to windows."""
+
+    f: FunDecl
+    size: int
+    step: int
+    funs = ("f",)
+    paper = "map-seq-slide"
+    level = OPENCL_LEVEL
+    thread_level = "seq"
+
+
+@dataclass(frozen=True, eq=False)
 class MapGlb(_DimMap):
     """`map-global(f)`: each global work-item applies `f` to different elements (Table 2)."""
 

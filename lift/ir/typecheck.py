@@ -327,7 +327,7 @@ class TypeInference(Mapper):
         inner = a.elem if isinstance(a.elem, ArrayType) else self.fail(f, path, "a 2-D array", a)
         return f, ArrayType(ArrayType(inner.elem, a.length), inner.length)
 
-    def map_Slide(self, f: P.Slide, arg_types: list, path: str):
+    def map_Slide(self, f, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         if f.size < 1 or f.step < 1:
             self.fail(f, path, "a positive window size and step", f"size {f.size}, step {f.step}")
@@ -335,6 +335,14 @@ class TypeInference(Mapper):
             self.fail(f, path, f"an array of at least {f.size} elements", a)
         self.divisible(f, a.length - f.size, Cst(f.step), path)
         return f, ArrayType(ArrayType(a.elem, f.size), (a.length - f.size) / f.step + 1)
+
+    def map_MapSeqSlide(self, f: P.MapSeqSlide, arg_types: list, path: str):
+        """`map-seq(f) ∘ slide(size, step)`, its windows no longer than `size` and shifted by at most that."""
+        _, windows = self.map_Slide(f, arg_types, path)
+        if f.step > f.size:
+            self.fail(f, path, "a step no larger than the window", f"size {f.size}, step {f.step}")
+        g, out = self.fun(f.f, [windows.elem], _join(path, "f"))
+        return replace(f, f=g), ArrayType(out, windows.length)
 
     def map_Pad(self, f: P.Pad, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)

@@ -62,6 +62,11 @@ class _Work(Mapper):
     def map_AbstractMap(self, f: P.AbstractMap, arg_types: list) -> float:
         return _length(arg_types[0], self.sizes) * self(f.f, [_elem(arg_types[0])])
 
+    def map_MapSeqSlide(self, f: P.MapSeqSlide, arg_types: list) -> float:
+        a = arg_types[0]
+        windows = (_length(a, self.sizes) - f.size) // f.step + 1
+        return windows * self(f.f, [ArrayType(a.elem, f.size) if isinstance(a, ArrayType) else None])
+
     def map_Fold(self, f: P.Fold, arg_types: list) -> float:
         return _length(arg_types[0], self.sizes) * self(f.f, [f.init.t, _elem(arg_types[0])])
 

@@ -171,6 +171,14 @@ class _Allocator(Mapper):
         finally:
             self.lengths.pop()
 
+    def map_MapSeqSlide(self, f: P.MapSeqSlide, arg_types, t, out, path: str) -> None:
+        """The window is the emitter's (`call_MapSeqSlide`); the function applied to it is walked as a map's."""
+        self.lengths.append((f.thread_level, t.length))
+        try:
+            self.call(f.f, [ArrayType(arg_types[0].elem, f.size)], t.elem, given(t.elem), f"{path}.f")
+        finally:
+            self.lengths.pop()
+
     def map_Fold(self, f: P.Fold, arg_types, t, out, path: str) -> None:
         acc_t = f.init.t
         self.emit(f.init, given(acc_t) if isinstance(acc_t, ArrayType) else None, f"{path}.init")

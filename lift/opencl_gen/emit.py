@@ -432,6 +432,42 @@ class Emitter(Mapper, FoldEmission):
                   space_of(out) if out is self.cast_target else None, unroll=isinstance(f, P.MapSeqUnroll))
         return out
 
+    def call_MapSeqSlide(self, f: P.MapSeqSlide, args: list, t: Type, out, path: str) -> V.View:
+        """`map-seq-slide(f, size, step)`: the window in `size` private variables. Before the loop its first
+        `size - step` elements are loaded; each iteration loads the `step` that enter it, applies `f`, and shifts
+        the window down by `step`. Every index into the window is a constant, so it stays in registers."""
+        (a,) = args
+        if out is None:
+            raise no_space(path)
+        window_t = ArrayType(a.type.elem, Cst(f.size))
+        window = self.provide(None, allocation(window_t, PRIVATE, (), f"{path}.window"), window_t)
+        kept = f.size - f.step
+        for j in range(kept):
+            self.window_copy(a.index(Cst(j)), window.index(Cst(j)), path)
+
+        def body(i):
+            for k in range(kept, f.size):
+                self.window_copy(a.index(i * f.step + k), window.index(Cst(k)), path)
+            self.call(f.f, [window], t.elem, out.index(i), f"{path}.f")
+            for j in range(kept):
+                self.window_copy(window.index(Cst(j + f.step)), window.index(Cst(j)), path)
+
+        self.loop("seq", 0, t.length, body, f.paper)
+        return out
+
+    def window_copy(self, src: V.View, dst: V.View, path: str) -> None:
+        """One element of a `map-seq-slide`'s window copied, an array element by element at constant indices (not in a
+        loop, as the fold's `copy`: indexed by a counter, the window would live in memory)."""
+        t = src.type
+        if not isinstance(t, ArrayType):
+            self.store(dst, self.read(src))
+            return
+        if not t.length.is_constant:
+            raise LiftCodegenError(f"map-seq-slide at {path}: the elements of its windows must be scalars, vectors "
+                                   f"or arrays of constant length to live in private variables, got {t}")
+        for k in range(t.length.value):
+            self.window_copy(src.index(Cst(k)), dst.index(Cst(k)), path)
+
     def unswitched(self, emit) -> None:
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
         test of the bounds checks that read no variable of a loop within it), the iteration emitted again, reading

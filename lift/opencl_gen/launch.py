@@ -152,6 +152,8 @@ def _all_maps(f: FunDecl, arg_types: list, kind) -> list:
         if isinstance(f, kind):
             found.append((f, a.length))
         found += _all_maps(f.f, [a.elem], kind)
+    elif isinstance(f, P.MapSeqSlide):
+        found += _all_maps(f.f, [ArrayType(arg_types[0].elem, f.size)], kind)
     elif isinstance(f, P.Fold):
         found += _all_maps(f.f, [f.init.t, arg_types[0].elem], kind)
     elif isinstance(f, P.Iterate):

@@ -49,6 +49,6 @@ class _Check(Mapper):
                 raise LiftCodegenError(f"{paper(f)} at {path}: {reason}")
         if isinstance(f, P.Fold):
             self.expr(f.init, enclosing, f"{path}.init")
-        inner = enclosing + (f,) if isinstance(f, (P.AbstractMap, P.Fold)) else enclosing
+        inner = enclosing + (f,) if isinstance(f, (P.AbstractMap, P.MapSeqSlide, P.Fold)) else enclosing
         for name in f.funs:
             self(getattr(f, name), inner, f"{path}.{name}")

@@ -80,7 +80,7 @@ def given(t: Type) -> V.View:
 def _needs_memory(f: FunDecl) -> bool:
     """Whether a call of `f` with no destination stores its result in new memory (else it is a value, a view,
     or, for `iterate`, its own buffer)."""
-    return isinstance(f, (P.AbstractMap, P.MapAccumSeq)) or (
+    return isinstance(f, (P.AbstractMap, P.MapSeqSlide, P.MapAccumSeq)) or (
         isinstance(f, P.ReduceSeq) and isinstance(f.init.t, ArrayType))
 
 
@@ -157,6 +157,8 @@ class _Spaces(Mapper):
     def map_AbstractMap(self, f: P.AbstractMap, out, t, kinds) -> FunDecl:
         inner = self(f.f, given(t.elem), t.elem, kinds + (f.thread_level,))
         return f if inner is f.f else replace(f, f=inner)
+
+    map_MapSeqSlide = map_AbstractMap
 
     def map_Fold(self, f: P.Fold, out, t, kinds) -> FunDecl:
         """The initial value is computed outside the loop (into the accumulator where it is an array); each

@@ -25,7 +25,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
 
 PARALLEL_MAPS = (P.MapWrg, P.MapLcl, P.MapGlb)
-_SEQUENTIAL = (P.MapSeq, P.Fold)
+_SEQUENTIAL = (P.MapSeq, P.MapSeqSlide, P.Fold)
 _INSIDE = {P.MapWrg: (P.MapGlb,), P.MapLcl: (P.MapWrg, P.MapGlb), P.MapGlb: (P.MapWrg, P.MapLcl)}
 
 

@@ -39,7 +39,7 @@ def _row_function(call) -> tuple:
 
 @rule("flatten-map", figure="3(c)", description="a map of a map over each row is one map over the joined rows, "
       "split back into rows", equation="map(map(f))(x) → split-n(map(f)(join(x)))", heads=Map, on_functions=False,
-      match=_row_function)
+      match=_row_function, sized=True)
 def flatten_map(call, row_map):
     return Split(call.args[0].t.elem.length)(row_map(Join()(call.args[0])))
 

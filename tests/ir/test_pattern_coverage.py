@@ -15,9 +15,9 @@ import pytest
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                  MapSeq, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq,
-                  ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal, ToPrivate,
-                  Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
+                  MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
+                  ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal,
+                  ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
                   python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
@@ -67,6 +67,8 @@ EXAMPLES = {
     P.MapSeq: (fun([A], lambda x: MapSeq(neg)(x)), (x16,), -x16),
     P.MapSeqUnroll: (fun([A], lambda x: MapSeq(MapSeqUnroll(neg))(Split(4)(x))), (x16,), -x16.reshape(4, 4)),
     P.MapSeqUnswitch: (fun([A], lambda x: MapSeqUnswitch(neg)(x)), (x16,), -x16),
+    P.MapSeqSlide: (fun([A], lambda x: MapSeqSlide(ReduceSeq(add, 0.0), 3, 2)(x)), (x16[:15],),
+                    np.lib.stride_tricks.sliding_window_view(x16[:15], 3)[::2].sum(axis=1, keepdims=True)),
     P.MapGlb: (fun([A2], lambda x: MapGlb(1)(MapGlb(neg))(x)), (m34,), -m34),
     P.MapWrg: (fun([A2], lambda x: MapWrg(MapLcl(double))(x)), (m34,), 2 * m34),
     P.MapLcl: (fun([A], lambda x: MapLcl(double)(x)), (x16,), 2 * x16),

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import (ArrayType, Float, Get, Iterate, Join, Map, Pad, Reduce, SizeVar, Slide, Transpose, Zip,
+from lift import (ArrayType, Float, Get, Iterate, Join, Map, Pad, Reduce, SizeVar, Slide, Split, Transpose, Zip,
                   fun, paper, userfun)
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 from lift.rules.default_lowering import LoweringError, lower
@@ -185,3 +185,17 @@ def test_columns_are_folded_in_blocks_only_where_vectors_pay():
     sizes = {"M": 64, "N": 96}
     assert "map(split-48)" in paper(lower(program, sizes, vector_width=8))
     assert "map(split-48)" not in paper(lower(program, sizes, vector_width=1))
+
+
+def test_flatten_map_keeps_out_of_an_iterate_that_changes_the_length():
+    """`flatten-map` splits by the row length, which an iterate that halves its array changes at every step: there
+    it would split every step's rows as the first step's (found by a random draw of test_rules_properties)."""
+    halving = fun([ArrayType(Float, 8)], lambda x: Iterate(2, lambda y: Join()(Map(Reduce(add, 0.0))(Transpose()(
+        Map(Map(lift.Id()))(Transpose()(Split(2)(y)))))))(x))
+    engine = RewriteEngine(max_factor=8)
+    x = np.arange(8, dtype=np.float32)
+    assert "flatten-map" not in [rw.rule for rw in engine.rewrites(halving)]
+    for rw in engine.rewrites(halving):
+        new = engine.apply(halving, rw)
+        assert lift.infer(new).type == lift.infer(halving).type, rw
+        np.testing.assert_allclose(lift.interpret(new, x), lift.interpret(halving, x), rtol=1e-6)
