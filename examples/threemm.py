@@ -2,8 +2,6 @@
 dot product of a row with a column of the transposed right operand (each a reduction's array of one
 element, the row joined)."""
 
-import numpy as np
-
 from lift import ArrayType, Float, Join, Map, Reduce, SizeVar, Transpose, Zip, fun
 
 from blas import add, mult

@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 
-from lift import Vectorize
 from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel, predict, profile
 from lift.explore.rewrite_search import lower_rest
