@@ -200,11 +200,11 @@ class Lambda(FunDecl):
 
     def __call__(self, *args) -> Expr:
         """Applying a lambda whose parameters each occur at most once inlines it (composition stays flat),
-        except where a computation (`is_computation`) would land inside a function: `fun(lambda s: Map(lambda
+        except where a computation (`computes`) would land inside a function: `fun(lambda s: Map(lambda
         v: div(v, s))(x))(Reduce(add, 0.0)(x))` stays a let, so the sum is computed once, not once per element."""
         args = tuple(to_expr(a) for a in args)
         if len(args) == len(self.params) and all(count_uses(self.body, p) <= 1 and
-                                                 (not is_computation(a) or count_uses(self.body, p) ==
+                                                 (not computes(a) or count_uses(self.body, p) ==
                                                   top_level_uses(self.body, p))
                                                  for p, a in zip(self.params, args)):
             return substitute(self.body, dict(zip(self.params, args)))
@@ -217,6 +217,12 @@ def is_computation(e: Node) -> bool:
     from lift.ir.patterns import Pattern, is_view
 
     return isinstance(e, FunCall) and isinstance(e.f, Pattern) and not is_view(e.f)
+
+
+def computes(e: Node) -> bool:
+    """Whether evaluating `e` computes something (`is_computation` anywhere in it): `join(map(f)(x))` does, a view
+    of a computation; `split(n)(x)` does not."""
+    return any(is_computation(n) for n in e.subterms())
 
 
 def fresh_param(hint: str = "x", t: Optional[Type] = None) -> Param:

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, Map, Reduce, SizeVar, Zip, fun, paper, userfun
+from lift import ArrayType, Float, Join, Map, Reduce, SizeVar, Split, Zip, fun, paper, userfun
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from userfuns import absf, add, divide_by, maxf, pair_force
+from userfuns import absf, add, divide_by, maxf, mult, pair_force
 
 N = SizeVar("N")
 ENGINE = RewriteEngine()
@@ -56,6 +56,20 @@ def test_a_let_of_a_computation_used_inside_a_function_stays_a_let():
     assert isinstance(normalised.body, FunCall) and isinstance(normalised.body.f, Lambda)
     x = RNG.uniform(0.5, 1.0, 1000).astype(np.float32)
     np.testing.assert_allclose(lift.interpret(normalised, x), x / x.sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_a_view_of_a_computation_is_a_computation_too():
+    """A row computed by a map and then viewed (`join(map(f)(x))`) is not inlined into the rows of another map, where
+    it would be computed once per element (and, lowered, put a map-global inside a map-global): found by threemm's
+    search, whose `map-fusion` of two matrix products inlined the first product's row into the second's columns."""
+    M, K = SizeVar("M"), SizeVar("K")
+    fused = fun([ArrayType(ArrayType(Float, N), M), ArrayType(ArrayType(Float, N), K)], lambda a, b: Map(
+        lambda row: fun(lambda r: Map(lambda col: Reduce(add, 0.0)(Map(mult)(Zip(r, col))))(b))(
+            Join()(Map(lambda v: Map(absf)(v))(Split(N)(row)))))(a))
+    body = fused.body.f.f.body
+    assert isinstance(body, FunCall) and isinstance(body.f, Lambda)
+    a, b = RNG.uniform(-1, 1, (3, 5)).astype(np.float32), RNG.uniform(-1, 1, (4, 5)).astype(np.float32)
+    np.testing.assert_allclose(lift.interpret(fused, a, b)[..., 0], np.abs(a) @ b.T, rtol=1e-5)
 
 
 def test_a_let_read_outside_every_function_is_inlined_as_before():
