@@ -14,7 +14,8 @@ interleaved rounds. Without it, a round of two run under a heavier load than the
 It is bounded: the search stops `share` of the budget early to leave the round its time, and the round runs
 at most `top * rounds` evaluations, fewer candidates where an evaluation of the search took so long that
 `rounds` of them all would not fit the time left (`fitting`; two at least). It is logged only once complete, so a run killed in it (or cut short by
-the budget) loses no measurement of the search and runs it again when resumed. A resumed run, or a fresh
+the budget) loses no measurement of the search and runs it again when resumed; cut short, it crowns the fastest of
+the rounds it completed (`leader`; cross_entropy's round at a load of 8 had no time for its five). A resumed run, or a fresh
 folder whose candidates the tuning database holds (`SharedLog` copies their records, the round's marks
 with them), runs no round when the latest one still stands (`standing`): its winner is written again.
 """
@@ -98,10 +99,23 @@ def median_outcome(outcomes: Sequence[Outcome]) -> Optional[Outcome]:
     return ranked[len(ranked) // 2] if ranked else None
 
 
+def leader(records: Sequence[Record], samples: dict) -> Record:
+    """The record among `records` (fastest first) of the candidate whose median over the rounds that every
+    candidate of `samples` (key: its evaluations so far) completed is the fastest: a round cut short still
+    compares its candidates side by side; the fastest of `records` where no round completed."""
+    done = min(len(s) for s in samples.values())
+    medians = {key: median_outcome(s[:done]) for key, s in samples.items()} if done else {}
+    timed = {key: o.timing.median_ms for key, o in medians.items() if o is not None}
+    if not timed:
+        return records[0]
+    key = min(timed, key=timed.get)
+    return next(r for r in records if r.key == key)
+
+
 def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
     """Run `search`'s final round by `end` (`time.monotonic()`), or reuse the one that stands, and name the
-    winner (`_Search.crown`); False when the budget cut the round short (nothing of it is logged, the fastest
-    by the latest times wins)."""
+    winner (`_Search.crown`); False when the budget cut the round short (nothing of it is logged, the `leader`
+    of its complete rounds wins)."""
     problem = search.problem
     records = sorted((r for r in search.log.matching(search.device, problem.kernel, problem.sizes)
                       if r.role == CANDIDATE and r.ok and r.key in search.offered), key=lambda r: r.time_ms)
@@ -122,7 +136,7 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
         for item in best:
             left = end - time.monotonic()
             if left <= 0:
-                search.crown(records[0])
+                search.crown(leader(records, samples))
                 return False
             samples[item.candidate.key].append(evaluate(search.worker, item.plan, min(search.settings.timeout_s,
                                                                                        left)))

@@ -16,7 +16,7 @@ from lift.explore import driver
 from lift.explore.candidate import DEFAULT_LOWERING, Candidate, program_key
 from lift.explore.driver import explore
 from lift.explore.evaluation import OK, Outcome, TimingPolicy, TimingStats
-from lift.explore.final_round import FinalRound, fitting, median_outcome, participants, standing
+from lift.explore.final_round import FinalRound, fitting, leader, median_outcome, participants, standing
 from lift.explore.log import Record
 from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
@@ -186,6 +186,16 @@ def test_a_final_round_stands_until_a_faster_candidate_is_measured_after_it():
     assert standing([*stage, _record("d", 2.5, "2026-01-01T00:00:09")], top=2) == [], "it would enter the round"
     assert standing([*stage, _record("d", 4.0, "2026-01-01T00:00:09")], top=3) == [], "the round had room for it"
     assert standing([older], top=2) == []
+
+
+def test_a_round_cut_short_crowns_the_fastest_of_its_complete_rounds():
+    def timed(ms):
+        return Outcome(OK, timing=TimingStats(ms, ms, ms, 3, (ms,), True))
+    records = [_record("a", 1.0, "2026-01-01T00:00:01"), _record("d", 4.0, "2026-01-01T00:00:01")]
+    two_rounds = {"a": [timed(5.0), timed(6.0), timed(1.0)], "d": [timed(4.0), timed(4.5)]}
+    assert leader(records, two_rounds) == records[1], "a's third round is not compared"
+    assert leader(records, {"a": [timed(5.0)], "d": []}) == records[0], "no complete round: the search's fastest"
+    assert leader(records, {"a": [Outcome("timeout")], "d": [Outcome("crash")]}) == records[0]
 
 
 def test_the_median_evaluation_is_the_middle_working_one():
