@@ -3,21 +3,22 @@
 In the search each candidate is timed once, minutes apart from the others; on a shared machine the top
 candidates are often within the load's noise (jacobi2d: 3.45 against 3.50 ms), so the fastest in-search
 time may name a clearly weaker variant. The final round takes the `top` fastest distinct candidates (by
-their latest times), the default lowering's among them always (`participants`), and evaluates them `rounds` times round-robin on the search's device worker, each
-evaluation timed adaptively as in the search (`TimingPolicy`); each candidate's median evaluation (by its
-median time) is logged, marked with the round's id (`Record.final`), and the fastest of these medians wins:
-its files are written to the output folder. The default lowering is what `lift.compile` runs without a winner,
+their latest times), the default lowering's among them always (`participants`), and evaluates them `rounds`
+times round-robin on the search's device worker, each evaluation timed adaptively as in the search
+(`TimingPolicy`); each candidate's median evaluation (by its median time) is logged, marked with the round's
+id (`Record.final`), and the fastest of these medians wins: its files are written to the output folder. The default lowering is what `lift.compile` runs without a winner,
 so it takes the last place when it is not among the fastest: a winner is crowned only by beating it in the same
 interleaved rounds. Without it, a round of two run under a heavier load than the search (correlation: 7.6 and
 8.1 ms in the search, 22 and 15 ms in the round) crowned a candidate slower than the default lowering's 9.0 ms.
 
 It is bounded: the search stops `share` of the budget early to leave the round its time, and the round runs
 at most `top * rounds` evaluations, fewer candidates where an evaluation of the search took so long that
-`rounds` of them all would not fit the time left (`fitting`; two at least). It is logged only once complete, so a run killed in it (or cut short by
-the budget) loses no measurement of the search and runs it again when resumed; cut short, it crowns the fastest of
-the rounds it completed (`leader`; cross_entropy's round at a load of 8 had no time for its five). A resumed run, or a fresh
-folder whose candidates the tuning database holds (`SharedLog` copies their records, the round's marks
-with them), runs no round when the latest one still stands (`standing`): its winner is written again.
+`rounds` of them all would not fit the time left (`fitting`; two at least). It is logged only once complete,
+so a run killed in it (or cut short by the budget) loses no measurement of the search and runs it again when
+resumed; cut short, it crowns the fastest of the rounds it completed (`leader`; cross_entropy's round at a load
+of 8 had no time for its five). A resumed run, or a fresh folder whose candidates the tuning database holds
+(`SharedLog` copies their records, the round's marks with them), runs no round when the latest one still
+stands (`standing`): its winner is written again.
 """
 
 from __future__ import annotations

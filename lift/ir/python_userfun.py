@@ -10,8 +10,8 @@ runs as numpy operations on whole arrays (`PythonUserFun.numpy_impl`).
 The modules: this one translates a function (`translate`, `PythonUserFun`); `lift.ir.userfun_typing` types
 its body into the nodes of `lift.ir.userfun_body`; `lift.ir.userfun_unrolling` unrolls its loops of constant
 trip count where asked (`PythonUserFun.unroll`, rule `userfun-loop-unroll`), `lift.ir.userfun_sincos` computes
-the sine and cosine of one angle by one call (`PythonUserFun.sincos`, rule `userfun-sincos`); `lift.ir.userfun_numpy` evaluates
-that body on arrays and `lift.opencl_gen.userfun_c` writes its C.
+the sine and cosine of one angle by one call (`PythonUserFun.sincos`, rule `userfun-sincos`);
+`lift.ir.userfun_numpy` evaluates that body on arrays and `lift.opencl_gen.userfun_c` writes its C.
 
 The subset, with C's meaning where Python's differs:
 - parameters and the result annotated with lift types; a tuple of types is a `TupleType`;

@@ -2,8 +2,8 @@
 of its `ast`, what the numpy evaluator (`lift.ir.userfun_numpy`) runs and the C writer
 (`lift.opencl_gen.userfun_c`) prints.
 
-Statements are `Assign`, `If`, `For` and `Return`, and `SinCos` (only rule `userfun-sincos` writes it); every expression node carries its type, a scalar, vector or
-tuple type (vectors of `Bool` are lane masks).
+Statements are `Assign`, `If`, `For` and `Return`, and `SinCos` (only rule `userfun-sincos` writes it); every
+expression node carries its type, a scalar, vector or tuple type (vectors of `Bool` are lane masks).
 """
 
 from __future__ import annotations
