@@ -6,10 +6,11 @@ time may name a clearly weaker variant. The final round takes the `top` fastest 
 their latest times), the default lowering's among them always (`participants`), and evaluates them `rounds`
 times round-robin on the search's device worker, each evaluation timed adaptively as in the search
 (`TimingPolicy`); each candidate's median evaluation (by its median time) is logged, marked with the round's
-id (`Record.final`), and the fastest of these medians wins: its files are written to the output folder. The default lowering is what `lift.compile` runs without a winner,
-so it takes the last place when it is not among the fastest: a winner is crowned only by beating it in the same
-interleaved rounds. Without it, a round of two run under a heavier load than the search (correlation: 7.6 and
-8.1 ms in the search, 22 and 15 ms in the round) crowned a candidate slower than the default lowering's 9.0 ms.
+id (`Record.final`), and the fastest of these medians wins: its files are written to the output folder. The
+default lowering is what `lift.compile` runs without a winner, so it takes the last place when it is not among
+the fastest: a winner is crowned only by beating it in the same interleaved rounds. Without it, a round of two
+run under a heavier load than the search (correlation: 7.6 and 8.1 ms in the search, 22 and 15 ms in the round)
+crowned a candidate slower than the default lowering's 9.0 ms.
 
 It is bounded: the search stops `share` of the budget early to leave the round its time, and the round runs
 at most `top * rounds` evaluations, fewer candidates where an evaluation of the search took so long that
