@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import lift
 from lift import ArrayType, Float, Get, Map, SizeVar, UserFun, VectorType, Vectorize, Zip, fun, userfun
 from lift.ir.userfun_body import For, If, SinCos
+from lift.ir.userfun_components import scalarised
 from lift.opencl_gen.userfun_c import userfun_c_body
 from lift.rules import RewriteEngine
 from lift.rules.default_lowering import default_lowering
@@ -171,3 +172,18 @@ def test_the_fused_dft_agrees_with_numpy_at_an_odd_size(examples):
     want = pf.namespace["reference"](*inputs)
     assert "sincos(" in compiled.source
     np.testing.assert_allclose(got, want, atol=1e-4 * np.abs(want).max())
+
+
+@userfun
+def polar(r: VectorType(Float, 4), t: VectorType(Float, 4)) -> VectorType(Float, 4):
+    return r * math.cos(t) + math.sin(t)
+
+
+def test_a_fused_function_on_vectors_takes_apart_into_the_same_function_on_lanes():
+    """`struct-of-arrays`' scalarised function (`lift.ir.userfun_components`) of the fused `polar`: each lane's
+    sine and cosine, as the unfused one computes them."""
+    fused = sincos_userfun(polar)
+    assert _sincos_statements(fused.origin.body)
+    rng = np.random.default_rng(3)
+    lanes = [rng.uniform(-3, 3, 9).astype(np.float32) for _ in range(8)]
+    np.testing.assert_array_equal(scalarised(fused).python(*lanes), scalarised(polar).python(*lanes))
