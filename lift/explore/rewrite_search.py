@@ -13,7 +13,8 @@ program means. The search builds one in three stages, as the issue describes:
 (b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
     and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
     identity rules until none applies (`clean_up`), and the loops of constant trip count in user functions
-    unrolled or not (`userfun-loop-unroll`, where it applies: unrolled, a window the loops index is registers);
+    unrolled or not (`userfun-loop-unroll`, where it applies: unrolled, a window the loops index is registers),
+    and the sine and cosine of one angle computed by one call (`userfun-sincos`, where it applies);
 (c) at each place, the kind of move and then its parameters (chunk sizes, work-items per group, vector
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
     far (`observe`); untried options come first.
@@ -47,8 +48,8 @@ from lift.rules import location as L
 from lift.rules.location import subtree, walk
 from lift.rules.column_sums import column_reduction, grid_windows, private_folds, transposition, windows
 from lift.rules.default_lowering import (ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up, copied_view,
-                                        default_lowering, high_level, hoist_invariants, named_elements,
-                                        unrolled_iterations, unrolled_userfuns)
+                                        default_lowering, fused_sincos, high_level, hoist_invariants,
+                                        named_elements, unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.index_columns import index_columns
@@ -180,7 +181,8 @@ class RewriteSearch:
                 continue
             params, strategy = moves[key]
             focus = self.apply(Focus(self.program, self.engine).to(place), strategy)
-            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> unrolled_userfuns)
+            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> unrolled_userfuns
+                                                   >> fused_sincos)
             if focus is not None:
                 yield (focus.program, focus.derivation(),
                        {"stencil-row-blocks": ", ".join(f"{k}={v}" for k, v in params.items())})
@@ -217,8 +219,9 @@ class RewriteSearch:
         that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
         `map-subterm-fission`), a list of indices walked by rows or as the columns of a copy of its transposition
         (a decision, where one is: `lift.rules.index_columns`), moves at reductions and outermost maps, then
-        lowering and clean-up, and the user functions' loops of constant trip count unrolled or not (a decision of
-        the bandit, where any is: `userfun-loop-unroll`)."""
+        lowering and clean-up, the user functions' loops of constant trip count unrolled or not (a decision of
+        the bandit, where any is: `userfun-loop-unroll`), and their sines and cosines of one angle fused
+        (`userfun-sincos`)."""
         focus, choices = Focus(self.program, self.engine), []
         focus = self.apply(focus, copied_view >> unrolled_iterations >> named_elements
                            >> hoist_invariants(self.sizes)) or focus
@@ -254,6 +257,7 @@ class RewriteSearch:
             return None
         focus = self.either("userfun-unroll", ("rolled", "unrolled"), focus, self.apply(focus, unrolled_userfuns),
                             choices)
+        focus = self.apply(focus, fused_sincos) or focus
         return focus.program, focus.derivation(), tuple(choices)
 
     def either(self, decision: str, options: tuple, focus: Focus, changed: Optional[Focus], choices: list) -> Focus:

@@ -12,7 +12,8 @@ log's checks read it (a bad line is skipped, never fatal). Appends take an exclu
 for the length of one line, so several searches (different output folders, different devices) may write to
 one program's file at once.
 
-`best` answers `lift.compile`: the fastest working record of a program on a device at these sizes, else at
+`best` answers `lift.compile`: the winner of the latest final round of `lift explore` (`lift.explore.final_round`)
+while it stands, else the fastest working record of a program on a device at these sizes, else at
 sizes of the same size class (each size within the same power of two), so that a winner tuned at
 N = 2^24 serves N = 2^24 + 7 too, where its derivation applies. `export` writes a problem's records as a
 kernel_tuner cache file, or as this store's JSON lines.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from lift.explore.candidate import program_key
+from lift.explore.final_round import standing
 from lift.explore.log import BASELINE, CANDIDATE, SCHEMA, BadRecord, Record
 from lift.ir.nodes import Lambda
 
@@ -102,13 +104,16 @@ class TuningDatabase:
 
     def ranked(self, program: str, device: str, sizes: Mapping[str, int]) -> list:
         """The working candidates of `program` on `device` with a derivation, fastest first: those measured at
-        `sizes`, then those of the same size class."""
+        `sizes` (the latest final round's first, while it stands: its winner beat the others, the default lowering
+        among them, side by side), then those of the same size class."""
         latest = {}
         for r in self.records(program):
             if r.device == device and r.role == CANDIDATE:
                 latest[(r.key, tuple(sorted(r.sizes.items())))] = r
         usable = [r for r in latest.values() if r.ok and r.derivation]
         exact = sorted((r for r in usable if dict(r.sizes) == dict(sizes)), key=lambda r: r.time_ms)
+        compared = {r.key for r in standing(exact, top=1)}
+        exact.sort(key=lambda r: r.key not in compared)
         near = sorted((r for r in usable if dict(r.sizes) != dict(sizes) and size_class(r.sizes) == size_class(sizes)),
                       key=lambda r: r.time_ms / max(1, sum(r.sizes.values())))
         return exact + near

@@ -32,8 +32,8 @@ from typing import Mapping, Optional
 from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_body import (MATH_FUNCTIONS, Assign, Binary, Call, For, If, Index, Return, Select, Variable,
-                                  lanes_scalar, parts, trip_count)
+from lift.ir.userfun_body import (MATH_FUNCTIONS, Assign, Binary, Call, For, If, Index, Return, Select, SinCos,
+                                  Variable, lanes_scalar, parts, trip_count)
 from lift.types.types import ArrayType, Double, Float, Type, VectorType
 
 MATH_CALL_OPS = 80
@@ -105,6 +105,12 @@ def _count_ops(node, times: int, lanes: int, counts: Counter, uniform: set) -> N
         _count_ops(node.value, times, lanes, counts, uniform)
         (uniform.add if _uniform(node.value, uniform) else uniform.discard)(node.name)
         return
+    if isinstance(node, SinCos):  # one call of the math library for both
+        _count_ops(node.angle, times, lanes, counts, uniform)
+        width = node.angle.type.width if isinstance(node.angle.type, VectorType) else 1
+        counts[1 if _uniform(node.angle, uniform) else lanes * width] += MATH_CALL_OPS * times
+        (uniform.update if _uniform(node.angle, uniform) else uniform.difference_update)({node.sin, node.cos})
+        return
     own = _weight(node)
     if own and _uniform(node, uniform):
         counts[1] += own * times
@@ -122,7 +128,8 @@ def transcendental(f: FunDecl) -> bool:
 
 
 def _calls(node) -> bool:
-    if isinstance(node, Call) and node.name not in CHEAP_CALLS and node.name in MATH_FUNCTIONS:
+    if isinstance(node, SinCos) or (isinstance(node, Call) and node.name not in CHEAP_CALLS
+                                    and node.name in MATH_FUNCTIONS):
         return True
     return any(_calls(p) for p in (node if isinstance(node, tuple) else parts(node)))
 
@@ -160,6 +167,9 @@ def _run(stmts, env: dict) -> Optional[float]:
     for s in stmts:
         if isinstance(s, Assign):
             env[s.name] = _depth(s.value, env)
+        elif isinstance(s, SinCos):
+            angle = _depth(s.angle, env)
+            env[s.sin] = env[s.cos] = None if angle is None else angle + MATH_CALL_OPS
         elif isinstance(s, Return):
             returned = _later(returned, _depth(s.value, env))
         elif isinstance(s, If):

@@ -9,8 +9,9 @@ runs as numpy operations on whole arrays (`PythonUserFun.numpy_impl`).
 
 The modules: this one translates a function (`translate`, `PythonUserFun`); `lift.ir.userfun_typing` types
 its body into the nodes of `lift.ir.userfun_body`; `lift.ir.userfun_unrolling` unrolls its loops of constant
-trip count where asked (`PythonUserFun.unroll`, rule `userfun-loop-unroll`); `lift.ir.userfun_numpy` evaluates
-that body on arrays and `lift.opencl_gen.userfun_c` writes its C.
+trip count where asked (`PythonUserFun.unroll`, rule `userfun-loop-unroll`), `lift.ir.userfun_sincos` computes
+the sine and cosine of one angle by one call (`PythonUserFun.sincos`, rule `userfun-sincos`);
+`lift.ir.userfun_numpy` evaluates that body on arrays and `lift.opencl_gen.userfun_c` writes its C.
 
 The subset, with C's meaning where Python's differs:
 - parameters and the result annotated with lift types; a tuple of types is a `TupleType`;
@@ -52,6 +53,7 @@ from lift.ir.userfun_body import flops_of
 from lift.ir.userfun_numpy import numpy_function
 from lift.ir.c_names import check_c_name
 from lift.ir.userfun_typing import namespace, typed_body
+from lift.ir.userfun_sincos import fused_sincos
 from lift.ir.userfun_unrolling import unrolled
 from lift.types.types import ArrayType, TupleType, Type, as_type
 
@@ -71,12 +73,15 @@ class PythonUserFun:
     definition: ast.FunctionDef = field(compare=False, repr=False)
     first_line: int = field(compare=False, repr=False)
     unroll: int = 0  # the most statements a loop of constant trip count is unrolled into; 0: none
+    sincos: bool = False  # the sine and cosine of one angle computed by one call
 
     def typed(self, in_types: tuple, out_type: Type) -> tuple:
         """The typed statements (`lift.ir.userfun_body`) for the given types, with the loops that fit `unroll`
-        unrolled (`lift.ir.userfun_unrolling`), and the type of each local."""
+        unrolled (`lift.ir.userfun_unrolling`) and then, where `sincos`, each sine and cosine of one angle fused
+        (`lift.ir.userfun_sincos`), and the type of each local."""
         body, local_types = typed_body(self, in_types, out_type)
-        return (unrolled(body, self.unroll) if self.unroll else body), local_types
+        body = unrolled(body, self.unroll) if self.unroll else body
+        return fused_sincos(body, local_types, set(self.param_names)) if self.sincos else (body, local_types)
 
     @cached_property
     def body(self) -> tuple:

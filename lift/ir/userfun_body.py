@@ -2,8 +2,8 @@
 of its `ast`, what the numpy evaluator (`lift.ir.userfun_numpy`) runs and the C writer
 (`lift.opencl_gen.userfun_c`) prints.
 
-Statements are `Assign`, `If`, `For` and `Return`; every expression node carries its type, a scalar, vector or
-tuple type (vectors of `Bool` are lane masks).
+Statements are `Assign`, `If`, `For` and `Return`, and `SinCos` (only rule `userfun-sincos` writes it); every
+expression node carries its type, a scalar, vector or tuple type (vectors of `Bool` are lane masks).
 """
 
 from __future__ import annotations
@@ -174,6 +174,16 @@ class For:
 
 
 @dataclass(frozen=True)
+class SinCos:
+    """`sin, cos = sin(angle), cos(angle)`: two new locals of `angle`'s (floating-point) type, computed by one call
+    of OpenCL's `sincos` (`lift.ir.userfun_sincos`)."""
+
+    angle: object
+    sin: str
+    cos: str
+
+
+@dataclass(frozen=True)
 class Return:
     """`return value`."""
 
@@ -207,6 +217,8 @@ def assigned(stmts) -> dict:
     for stmt in stmts:
         if isinstance(stmt, Assign):
             names[stmt.name] = None
+        elif isinstance(stmt, SinCos):
+            names.update({stmt.sin: None, stmt.cos: None})
         elif isinstance(stmt, If):
             names.update(assigned(stmt.then))
             names.update(assigned(stmt.other))
@@ -253,6 +265,8 @@ def flops_of(node, call_weights: Mapping[str, int] = {}) -> int:
     own = 0
     if isinstance(node, Call) and lanes_scalar(node.type) in (Float, Double):
         own = call_weights.get(node.name, 1)
+    elif isinstance(node, SinCos):  # the two functions' work, in one call
+        own = call_weights.get("sin", 1) + call_weights.get("cos", 1)
     elif isinstance(node, Binary) and lanes_scalar(node.type) in (Float, Double):
         own = 1 if node.op in ("+", "-", "*", "/", "%", "**") else 0
     return own + sum(flops_of(p, call_weights) for p in parts(node))

@@ -23,7 +23,7 @@ from lift.errors import LiftTypeError
 from lift.ir.operators import LIFT_MATH
 from lift.ir.userfun import UserFun, userfun
 from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, For, If, MakeTuple, MakeVector,
-                                  Return, Select, Unary, Variable, assigned)
+                                  Return, Select, SinCos, Unary, Variable, assigned)
 from lift.types.types import Bool, Double, Float, Int, ScalarType, TupleType, Type, VectorType
 
 _LANES = "xyzw"
@@ -153,6 +153,11 @@ class _Writer:
                     out += [f"{pad}{n} = {v}" for n, v in zip(self.bind(s.name, s.value.type.width), values)]
                 else:
                     out.append(f"{pad}{s.name} = {values[0]}")
+            elif isinstance(s, SinCos):
+                angle, width = self.lanes(s.angle), s.angle.type.width if isinstance(s.angle.type, VectorType) else 1
+                for name, f in ((s.sin, "sin"), (s.cos, "cos")):
+                    lanes = self.bind(name, width) if width > 1 else (name,)
+                    out += [f"{pad}{n} = lift_math.{f}({a})" for n, a in zip(lanes, angle)]
             elif isinstance(s, Return):
                 values = self.lanes(s.value)
                 out.append(f"{pad}return {values[0]}" if len(values) == 1 and not isinstance(s.value.type, (

@@ -17,7 +17,7 @@ import numpy as np
 
 from lift.errors import LiftEvalError
 from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
-                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, lanes_scalar)
+                                  MakeTuple, MakeVector, Return, Select, SinCos, Unary, Variable, lanes_scalar)
 from lift.types.types import ArrayType, Int, ScalarType, TupleType, Type, VectorType
 
 
@@ -150,6 +150,9 @@ def _np_block(stmts: tuple, env: dict, out_type: Type):
         match stmt:
             case Assign(name, value):
                 env[name] = _np_eval(value, env)
+            case SinCos(angle, sin, cos):
+                a = _np_eval(angle, env)
+                env[sin], env[cos] = NP_MATH["sin"](a), NP_MATH["cos"](a)
             case Return(value):
                 return _np_eval(value, env)
             case If(cond, then, other, merged, returns):

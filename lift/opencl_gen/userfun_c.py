@@ -14,8 +14,8 @@ from typing import Optional
 from lift.errors import LiftTypeError
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import (Assign, Binary, Call, Component, Const, Convert, Field, For, If, Index, Length,
-                                  MakeTuple, MakeVector, Return, Select, Unary, Variable, assigned, lanes_scalar,
-                                  lengths_read)
+                                  MakeTuple, MakeVector, Return, Select, SinCos, Unary, Variable, assigned,
+                                  lanes_scalar, lengths_read)
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, tuple_field
 
@@ -116,6 +116,8 @@ class _CWriter:
                 self.if_statement(stmt, mask)
             elif isinstance(stmt, For):
                 self.for_statement(stmt, mask)
+            elif isinstance(stmt, SinCos):
+                self.sincos(stmt)
             else:
                 self.return_statement(stmt, mask)
 
@@ -128,6 +130,18 @@ class _CWriter:
         else:
             self.declared.add(stmt.name)
             self.line(f"{_c_type(self.local_types[stmt.name])} {stmt.name} = {value};")
+
+    def sincos(self, stmt: SinCos):
+        """OpenCL's `sin = sincos(angle, &cos)`; computed whatever the mask, its locals are new."""
+        if stmt.cos not in self.declared:
+            self.declared.add(stmt.cos)
+            self.line(f"{_c_type(self.local_types[stmt.cos])} {stmt.cos};")
+        value = f"sincos({self.expr(stmt.angle)}, &{stmt.cos})"
+        if stmt.sin in self.declared:
+            self.line(f"{stmt.sin} = {value};")
+        else:
+            self.declared.add(stmt.sin)
+            self.line(f"{_c_type(self.local_types[stmt.sin])} {stmt.sin} = {value};")
 
     def if_statement(self, stmt: If, mask: Optional[str]):
         vector = isinstance(stmt.cond.type, VectorType)

@@ -12,10 +12,11 @@ from lift import ArrayType, Float, Join, MapLcl, MapWrg, ReduceSeq, SizeVar, Spl
 from lift.errors import LiftError
 from lift.explore import final_round
 from lift.explore.bandwidth import StreamingBandwidth
-from lift.explore.candidate import Candidate, program_key
+from lift.explore import driver
+from lift.explore.candidate import DEFAULT_LOWERING, Candidate, program_key
 from lift.explore.driver import explore
 from lift.explore.evaluation import OK, Outcome, TimingPolicy, TimingStats
-from lift.explore.final_round import FinalRound, fitting, median_outcome, standing
+from lift.explore.final_round import FinalRound, fitting, leader, median_outcome, participants, standing
 from lift.explore.log import Record
 from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
@@ -132,8 +133,49 @@ def test_a_fresh_folder_the_database_answers_gets_the_winner_without_measuring(t
     assert written["key"] == first.winner.key and fresh.files["cl"].is_file()
 
 
-def _record(key, time_ms, at, final=""):
-    return Record(key, "dev", "asum", {"N": 8}, OK, time_ms=time_ms, gbps=1.0, recorded_at=at, final=final)
+class Timed:
+    """An `evaluate` whose median time is `ms[chunk]` of the candidate's chunk (read from its plan's source)."""
+
+    def __init__(self, real, ms):
+        self.real, self.ms, self.chunks = real, ms, []
+
+    def __call__(self, worker, plan, timeout):
+        chunk = next(c for c in self.ms if f"{c}" in plan.source)
+        self.chunks.append(chunk)
+        t = self.ms[chunk]
+        outcome = self.real(worker, plan, timeout)
+        return dataclasses.replace(outcome, timing=dataclasses.replace(outcome.timing, median_ms=t, q1_ms=t, q3_ms=t))
+
+
+@needs_device
+def test_the_default_lowering_takes_part_in_the_final_round_and_a_slower_winner_loses_to_it(tmp_path, monkeypatch):
+    """The default lowering (chunks of 4096) is the slowest in the search and left out of a round of two by time
+    alone; it takes part, and where the round's load makes the others slower than it, it wins."""
+    pf = load_program_file(ASUM)
+    marked = [dataclasses.replace(c, params={DEFAULT_LOWERING: "yes"}) if c.params["chunk"] == 4096 else c
+              for c in candidates(pf.namespace)]
+    monkeypatch.setattr(driver, "evaluate", Timed(EVALUATE, {1024: 1.0, 2048: 2.0, 4096: 3.0}))
+    in_round = Timed(EVALUATE, {1024: 5.0, 2048: 6.0, 4096: 4.0})
+    monkeypatch.setattr(final_round, "evaluate", in_round)
+    result = explore(pf, "asum", SIZES, marked, budget_s=300, out_dir=tmp_path / "out", timing=FAST,
+                     bandwidth=KNOWN_BANDWIDTH, progress=False, tuning_database=TuningDatabase(tmp_path / "db"),
+                     final=FinalRound(top=2, rounds=3))
+    assert in_round.chunks == [1024, 4096] * 3, "the fastest and the default lowering, round-robin"
+    assert result.winner.params == {DEFAULT_LOWERING: "yes"} and result.winner.time_ms == 4.0
+
+
+def _record(key, time_ms, at, final="", params=None):
+    return Record(key, "dev", "asum", {"N": 8}, OK, time_ms=time_ms, gbps=1.0, recorded_at=at, final=final,
+                  params=params or {})
+
+
+def test_the_round_takes_the_fastest_and_the_default_lowering():
+    fast = [_record(k, t, "2026-01-01T00:00:01") for k, t in (("a", 1.0), ("b", 2.0), ("c", 3.0))]
+    default = _record("d", 4.0, "2026-01-01T00:00:01", params={DEFAULT_LOWERING: "yes"})
+    assert participants([*fast, default], 3) == [fast[0], fast[1], default], "it takes the last place"
+    assert participants([fast[0], default, *fast[1:]], 3) == [fast[0], default, fast[1]], "among them already"
+    assert participants([*fast, default], 1) == [fast[0]], "no round"
+    assert participants(fast, 2) == fast[:2], "no default lowering measured"
 
 
 def test_a_final_round_stands_until_a_faster_candidate_is_measured_after_it():
@@ -144,6 +186,16 @@ def test_a_final_round_stands_until_a_faster_candidate_is_measured_after_it():
     assert standing([*stage, _record("d", 2.5, "2026-01-01T00:00:09")], top=2) == [], "it would enter the round"
     assert standing([*stage, _record("d", 4.0, "2026-01-01T00:00:09")], top=3) == [], "the round had room for it"
     assert standing([older], top=2) == []
+
+
+def test_a_round_cut_short_crowns_the_fastest_of_its_complete_rounds():
+    def timed(ms):
+        return Outcome(OK, timing=TimingStats(ms, ms, ms, 3, (ms,), True))
+    records = [_record("a", 1.0, "2026-01-01T00:00:01"), _record("d", 4.0, "2026-01-01T00:00:01")]
+    two_rounds = {"a": [timed(5.0), timed(6.0), timed(1.0)], "d": [timed(4.0), timed(4.5)]}
+    assert leader(records, two_rounds) == records[1], "a's third round is not compared"
+    assert leader(records, {"a": [timed(5.0)], "d": []}) == records[0], "no complete round: the search's fastest"
+    assert leader(records, {"a": [Outcome("timeout")], "d": [Outcome("crash")]}) == records[0]
 
 
 def test_the_median_evaluation_is_the_middle_working_one():

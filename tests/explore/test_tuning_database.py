@@ -61,6 +61,19 @@ def test_records_are_kept_by_program_and_ranked_exact_sizes_first(tmp_path):
     assert size_class({"N": 1024}) == size_class({"N": 2047}) != size_class({"N": 2048})
 
 
+def test_the_final_rounds_winner_ranks_first_while_the_round_stands(tmp_path):
+    """A candidate faster in the search than the round's winner, measured alone under another load, is not the
+    winner `lift.compile` takes; one measured after the round, faster than its slowest, overturns it."""
+    store = TuningDatabase(tmp_path)
+    at = "2026-01-01T00:00:0{}+00:00"
+    store.append("p", replace(_record("alone", time_ms=1.0), recorded_at=at.format(1)))
+    for key, ms in (("winner", 3.0), ("default", 4.0)):
+        store.append("p", replace(_record(key, time_ms=ms), recorded_at=at.format(2), final="round"))
+    assert [r.key for r in store.ranked("p", DEVICE, {"N": 1024})] == ["winner", "default", "alone"]
+    store.append("p", replace(_record("newer", time_ms=3.5), recorded_at=at.format(3)))
+    assert [r.key for r in store.ranked("p", DEVICE, {"N": 1024})] == ["alone", "winner", "newer", "default"]
+
+
 def test_kernel_tuner_export_has_its_schema_fields(tmp_path):
     records = [replace(_record("a", time_ms=2.0), params={"chunk": 64}), _record("b", status="compile")]
     cache = kernel_tuner_cache(records)

@@ -43,7 +43,8 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # padded columns of a matrix, the first columns of one, a padded matrix a map reads: tests/rules/test_padded_blocks.py;
 # folds in a user function's argument: tests/rules/test_subterm_fission.py; a map walking the columns of a matrix
 # (random programs rarely build one): tests/rules/test_iterate_and_transpose_copy.py; loops in user functions
-# written in Python (these programs' are C): tests/rules/test_userfun_unrolling.py; maps over arrays of vectors
+# written in Python (these programs' are C): tests/rules/test_userfun_unrolling.py, and their sines and cosines:
+# tests/rules/test_userfun_sincos.py; maps over arrays of vectors
 # whose user functions take them apart (these programs' are on scalars): tests/rules/test_struct_of_arrays.py; a
 # product walking the rows of a matrix: tests/rules/test_product_reshaping.py; sequential maps over windows (these
 # programs build no slide): tests/rules/test_sliding_window.py.
@@ -53,8 +54,8 @@ BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatte
                    "map-view-fission", "vectorize-tuple-map", "zip-join", "let-out-of-argument", "private-argument",
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
                    "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy",
-                   "userfun-loop-unroll", "struct-of-arrays", "vectorize-zip-tuple-map", "transpose-copy-rows",
-                   "map-seq-slide", "map-seq-slide-2d"}
+                   "userfun-loop-unroll", "userfun-sincos", "struct-of-arrays", "vectorize-zip-tuple-map",
+                   "transpose-copy-rows", "map-seq-slide", "map-seq-slide-2d"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
