@@ -480,8 +480,11 @@ class CostWalk(Mapper):
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
         element = element_space(spaces[0], loop, rolled, types[0].elem)
-        self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem), inner, env)
-        return target
+        result = self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem),
+                           inner, env)
+        carried = getattr(result, "chain", None)
+        return with_changes(target, chain=carried) if unrolled and carried is not None and isinstance(target, str) \
+            else target
 
     def map_MapSeqSlide(self, f: P.MapSeqSlide, spaces, types, out, dest, scope, env):
         """Each element of the input read once, into the window, by a rolled loop over the input; `f` applied at
@@ -560,7 +563,7 @@ class CostWalk(Mapper):
                 self.kernel.item_span += element_bytes(t) * scope.span(space)
                 rows = scope.unrolled if scope.unrolled > 1 and getattr(space, "walk", None) == scope.loop else 1
                 self.stream(space, t, scope.reads(space), scope.streamed(space), rows)
-            if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None):
+            if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None) and rows == 1:
                 self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
 
     def stream(self, space, t: Type, times: float, streamed: bool, rows: int = 1) -> None:
