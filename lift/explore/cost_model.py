@@ -33,12 +33,15 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   index) stream the array from memory once, whatever its size; the cache serves the others (`overlaps`). A
   sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk), or of a
   row of a transposed matrix (MD's neighbour list walked as columns), reads each from its own cache line, up to the
-  stride wide: the cache passes the whole line (`stride_bytes`);
+  stride wide: the cache passes the whole line (`stride_bytes`); not the copies of an unrolled loop that each walk
+  their own row, side by side, as an enclosing loop steps along the rows (gemv's block of rows): each row's line
+  serves its next steps;
 - operations: each user-function application counts the operations of its body, by the lanes they work on
   (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
   BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential
   reduction's steps wait on the chain from its accumulator to the next (`KernelProfile.chains`: `dot`'s
-  multiply-add chain, not its issue slots, sets the pace of a work-item summing its chunk); every load and
+  multiply-add chain, not its issue slots, sets the pace of a work-item summing its chunk; the accumulators of a
+  block of rows, updated by an unrolled map, step side by side, each on its own chain); every load and
   store of global or local memory counts one (a load of a window's element through a boundary, in the naive
   stencils, costs as much as the multiply-add that uses it). The iterations of an unrolled map
   (`map-seq-unroll`) count as one application `n` lanes wide, and their loads of consecutive elements as one
