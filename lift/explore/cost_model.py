@@ -53,20 +53,20 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   the driver, the driver's choice: `driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
 
-`predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
-longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
-local traffic, work-item scheduling and the start of each work-group over the compute units), the compute time
-stretched when the kernel occupies only part of the device, and on a GPU the memory time too; a CPU core's loads
-run ahead of its arithmetic, as far as its prefetcher follows each stream through memory: its memory time is
-over the bandwidth or what the streams of its busy cores draw, if less (`lift.explore.cache_levels.memory_gbps`:
-dot's 8M-element sum of products on one work-item, vectorised, two streams, reads its 64 MB at 11 GB/s of two
-cores' 16.5; gemv's work-items of one row each, one stream, 12 GB/s on both cores). The compute units are those of an idle device: on a host busy with other
-work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512 atoms, 48
-or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a group per
-work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a search's
-winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group) are
-predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank measurements;
-`python -m benchmarks.bench_cost_model` measures it per program.
+`predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the longer of the
+memory time (traffic over the streaming bandwidth) and the compute time (operations, local traffic, work-item
+scheduling and the start of each work-group over the compute units), the compute time stretched when the kernel
+occupies only part of the device, and on a GPU the memory time too; a CPU core's loads run ahead of its arithmetic,
+as far as its prefetcher follows each stream through memory: its memory time is over the bandwidth or what the
+streams of its busy cores draw, if less (`lift.explore.cache_levels.memory_gbps`: dot's 8M-element sum of products
+on one work-item, vectorised, two streams, reads its 64 MB at 11 GB/s of two cores' 16.5; gemv's work-items of one
+row each, one stream, 12 GB/s on both cores). The compute units are those of an idle device: on a host busy with
+other work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512
+atoms, 48 or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a
+group per work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a
+search's winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group)
+are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
+measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
@@ -566,8 +566,8 @@ class CostWalk(Mapper):
                 self.kernel.item_span += element_bytes(t) * scope.span(space)
                 rows = scope.unrolled if scope.unrolled > 1 and getattr(space, "walk", None) == scope.loop else 1
                 self.stream(space, t, scope.reads(space), scope.streamed(space), rows)
-            if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None) and rows == 1:
-                self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
+                if scope.loop is not None and scope.loop == getattr(space, "walk", None) and rows == 1:
+                    self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
 
     def stream(self, space, t: Type, times: float, streamed: bool, rows: int = 1) -> None:
         """Count reading or writing `times` values of type `t` in `space`, where `streamed` (`_Scope.streamed`), as a
