@@ -94,17 +94,18 @@ def memory_streams(k: KernelProfile) -> float:
 
 
 def memory_gbps(k: KernelProfile, m: DeviceModel, cores: float) -> float:
-    """The rate at which `k`'s work-items on `cores` busy compute units draw from memory: the device's bandwidth, or,
-    on a CPU (`DeviceModel.stream_gbps`) whose inputs overflow its cache (`cache_bytes`; none where it is not known),
-    what their streams draw if less. A core's hardware prefetcher follows each sequential stream a bounded distance
-    ahead, so that one stream from memory brings at most `stream_gbps`: a work-item walking one row of gemv's 64 MB
-    `A` at a time (x's re-reads from its L1 bring nothing) draws 12 GB/s on two cores, one walking 2 to 8 rows side
-    by side the whole bandwidth (measured 4.8-6.6 ms against 3.3-4.9 ms at 4096², re-timed on a quiet machine);
-    dot's one work-item, two streams, 11 GB/s on one core. Inputs the cache holds, as the runs of a timing leave
-    them, come from it at a fraction of memory's latency, and one stream keeps up: gemv's saved candidates at 1024²
-    and 2048² (`A` 4 and 16 MB in a 32 MB cache) rank +0.40 and +0.50 priced at the bandwidth, +0.16 and -0.01
-    priced by their streams."""
+    """The rate at which `k`'s work-items on `cores` busy compute units draw from memory: the device's bandwidth, or, on
+    a CPU (`DeviceModel.stream_gbps`) where the input arrays they stream through overflow its cache (`cache_bytes`;
+    none where it is not known), what their streams draw if less. A core's hardware prefetcher follows each
+    sequential stream a bounded distance ahead, so that one stream from memory brings at most `stream_gbps`: a
+    work-item walking one row of gemv's 64 MB `A` at a time (x's re-reads from its L1 bring nothing) draws 12 GB/s on
+    two cores, one walking 2 to 8 rows side by side the whole bandwidth (measured 4.8-6.6 ms against 3.3-4.9 ms at
+    4096², re-timed on a quiet machine); dot's one work-item, two streams, 11 GB/s on one core. Inputs the cache
+    holds, as the runs of a timing leave them, come from it at a fraction of memory's latency, and one stream keeps
+    up: gemv's saved candidates at 1024² and 2048² (`A` 4 and 16 MB in a 32 MB cache) rank +0.40 and +0.50 priced at
+    the bandwidth, +0.16 and -0.01 priced by their streams."""
     streams = memory_streams(k)
-    if not (streams and m.stream_gbps and m.cache_bytes) or sum(k.array_bytes.values()) <= m.cache_bytes:
+    walked = sum(k.array_bytes[array] for array in {a for a, _ in k.streams} if array in k.array_bytes)
+    if not (streams and m.stream_gbps and m.cache_bytes) or walked <= m.cache_bytes:
         return m.bandwidth_gbps
     return min(m.bandwidth_gbps, cores * streams * m.stream_gbps)
