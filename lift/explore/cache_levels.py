@@ -2,7 +2,8 @@
 the cache in front of it (`DeviceModel.cache_bytes`, a CPU's L3), or a compute unit's own cache
 (`DeviceModel.near_cache_bytes`, a CPU core's L2), by the sizes of the arrays read and how they are walked: re-reads
 of an array that fits in the cache, reads through overlapping windows, along a stride, at addresses computed from
-data (gathers), and the values consecutive work-items share while what each walks stays in its core's cache."""
+data (gathers), and the values consecutive work-items share while what each walks stays in its core's cache; and
+how fast a CPU core draws from memory, by the streams its work-items walk side by side."""
 
 from __future__ import annotations
 
@@ -80,3 +81,31 @@ def rereads(k: KernelProfile, m: DeviceModel, unshared: float, windows: Mapping)
         through += extra
         cached += extra if held <= m.cache_bytes else 0.0
     return through, cached
+
+
+def memory_streams(k: KernelProfile) -> float:
+    """How many streams through memory a work-item of `k` keeps going side by side (`KernelProfile.streams`): the
+    bytes they all bring from memory over those of the busiest one, each stream of an input array bringing at most
+    the array (its re-reads, through overlapping windows, by other work-items or by other rows, come from a cache),
+    so that a stream that brings little adds little (a row's one result; gemv's `x`, 16 KB, re-read by every row of
+    64 MB of `A`); 0 where it streams nothing."""
+    moved = {(array, n): min(nbytes, k.array_bytes.get(array, nbytes)) for (array, n), nbytes in k.streams.items()}
+    return sum(moved.values()) / max(nbytes / n for (_, n), nbytes in moved.items()) if moved else 0.0
+
+
+def memory_gbps(k: KernelProfile, m: DeviceModel, cores: float) -> float:
+    """The rate at which `k`'s work-items on `cores` busy compute units draw from memory: the device's bandwidth, or, on
+    a CPU (`DeviceModel.stream_gbps`) where the input arrays they stream through overflow its cache (`cache_bytes`;
+    none where it is not known), what their streams draw if less. A core's hardware prefetcher follows each
+    sequential stream a bounded distance ahead, so that one stream from memory brings at most `stream_gbps`: a
+    work-item walking one row of gemv's 64 MB `A` at a time (x's re-reads from its L1 bring nothing) draws 12 GB/s on
+    two cores, one walking 2 to 8 rows side by side the whole bandwidth (measured 4.8-6.6 ms against 3.3-4.9 ms at
+    4096², re-timed on a quiet machine); dot's one work-item, two streams, 11 GB/s on one core. Inputs the cache
+    holds, as the runs of a timing leave them, come from it at a fraction of memory's latency, and one stream keeps
+    up: gemv's saved candidates at 1024² and 2048² (`A` 4 and 16 MB in a 32 MB cache) rank +0.40 and +0.50 priced at
+    the bandwidth, +0.16 and -0.01 priced by their streams."""
+    streams = memory_streams(k)
+    walked = sum(k.array_bytes[array] for array in {a for a, _ in k.streams} if array in k.array_bytes)
+    if not (streams and m.stream_gbps and m.cache_bytes) or walked <= m.cache_bytes:
+        return m.bandwidth_gbps
+    return min(m.bandwidth_gbps, cores * streams * m.stream_gbps)

@@ -33,12 +33,15 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   index) stream the array from memory once, whatever its size; the cache serves the others (`overlaps`). A
   sequential loop over the elements of `reorder-stride-s` (a tree reduction's work-item walking its chunk), or of a
   row of a transposed matrix (MD's neighbour list walked as columns), reads each from its own cache line, up to the
-  stride wide: the cache passes the whole line (`stride_bytes`);
+  stride wide: the cache passes the whole line (`stride_bytes`); not the copies of an unrolled loop that each walk
+  their own row, side by side, as an enclosing loop steps along the rows (gemv's block of rows): each row's line
+  serves its next steps;
 - operations: each user-function application counts the operations of its body, by the lanes they work on
   (`lift.explore.userfun_cost.operations`: a division, a `sqrt` and a transcendental math call weigh more;
   BlackScholes' `exp` and `log` dominate its time), a `vectorize-n` one once per native vector; a sequential
   reduction's steps wait on the chain from its accumulator to the next (`KernelProfile.chains`: `dot`'s
-  multiply-add chain, not its issue slots, sets the pace of a work-item summing its chunk); every load and
+  multiply-add chain, not its issue slots, sets the pace of a work-item summing its chunk; the accumulators of a
+  block of rows, updated by an unrolled map, step side by side, each on its own chain); every load and
   store of global or local memory counts one (a load of a window's element through a boundary, in the naive
   stencils, costs as much as the multiply-add that uses it). The iterations of an unrolled map
   (`map-seq-unroll`) count as one application `n` lanes wide, and their loads of consecutive elements as one
@@ -50,18 +53,20 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   the driver, the driver's choice: `driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
 
-`predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the
-longer of the memory time (traffic over the streaming bandwidth) and the compute time (operations,
-local traffic, work-item scheduling and the start of each work-group over the compute units), the compute time
-stretched when the kernel occupies only part of the device, and on a GPU the memory time too (one CPU core's
-loads run ahead of its arithmetic: dot's 8M-element sum of products on one work-item, vectorised, streams its
-64 MB at 11 GB/s of two cores' 16.5). The compute units are those of an idle device: on a host busy with other
-work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512 atoms, 48
-or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a group per
-work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a search's
-winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group) are
-predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank measurements;
-`python -m benchmarks.bench_cost_model` measures it per program.
+`predict` turns a profile into milliseconds for a `DeviceModel`: per kernel, the launch cost plus the longer of the
+memory time (traffic over the streaming bandwidth) and the compute time (operations, local traffic, work-item
+scheduling and the start of each work-group over the compute units), the compute time stretched when the kernel
+occupies only part of the device, and on a GPU the memory time too; a CPU core's loads run ahead of its arithmetic,
+as far as its prefetcher follows each stream through memory: its memory time is over the bandwidth or what the
+streams of its busy cores draw, if less (`lift.explore.cache_levels.memory_gbps`: dot's 8M-element sum of products
+on one work-item, vectorised, two streams, reads its 64 MB at 11 GB/s of two cores' 16.5; gemv's work-items of one
+row each, one stream, 12 GB/s on both cores). The compute units are those of an idle device: on a host busy with
+other work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512
+atoms, 48 or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a
+group per work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a
+search's winner is kept for the idle device. Kernels that cannot run (too much local memory, too large a work-group)
+are predicted to take forever. `lift.explore.rank_correlation.spearman` measures how well predictions rank
+measurements; `python -m benchmarks.bench_cost_model` measures it per program.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-from lift.explore.cache_levels import gathered_lines, overlaps, rereads, spills, stride_bytes
+from lift.explore.cache_levels import gathered_lines, memory_gbps, overlaps, rereads, spills, stride_bytes
 from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
                                       with_changes)
 from lift.explore.driver_group_size import driver_group_size
@@ -107,7 +112,9 @@ class DeviceModel:
     bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
     none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
     the size of a compute unit's own cache, nearer than that one (0: none known; a CPU core's L2, 512 KB on this
-    machine's EPYC, whose L3 is the 32 MB global cache: `lift.explore.core_cache`).
+    machine's EPYC, whose L3 is the 32 MB global cache: `lift.explore.core_cache`); `stream_gbps` what one sequential
+    stream through memory brings a compute unit (0: no limit known; a CPU core's prefetcher follows each stream a
+    bounded distance ahead: 5.5-7 GB/s measured on this EPYC, `lift.explore.cache_levels.memory_gbps`).
     """
 
     compute_units: int
@@ -125,6 +132,7 @@ class DeviceModel:
     cache_bytes: int = 0
     cache_line_bytes: int = 64
     near_cache_bytes: int = 0
+    stream_gbps: float = 0.0
 
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
@@ -135,7 +143,7 @@ class DeviceModel:
         `near_cache_bytes` is not given (facts saved before it was gathered), a CPU's is its local memory (PoCL's is
         its core's L2), a GPU's none."""
         constants = dict(lanes=1, op_ns=0.17, latency_ns=1.2, work_item_ns=2.0, group_ns=50.0,
-                         local_gbps=50.0) if kind == "cpu" else \
+                         local_gbps=50.0, stream_gbps=6.0) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
@@ -171,6 +179,8 @@ class KernelProfile:
     gathers: Counter = field(default_factory=Counter)  # loads from global memory at data-computed addresses, by the
     # bytes of the array they gather from
     item_span: float = 0.0  # bytes of global memory a work-item reads in its sequential loops
+    streams: Counter = field(default_factory=Counter)  # walks of global memory a loop or the work-items step:
+    # (input array or None, how many side by side) -> the bytes they move
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -215,7 +225,7 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     gathered, gathered_through_cache = gathered_lines(k, m)
     through_cache += stride_bytes(k, m) + gathered_through_cache
     memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
-        / m.bandwidth_gbps
+        / memory_gbps(k, m, occupancy * m.compute_units)
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.vector_width
     ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
@@ -272,6 +282,14 @@ class _Scope:
         loops it varies with."""
         varies = getattr(space, "varies", frozenset())
         return math.prod(n for i, n, _ in self.loops if i in varies)
+
+    def streamed(self, space=None) -> bool:
+        """Whether a value in `space` read here (None: a result written here) changes with the steps of a sequential
+        loop or with consecutive work-items, a stream through its array, not a value read once."""
+        if space is None:
+            return bool(self.loops) or self.items
+        varies = getattr(space, "varies", frozenset())
+        return any(i in varies for i, _, _ in self.loops) or self.items and ITEM in varies
 
     @property
     def loop(self) -> Optional[int]:
@@ -388,6 +406,7 @@ class CostWalk(Mapper):
             carried = [s.chain + chain(f, k) for k, s in enumerate(spaces) if getattr(s, "chain", None) is not None]
         target = dest or PRIVATE  # with no destination, a value in a private variable
         self.traffic(target, out, scope.times, packed=scope.packed)
+        self.stream(target, out, scope.times, scope.streamed())
         return with_changes(target, chain=max(carried)) if carried and isinstance(target, str) else target
 
     map_Vectorize = map_Id = map_Tuple = map_UserFun
@@ -464,8 +483,11 @@ class CostWalk(Mapper):
         loop = inner.loop if f.thread_level == "seq" else ITEM if f.thread_level in ("glb", "lcl") and f.dim == 0 \
             else None
         element = element_space(spaces[0], loop, rolled, types[0].elem)
-        self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem), inner, env)
-        return target
+        result = self.call(f.f, [element], [types[0].elem], out.elem, element_space(target, None, rolled, out.elem),
+                           inner, env)
+        carried = getattr(result, "chain", None)
+        return with_changes(target, chain=carried) if unrolled and carried is not None and isinstance(target, str) \
+            else target
 
     def map_MapSeqSlide(self, f: P.MapSeqSlide, spaces, types, out, dest, scope, env):
         """Each element of the input read once, into the window, by a rolled loop over the input; `f` applied at
@@ -490,6 +512,7 @@ class CostWalk(Mapper):
                                        self.kernel.packed - before[1]))
         target = dest or PRIVATE  # with no destination, the private accumulator is the result
         self.traffic(target, acc, scope.times)
+        self.stream(target, acc, scope.times, scope.streamed())
         return target
 
     def map_MapAccumSeq(self, f: P.MapAccumSeq, spaces, types, out, dest, scope, env):
@@ -541,8 +564,17 @@ class CostWalk(Mapper):
             self.traffic(space, t, scope.reads(space), scope.shared(space), lanes, scope.packed)
             if space == GLOBAL:
                 self.kernel.item_span += element_bytes(t) * scope.span(space)
-            if space == GLOBAL and scope.loop is not None and scope.loop == getattr(space, "walk", None):
-                self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
+                rows = scope.unrolled if scope.unrolled > 1 and getattr(space, "walk", None) == scope.loop else 1
+                self.stream(space, t, scope.reads(space), scope.streamed(space), rows)
+                if scope.loop is not None and scope.loop == getattr(space, "walk", None) and rows == 1:
+                    self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
+
+    def stream(self, space, t: Type, times: float, streamed: bool, rows: int = 1) -> None:
+        """Count reading or writing `times` values of type `t` in `space`, where `streamed` (`_Scope.streamed`), as a
+        stream through global memory (`rows` of them side by side: the copies of an unrolled loop that each walk their
+        own row of a transposed matrix, gemv's block of rows), in `KernelProfile.streams`."""
+        if streamed and space == GLOBAL and not isinstance(t, (ArrayType, TupleType)):
+            self.kernel.streams[getattr(space, "array", None), rows] += element_bytes(t) * times
 
     def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "") -> None:
         """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive

@@ -10,7 +10,7 @@ from lift.explore.candidate import Candidate
 from lift.explore.cost_model import DeviceModel, predict, profile
 from lift.explore.rewrite_search import lower_rest
 from lift.explore.search_moves import grid_moves, map_moves, reduction_moves, window_moves
-from lift.rules.default_lowering import clean_up
+from lift.rules.default_lowering import clean_up, default_lowering
 from lift.rules.engine import RewriteEngine
 from lift.rules.macro_rules import register_blocked
 from lift.rules.strategy import Focus, argument, body, derive
@@ -142,6 +142,37 @@ def test_dot_tree_work_items_walking_a_stride_read_a_cache_line_each(examples):
     chunks = _predicted(program, {"N": n}, moves, body, name="chunks-global", chunk=16384)
     alone = _predicted(program, {"N": n}, moves, body, name="chunks-workgroup", chunk=64)
     assert tree > alone > chunks and tree > 1.3 * chunks
+
+
+def _gemv_rows(examples, n: int, lanes: int, rows: int, local_size=None) -> float:
+    """The predicted time on `CPU` of the `n`² gemv lowered by default with `lanes` lanes (1: scalars) per row
+    reduction and blocks of `rows` rows per work-item."""
+    program, sizes = examples["gemv"].kernels["gemv"], {"M": n, "N": n}
+    lowered = default_lowering(program, sizes, CPU.vector_width, lanes, rows).replay(program)
+    return predict(profile(Candidate(lowered, local_size=local_size).generate("k", sizes)), CPU)
+
+
+def test_gemv_work_items_of_one_row_draw_one_stream_from_memory(examples):
+    """gemv's work-items each reducing one row of A (64 MB, beyond the 32 MB cache) walk one stream through memory
+    (x's re-reads come from the core's cache): a core's prefetcher follows it only so far ahead, so that they draw
+    less than the bandwidth, where blocks of 2 to 8 rows side by side draw all of it (measured 4.8-6.6 ms against
+    3.3-4.9 ms at 4096², every lane width, re-timed on a quiet machine); on one core the row's stream draws half as
+    much again. Where A fits in the cache (1024²) one stream keeps up."""
+    blocks = {b: _gemv_rows(examples, 4096, 8, b) for b in (1, 2, 4, 8)}
+    assert blocks[1] > 1.3 * max(blocks[2], blocks[4], blocks[8])
+    assert blocks[2] == pytest.approx(blocks[4], rel=0.1) and blocks[4] == pytest.approx(blocks[8], rel=0.1)
+    assert _gemv_rows(examples, 4096, 8, 1, local_size=4096) > 1.8 * blocks[1]
+    assert _gemv_rows(examples, 1024, 8, 1) == pytest.approx(_gemv_rows(examples, 1024, 8, 4), rel=0.1)
+
+
+def test_gemv_scalar_row_blocks_wait_on_one_add_a_step_and_read_each_line_once(examples):
+    """A block of rows reduced in scalars steps its accumulators side by side: each step waits on one add (its
+    row's own), so that more rows a block wait less, and each row's cache line serves the block's next steps, not
+    one element each (measured 9.0, 7.2-7.8, 5.1-6.5 and 4.4-6.5 ms for blocks of 1, 2, 4 and 8 rows at 4096²,
+    re-timed on a quiet machine)."""
+    blocks = {b: _gemv_rows(examples, 4096, 1, b) for b in (1, 2, 4, 8)}
+    assert blocks[1] > blocks[2] > blocks[4] >= blocks[8]
+    assert blocks[8] < 1.2 * _gemv_rows(examples, 4096, 8, 8)
 
 
 POCL = DeviceModel.for_device("cpu", 2, 41.0, 0.004, 524288, 4096, 8, 32 << 20)
