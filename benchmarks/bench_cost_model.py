@@ -37,7 +37,8 @@ from pathlib import Path
 
 from lift.explore import explore
 from lift.explore.candidate import LOCAL_SIZE, Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.cost_model import DeviceModel, predict
+from lift.explore.cost_walk import profile
 from lift.explore.rank_correlation import spearman
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.problem import Problem

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from lift.arrays.host import is_contraction
-from lift.explore import cost_model
+from lift.explore import cost_model, cost_walk
 from lift.explore.bandwidth import cached, measure_bandwidth
 from lift.explore.core_cache import core_cache_bytes
 from lift.explore.evaluation import TimingPolicy
@@ -60,7 +60,7 @@ def model(st, generated, device) -> Model:
     """The `Model` of the structure `st` computed by the program `generated` on `device` (its caller keeps
     it with the compiled program: an evaluation on device arrays pays for no model)."""
     try:
-        kernel_ms = cost_model.predict(cost_model.profile(generated), _device_rates(device)["model"])
+        kernel_ms = cost_model.predict(cost_walk.profile(generated), _device_rates(device)["model"])
     except ValueError:
         kernel_ms = math.inf
     return Model(kernel_ms, host_ms([n for n in st.nodes if n.op != "input"]))

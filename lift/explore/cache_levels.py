@@ -11,7 +11,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:
-    from lift.explore.cost_model import DeviceModel, KernelProfile
+    from lift.explore.cost_model import DeviceModel
+    from lift.explore.cost_walk import KernelProfile
 
 
 def stride_bytes(k: KernelProfile, m: DeviceModel) -> float:

@@ -1,4 +1,4 @@
-"""Where the values of the cost model's walk (`lift.explore.cost_model.CostWalk`) are: a space (global, local,
+"""Where the values of the cost model's walk (`lift.explore.cost_walk.CostWalk`) are: a space (global, local,
 private) with what the walk knows of a value held there, that decides what reading it costs (how often it is read
 again, whether it is in memory or registers, which input array it is part of, how it is laid out)."""
 
@@ -15,7 +15,7 @@ from lift.types.types import ArrayType, TupleType, Type
 
 class Space(str):
     """A space (a `str`, equal to its name) with what the walk knows of a value held there: `varies`, the ids of the
-    sequential loops it changes with (`lift.explore.cost_model._Scope.reads`) and `ITEM` if it changes from one
+    sequential loops it changes with (`lift.explore.cost_walk._Scope.reads`) and `ITEM` if it changes from one
     work-item to the next, `spilled`, for a private array that lives in memory (indexed by a loop counter, or as
     vectors of its scalars) instead of registers, and `gathered`, for an array read through a boundary (`pad`),
     whose neighbouring elements are not at neighbouring addresses (a compiler vectorises no loop over them),

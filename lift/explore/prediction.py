@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Protocol, runtime_checkable
 
-from lift.explore import cost_model
+from lift.explore import cost_model, cost_walk
 from lift.opencl_gen.kernels import GeneratedProgram
 
 
@@ -24,7 +24,7 @@ class CostModel(Protocol):
 
 
 class AnalyticCostModel:
-    """`cost_model.predict` over `cost_model.profile` for the device `model` describes; None where the model
+    """`cost_model.predict` over `cost_walk.profile` for the device `model` describes; None where the model
     cannot profile the program (a `ValueError`) or gives no finite time."""
 
     def __init__(self, model: cost_model.DeviceModel):
@@ -32,7 +32,7 @@ class AnalyticCostModel:
 
     def predict(self, generated: GeneratedProgram) -> Optional[float]:
         try:
-            predicted = cost_model.predict(cost_model.profile(generated), self.model)
+            predicted = cost_model.predict(cost_walk.profile(generated), self.model)
         except ValueError:
             return None
         return predicted if math.isfinite(predicted) else None

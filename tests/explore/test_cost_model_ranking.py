@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from lift.explore.candidate import Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.cost_model import DeviceModel, predict
+from lift.explore.cost_walk import profile
 from lift.explore.rewrite_search import lower_rest
 from lift.explore.search_moves import grid_moves, map_moves, reduction_moves, window_moves
 from lift.rules.default_lowering import clean_up, default_lowering

@@ -14,7 +14,8 @@ import pytest
 from lift import (ArrayType, Float, Get, Id, Join, Literal, MapGlb, MapSeq, MapSeqUnroll, ReduceSeq, SizeVar, Split,
                   ToPrivate, UserFun, Zip, fun, python_source)
 from lift.explore.candidate import Candidate, program_key
-from lift.explore.cost_model import SPILL_OPS, DeviceModel, KernelProfile, predict, profile
+from lift.explore.cost_model import DeviceModel, predict
+from lift.explore.cost_walk import SPILL_OPS, KernelProfile, profile
 from lift.explore.rank_correlation import spearman
 from lift.explore.driver import ExploreError, explore, parse_budget
 from lift.explore.evaluation import TimingPolicy, check_output, measure

@@ -6,7 +6,8 @@ import numpy as np
 
 import lift
 from lift.explore.candidate import Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.cost_model import DeviceModel, predict
+from lift.explore.cost_walk import profile
 from lift.explore.rewrite_search import RewriteSearch
 from lift.rules.default_lowering import default_lowering
 from lift.rules.derivation import Derivation

@@ -9,7 +9,8 @@ import pytest
 
 from lift import ArrayType, Float, MapGlb, ReduceSeq, SizeVar, UserFun, VectorType, Vectorize, fun, userfun
 from lift.explore.candidate import Candidate
-from lift.explore.cost_model import DeviceModel, predict, profile
+from lift.explore.cost_model import DeviceModel, predict
+from lift.explore.cost_walk import profile
 from lift.explore.userfun_cost import (DIVIDE_OPS, LOOP_OPS, MATH_CALL_OPS, SQRT_OPS, chain, operations,
                                       transcendental)
 

@@ -8,7 +8,7 @@ import pytest
 
 import lift
 from lift import ArrayType, Float, MapAccumSeq, MapGlb, MapSeq, ReduceSeq, SizeVar, Split, Join, Tuple, UserFun, fun
-from lift.explore.cost_model import CostWalk, profile
+from lift.explore.cost_walk import CostWalk, profile
 from lift.ir import patterns as P
 from lift.ir.mapper import handles
 from lift.opencl_gen import c_ast as C
