@@ -78,9 +78,9 @@ class Emitter(Mapper, FoldEmission):
         self.shared_values: dict = {}
         self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
-        self.bound: Optional[dict] = None  # the variables declared in that iteration: a loop counter's count, a let's None
+        self.bound: Optional[dict] = None  # the variables declared in that iteration: a loop's count, a let's None
         self.unswitching = False  # emitting an iteration of a `map-seq-unswitch` (`unrolled_steps`)
-        self.checking = False  # emitting the copy of such an iteration that checks its reads (its folds loops)
+        self.checking = False  # emitting the copy of such an iteration that checks its reads (its loops rolled)
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -614,9 +614,10 @@ def _hoisted(guard: A.GuardedAccess, bound: dict) -> Optional[str]:
     within = guard.bounds & bound.keys()
     if not within:
         return guard.condition
-    (counter,) = within if len(within) == 1 else (None,)
-    count = bound.get(counter)
-    return None if count is None else guard.over_loop(counter, count)
+    if len(within) > 1:
+        return None
+    (counter,) = within
+    return None if bound[counter] is None else guard.over_loop(counter, bound[counter])
 
 
 def _element_literal(lit: Literal) -> Literal:

@@ -35,8 +35,9 @@ chooses, in order:
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
    step; a 1-D window of more than `MAX_UNROLLED_WINDOW` elements in a loop, whose reads are affine in its
-   counter, so that the edges are still tested once per vector: a kernel of one step, not 31), or of a user function of its window (`jacobi5(join(nb))`, the stencil paper's form: vectorised as it
-   is, its window's private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
+   counter, so that the edges are still tested once per vector: a kernel of one step, not 31), or of a user
+   function of its window (`jacobi5(join(nb))`, the stencil paper's form: vectorised as it is, its window's
+   private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
    `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
    4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
    `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
@@ -273,8 +274,9 @@ which the driver vectorises work-items, so that a work-item's neighbours along i
 
 MAX_UNROLLED_WINDOW = 16
 """The most elements of a 1-D window whose fold the default lowering unrolls (`reduce-seq-unroll`); a longer one
-is folded in a loop: conv1d's 31 taps unrolled made a kernel of 151 KB that PoCL built in 49 s, rolled 13 KB
-in 2.5 s, as fast to 0.93x (issue 18). `lift explore` measures the unrolled one too."""
+is folded in a loop: conv1d's 31 taps unrolled made a kernel of 151 KB that PoCL built in 49-113 s, rolled one of
+13.5 KB built in 2.5 s and ran 0.93x as fast, interleaved (issue 18). `lift explore` measures the unrolled one
+too."""
 
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
@@ -292,13 +294,14 @@ def _slid(ctx) -> bool:
 def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDOW) -> Strategy:
     """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
     and a map over windows (`lift.rules.column_sums.windows`, or `user_function_windows`): each window's fold
-    unrolled, a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), (or its
-    user function as it is) and the windows in blocks of
-    up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector (`lift.rules.column_sums.vector_windows`), padded
+    unrolled, or a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), or its
+    user function as it is; the windows in blocks of up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector
+    (`lift.rules.column_sums.vector_windows`), padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
-    from lift.rules.column_sums import rolled_window_steps, user_function_windows, vector_windows, window_steps, windows
+    from lift.rules.column_sums import (rolled_window_steps, user_function_windows, vector_windows, window_steps,
+                                        windows)
 
     def blocks(levels: int) -> Strategy:
         def run(focus: Focus):
@@ -474,7 +477,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
-    rows (1: none), and a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled. The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    rows (1: none), and a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled. The blocks
+    are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
@@ -487,7 +491,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes, unrolled_window))
+    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid"))
+                          >> _stencil(sizes, unrolled_window))
                 if vectorises(vector_width) else identity)
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))

@@ -85,7 +85,8 @@ def test_vector_windows_under_oclgrind(tmp_path, kernel, block, width, sizes):
 def test_a_moving_average_is_a_stencil_of_vector_windows_then_a_map(examples, n):
     """A 31-point moving average as a new user writes it, `map(λw. map(λs. s / 31)(reduce(+, 0)(w)))(slide(31, 1)(
     pad(15, 15, clamp)(x)))` (`examples/moving_average.py`): the window's fold of the window itself (no map before
-    it) is a loop over vectors of windows (31 elements: longer than `MAX_UNROLLED_WINDOW`), and the division after it is a map of its own on global work-items
+    it) is a loop over vectors of windows (31 elements: longer than `MAX_UNROLLED_WINDOW`), and the division after
+    it is a map of its own on global work-items
     (`map-fission`) at a prime size; the kernels compute numpy's means."""
     from lift import compile as lift_compile
 
