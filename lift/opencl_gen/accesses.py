@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.names import fresh_name
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
@@ -156,10 +157,10 @@ def _affine_in(e: ArithExpr, counter: str) -> bool:
 @dataclass(frozen=True)
 class GuardedAccess(Access):
     """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
-    destination of a `take`), a vector's `lanes` one by one where it does not. `bounds`: for the bounds check
-    of a vector read of a clamped array, the names of the variables `condition` reads (a `map-seq-unswitch`
-    may test it once for its iteration), else None; `ranges`: where known, `condition` as `(j, n)` pairs, each
-    `0 <= j < n` (`over_loop`)."""
+    destination of a `take`), a vector's `lanes` (of type `vtype`) one by one where it does not. `bounds`: for
+    the bounds check of a vector read of a clamped array, the names of the variables `condition` reads (a
+    `map-seq-unswitch` may test it once for its iteration), else None; `ranges`: where known, `condition` as
+    `(j, n)` pairs, each `0 <= j < n` (`over_loop`)."""
 
     condition: str = ""
     inner: Optional[Access] = None
@@ -167,6 +168,7 @@ class GuardedAccess(Access):
     lanes: tuple = ()
     bounds: Optional[frozenset] = None
     ranges: tuple = ()
+    vtype: Optional[VectorType] = None
 
     def over_loop(self, counter: str, n: ArithExpr) -> Optional[str]:
         """A condition that holds where `condition` holds at every value `0 .. n - 1` of the loop counter
@@ -194,5 +196,10 @@ class GuardedAccess(Access):
         whole = C.Block((self.inner.write(C.assuming(self.condition, value)),), guard=self.condition)
         if not self.lanes:
             return whole
-        parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
-        return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
+        if value.isidentifier() or self.vtype is None:
+            parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
+            return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
+        computed = fresh_name("lanes")  # once, not once per lane (a user function's call)
+        parts = tuple(lane.write(f"{computed}.s{k:x}") for k, lane in enumerate(self.lanes))
+        declared = C.Decl(c_type_name(self.vtype), computed, value)
+        return C.Block((whole, C.Block((declared,) + parts, guard=f"!({self.condition})")))

@@ -432,7 +432,7 @@ def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
         # a padded array: one vector load where the first and last lanes are in range (so all between are)
         vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=n)
         return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
-                             default=gathered.read() if first.default else "", lanes=tuple(lanes))
+                             default=gathered.read() if first.default else "", lanes=tuple(lanes), vtype=vtype)
     if guarded and not first.lanes:
         # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
         # read where the first and last lanes are in range
