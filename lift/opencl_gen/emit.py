@@ -80,7 +80,6 @@ class Emitter(Mapper, FoldEmission):
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
         self.bound: Optional[dict] = None  # the variables declared in that iteration: a loop's count, a let's None
         self.unswitching = False  # emitting an iteration of a `map-seq-unswitch` (`unrolled_steps`)
-        self.checking = False  # emitting the copy of such an iteration that checks its reads (its loops rolled)
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -359,10 +358,8 @@ class Emitter(Mapper, FoldEmission):
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
         `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled,
-        by `#pragma unroll`, or, in an iteration of a `map-seq-unswitch`, into its steps (`unrolled_steps`), but
-        a loop in the copy of that iteration that checks its reads (`unswitched`).
+        by `#pragma unroll`, or, in an iteration of a `map-seq-unswitch`, into its steps (`unrolled_steps`).
         """
-        unroll = unroll and not self.checking
         if unroll and kind == "seq" and self.unswitching and n.is_constant:
             self.unrolled_steps(dim, n, body, label, fresh)
             return
@@ -475,8 +472,7 @@ class Emitter(Mapper, FoldEmission):
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
         test of the bounds checks that read no variable declared within it, or one loop counter within it in
         affine indices, tested at its first and last value: `_hoisted`), the iteration reading them directly;
-        elsewhere the iteration emitted again as it is, its unrolled maps and folds as loops (`loop`, `fold_loop`):
-        at the edges alone, their constant indices buy little, and the copy would repeat every step's checks."""
+        elsewhere the iteration emitted again as it is."""
         unswitching, self.unswitching = self.unswitching, True
         try:
             self.unswitched_iteration(emit)
@@ -491,11 +487,8 @@ class Emitter(Mapper, FoldEmission):
             guards, bound = self.guards, self.bound
             tests = {g.condition: _hoisted(g, bound) for g in guards}
             tests = {c: t for c, t in tests.items() if t is not None}
-            self.guards, self.bound, checking, self.checking = [], {}, self.checking, True
-            try:
-                checked = self.nested(emit) if tests else ()
-            finally:
-                self.checking = checking
+            self.guards, self.bound = [], {}
+            checked = self.nested(emit) if tests else ()
         finally:
             self.guards, self.bound = outer
         if outer[0] is not None:
