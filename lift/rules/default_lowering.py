@@ -275,9 +275,8 @@ which the driver vectorises work-items, so that a work-item's neighbours along i
 MAX_UNROLLED_WINDOW = 16
 """The most elements of a 1-D window whose fold the default lowering unrolls (`reduce-seq-unroll`); a longer one
 is folded in a loop, so that a first kernel builds fast: conv1d's 31 taps at 1M floats on PoCL (issue 18), the
-kernel 151 KB and a build of 49-135 s unrolled before its edges' copy was a loop; now 28 KB, 6.7 s unrolled,
-13.6 KB, 4.9 s rolled, which ran 0.75-0.93x as fast as the first (best of 21-31, interleaved, loaded machine).
-`lift explore` measures the unrolled one too."""
+kernel 151 KB and a build of 49-135 s unrolled, 13.6 KB and 4.9 s rolled, which ran 0.75-0.93x as fast (best of
+21-31, interleaved, loaded machine). `lift explore` measures the unrolled one too."""
 
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of

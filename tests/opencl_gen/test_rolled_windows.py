@@ -2,9 +2,8 @@
 one step of the fold, not one per tap, and each vector of windows still tests the grid's edges once
 (`map-seq-unswitch`: the reads' indices are affine in the fold's counter, so they are tested at its first and
 last value, `lift.opencl_gen.accesses.GuardedAccess.over_loop`). Issue 18: conv1d's 31 taps unrolled made a
-kernel of 151 KB that PoCL built in 49 s. The copy of an iteration that checks its reads rolls its loops, and a
-vector stored lane by lane at the end of a row is computed once, not once per lane. The kernels against numpy
-at sizes shorter than a window, around the block, and prime."""
+kernel of 151 KB that PoCL built in 49 s. A vector stored lane by lane at the end of a row is computed once, not
+once per lane. The kernels against numpy at sizes shorter than a window, around the block, and prime."""
 
 import re
 
@@ -99,12 +98,11 @@ def test_a_guard_is_hoisted_over_a_loop_only_where_its_indices_are_affine_in_the
 @needs_device
 def test_a_user_function_of_a_window_stored_lane_by_lane_is_computed_once(examples):
     """bilateral's 3x3 user function over vectors of 16 windows, at a width (101) that leaves a partial vector
-    stored lane by lane: the function is called once there, not 16 times (each call inlined by the driver), the
-    checked copy's window copy is a loop, and the image is numpy's."""
+    stored lane by lane: the function is called once there, not 16 times (each call inlined by the driver), and the
+    image is numpy's."""
     pf = examples["bilateral"]
     compiled = compile(pf.kernels["bilateral"], sizes={"M": 37, "N": 101}, lowering="default")
     (a,) = pf.inputs("bilateral", {"M": 37, "N": 101}, seed=2)
     source = compiled.generated_for(a).source
     assert len(re.findall(r"float16 lanes_\d+ = ", source)) == 2 and ").s1;" not in source, "once per copy"
-    assert len(source) < 20_000, len(source)
     np.testing.assert_allclose(compiled(a), pf.namespace["reference"](a), rtol=1e-4, atol=1e-5)
