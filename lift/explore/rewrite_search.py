@@ -22,7 +22,9 @@ program means. The search builds one in three stages, as the issue describes:
 Before these come the default lowering's candidate (`lift.rules.default_lowering`: what `lift.compile` runs
 without a tuned winner, so that a short search never ends slower than it) and those of the macro-rule space
 (`lift.explore.macro_space`: register blocking, interchange and 2-D thread mappings wherever the macro rules
-match, as for matrix multiply). Each distinct program (up to parameter names) is proposed once.
+match, as for matrix multiply), and the default lowering with every stencil window's fold unrolled (the default
+folds a long 1-D window in a loop, which builds fast). Each distinct program (up to parameter names) is proposed
+once.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine, canonical
 from lift.rules import location as L
 from lift.rules.location import subtree, walk
-from lift.rules.column_sums import column_reduction, grid_windows, private_folds, transposition, windows
-from lift.rules.default_lowering import (ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up, copied_view,
-                                        default_lowering, fused_sincos, high_level, hoist_invariants,
+from lift.rules.column_sums import MAX_WINDOW, column_reduction, grid_windows, private_folds, transposition, windows
+from lift.rules.default_lowering import (MAX_UNROLLED_WINDOW, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
+                                        copied_view, default_lowering, fused_sincos, high_level, hoist_invariants,
                                         named_elements, unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
@@ -164,6 +166,19 @@ class RewriteSearch:
         if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
                if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()
+        yield from self.unrolled_window_variant()
+
+    def unrolled_window_variant(self) -> Iterator[tuple]:
+        """The default lowering with every stencil window's fold unrolled, up to `MAX_WINDOW` elements (the default
+        folds a 1-D window of more than `MAX_UNROLLED_WINDOW` in a loop, which builds in a fraction of the time;
+        unrolled may run faster); none where no window is that long."""
+        if not any(isinstance(n, P.Slide) and n.size > MAX_UNROLLED_WINDOW for n in self.program.subterms()):
+            return
+        try:
+            derivation = default_lowering(self.program, self.sizes, self.vector_width, unrolled_window=MAX_WINDOW)
+        except LiftError:
+            return
+        yield derivation.replay(self.program, self.engine), derivation, {"window-folds": "unrolled"}
 
     def stencil_row_variants(self) -> Iterator[tuple]:
         """At the first 2-D stencil's map over rows of windows outside every map (`grid_windows`), each of

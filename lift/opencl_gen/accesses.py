@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.names import fresh_name
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.memory import Memory
-from lift.types.arith import ArithExpr, Cst
+from lift.types.arith import ArithExpr, Cst, Var
 from lift.types.types import VectorType
 
 
@@ -102,7 +103,7 @@ class ClampedAccess(MemAccess):
     are one vector load away from the edges (`AsVectorView`). Padded in several dimensions, `row` is the
     access with the outer indices brought back into range (by `lets`) and the innermost as it is, valid where
     `row_inside` (the innermost bounds alone) holds: lanes along a row of a clamped grid need no check of
-    the row."""
+    the row. `inside_ranges`, `row_ranges`: `inside`, `row_inside` as `(j, n)` pairs, each `0 <= j < n`."""
 
     direct: Optional[MemAccess] = None
     inside: str = ""
@@ -110,6 +111,8 @@ class ClampedAccess(MemAccess):
     row_inside: str = ""
     inside_vars: frozenset = frozenset()
     row_vars: frozenset = frozenset()
+    inside_ranges: tuple = ()
+    row_ranges: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -136,18 +139,47 @@ class GatherAccess(Access):
         return C.Block(tuple(p.write(f"({value}).s{k:x}") for k, p in enumerate(self.parts)))
 
 
+def _names(e: ArithExpr) -> set:
+    return {v.name for v in e.free_vars()}
+
+
+def _affine_in(e: ArithExpr, counter: str) -> bool:
+    """Whether `e` reads `counter` only in terms `c * counter` of a constant `c` (not in a product, a division or a
+    remainder)."""
+    for monomial in e.terms:
+        for atom, power in monomial:
+            if counter in _names(atom) and not (isinstance(atom, Var) and atom.name == counter
+                                                 and power == 1 and len(monomial) == 1):
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class GuardedAccess(Access):
     """`inner` where `condition` holds, else `default` (pad with a constant); written only where it holds (the
-    destination of a `take`), a vector's `lanes` one by one where it does not. `bounds`: for the bounds check
-    of a vector read of a clamped array, the names of the variables `condition` reads (a `map-seq-unswitch`
-    may test it once for its iteration), else None."""
+    destination of a `take`), a vector's `lanes` (of type `vtype`) one by one where it does not. `bounds`: for
+    the bounds check of a vector read of a clamped array, the names of the variables `condition` reads (a
+    `map-seq-unswitch` may test it once for its iteration), else None; `ranges`: where known, `condition` as
+    `(j, n)` pairs, each `0 <= j < n` (`over_loop`)."""
 
     condition: str = ""
     inner: Optional[Access] = None
     default: str = ""
     lanes: tuple = ()
     bounds: Optional[frozenset] = None
+    ranges: tuple = ()
+    vtype: Optional[VectorType] = None
+
+    def over_loop(self, counter: str, n: ArithExpr) -> Optional[str]:
+        """A condition that holds where `condition` holds at every value `0 .. n - 1` of the loop counter
+        `counter`, which it reads: its ranges at the first and the last value, where each index is affine in the
+        counter (an affine `j` is in `[0, n)` all along the loop where it is at both ends); else None."""
+        if not self.ranges or not n.is_constant or n.value < 1:
+            return None
+        if any(not _affine_in(j, counter) or counter in _names(size) for j, size in self.ranges):
+            return None
+        ends = [(j.substitute({counter: k}), size) for k in (0, n.value - 1) for j, size in self.ranges]
+        return " && ".join(f"({c_arith(j)} >= 0 && {c_arith(j)} < {c_arith(size)})" for j, size in ends)
 
     @property
     def drops(self) -> bool:
@@ -164,5 +196,10 @@ class GuardedAccess(Access):
         whole = C.Block((self.inner.write(C.assuming(self.condition, value)),), guard=self.condition)
         if not self.lanes:
             return whole
-        parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
-        return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
+        if value.isidentifier() or self.vtype is None:
+            parts = tuple(lane.write(f"({value}).s{k:x}") for k, lane in enumerate(self.lanes))
+            return C.Block((whole, C.Block(parts, guard=f"!({self.condition})")))
+        computed = fresh_name("lanes")  # once, not once per lane (a user function's call)
+        parts = tuple(lane.write(f"{computed}.s{k:x}") for k, lane in enumerate(self.lanes))
+        declared = C.Decl(c_type_name(self.vtype), computed, value)
+        return C.Block((whole, C.Block((declared,) + parts, guard=f"!({self.condition})")))

@@ -78,7 +78,7 @@ class Emitter(Mapper, FoldEmission):
         self.shared_values: dict = {}
         self.cast_target: Optional[V.View] = None  # the new memory a cast gives the map-local it applies to
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
-        self.bound: Optional[set] = None  # the variables declared in that iteration (loop counters, lets)
+        self.bound: Optional[dict] = None  # the variables declared in that iteration: a loop's count, a let's None
         self.unswitching = False  # emitting an iteration of a `map-seq-unswitch` (`unrolled_steps`)
 
     def fresh(self, hint: str) -> str:
@@ -127,7 +127,7 @@ class Emitter(Mapper, FoldEmission):
 
     def lets(self, lets: tuple) -> None:
         if self.bound is not None:
-            self.bound.update(var.name for var, _ in lets)
+            self.bound.update((var.name, None) for var, _ in lets)
         for var, text in dict.fromkeys(lets):
             self.add(C.Decl(self.index, var.name, text))
 
@@ -366,7 +366,7 @@ class Emitter(Mapper, FoldEmission):
         i = Var(self.fresh({"wrg": "wg", "lcl": "l", "glb": "g", "seq": "i"}[kind]), 0, n)
         index = Cst(0) if n == Cst(1) else i
         if self.bound is not None:
-            self.bound.add(i.name)
+            self.bound[i.name] = n if kind == "seq" else None
 
         def iteration():
             self.scope.append((kind, dim, index, n))
@@ -470,8 +470,9 @@ class Emitter(Mapper, FoldEmission):
 
     def unswitched(self, emit) -> None:
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
-        test of the bounds checks that read no variable of a loop within it), the iteration emitted again, reading
-        them directly; elsewhere the iteration as it is."""
+        test of the bounds checks that read no variable declared within it, or one loop counter within it in
+        affine indices, tested at its first and last value: `_hoisted`), the iteration reading them directly;
+        elsewhere the iteration emitted again as it is."""
         unswitching, self.unswitching = self.unswitching, True
         try:
             self.unswitched_iteration(emit)
@@ -480,23 +481,25 @@ class Emitter(Mapper, FoldEmission):
 
     def unswitched_iteration(self, emit) -> None:
         outer = self.guards, self.bound
-        self.guards, self.bound = [], set()
         try:
+            self.guards, self.bound = [], {}
             stmts = self.nested(emit)
             guards, bound = self.guards, self.bound
+            tests = {g.condition: _hoisted(g, bound) for g in guards}
+            tests = {c: t for c, t in tests.items() if t is not None}
+            self.guards, self.bound = [], {}
+            checked = self.nested(emit) if tests else ()
         finally:
             self.guards, self.bound = outer
         if outer[0] is not None:
             outer[0].extend(guards)
             outer[1].update(bound)
-        conditions = list(dict.fromkeys(g.condition for g in guards if not g.bounds & bound))
-        if not conditions:
+        if not tests:
             self.out.stmts.extend(stmts)
             return
-        test = " && ".join(f"({c})" for c in conditions)
-        fast = C.assumed(self.nested(emit), conditions)
-        self.add(C.Block(fast, guard=test, comment="the clamped vector reads in bounds"))
-        self.add(C.Block(stmts, guard=f"!({test})"))
+        test = " && ".join(f"({t})" for t in dict.fromkeys(tests.values()))
+        self.add(C.Block(C.assumed(stmts, list(tests)), guard=test, comment="the clamped vector reads in bounds"))
+        self.add(C.Block(checked, guard=f"!({test})"))
 
     # --- memory ---------------------------------------------------------------------------------------------
 
@@ -595,6 +598,19 @@ class Emitter(Mapper, FoldEmission):
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
         return result
+
+
+def _hoisted(guard: A.GuardedAccess, bound: dict) -> Optional[str]:
+    """The test, once per iteration of a `map-seq-unswitch`, that `guard`'s condition holds throughout it: the
+    condition itself where it reads no variable declared in the iteration (`bound`), its ranges at the ends of
+    the one loop it reads the counter of (`GuardedAccess.over_loop`), else None (checked at each read)."""
+    within = guard.bounds & bound.keys()
+    if not within:
+        return guard.condition
+    if len(within) > 1:
+        return None
+    (counter,) = within
+    return None if bound[counter] is None else guard.over_loop(counter, bound[counter])
 
 
 def _element_literal(lit: Literal) -> Literal:

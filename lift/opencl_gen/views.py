@@ -290,16 +290,19 @@ class PadView(View):
         direct = self.inner.access((idx[0] - self.left,) + tuple(idx[1:]))
         inside = f"{j} >= 0 && {j} < {n}"
         names = frozenset(v.name for v in (idx[0] - self.left).free_vars())
-        row, row_inside, row_vars, inside_vars = direct, inside, names, names
+        ranges = ((idx[0] - self.left, self.length),)
+        row, row_inside, row_vars, row_ranges, inside_vars = direct, inside, names, ranges, names
         if isinstance(direct, ClampedAccess):  # padded in an inner dimension too
-            direct, inside, inside_vars = (direct.direct, f"{inside} && {direct.inside}",
-                                           names | direct.inside_vars)
-            row, row_inside, row_vars = ((inner.row, inner.row_inside, inner.row_vars)
-                                         if isinstance(inner, ClampedAccess) else (None, "", frozenset()))
+            direct, inside, inside_vars, ranges = (direct.direct, f"{inside} && {direct.inside}",
+                                                   names | direct.inside_vars, ranges + direct.inside_ranges)
+            row, row_inside, row_vars, row_ranges = (
+                (inner.row, inner.row_inside, inner.row_vars, inner.row_ranges) if isinstance(inner, ClampedAccess)
+                else (None, "", frozenset(), ()))
         if isinstance(inner, MemAccess) and type(direct) is MemAccess and not direct.lets:
             return ClampedAccess(**{f: getattr(inner, f) for f in ("lets", "mem", "index", "width", "field")},
                                  direct=direct, inside=inside, row=row, row_inside=row_inside,
-                                 inside_vars=inside_vars, row_vars=row_vars)
+                                 inside_vars=inside_vars, row_vars=row_vars, inside_ranges=ranges,
+                                 row_ranges=row_ranges)
         return inner
 
     def _wrapped(self, j: str, n: str) -> str:
@@ -429,7 +432,7 @@ def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
         # a padded array: one vector load where the first and last lanes are in range (so all between are)
         vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=n)
         return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
-                             default=gathered.read() if first.default else "", lanes=tuple(lanes))
+                             default=gathered.read() if first.default else "", lanes=tuple(lanes), vtype=vtype)
     if guarded and not first.lanes:
         # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
         # read where the first and last lanes are in range
@@ -446,12 +449,13 @@ def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
         # first and last lanes need no bringing back
         return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
                              inner=replace(rows, width=n), default=gathered.read(),
-                             bounds=first.row_vars | last.row_vars)
+                             bounds=first.row_vars | last.row_vars, ranges=first.row_ranges + last.row_ranges)
     if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
         # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
         vector = replace(first.direct, width=n)
         return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
-                             default=gathered.read(), bounds=first.inside_vars | last.inside_vars)
+                             default=gathered.read(), bounds=first.inside_vars | last.inside_vars,
+                             ranges=first.inside_ranges + last.inside_ranges)
     return gathered
 
 

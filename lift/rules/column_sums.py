@@ -169,28 +169,36 @@ def _mapped(s: Strategy) -> Strategy:
     return mapped_body(s) | function(function(s))
 
 
-unrolled_window_fold = (try_(_mapped(rewrite("reduce-map-id")))
-                        >> mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq"))
-                        >> _mapped(rewrite("reduce-seq-map-seq-fusion")) >> _mapped(rewrite("reduce-seq-unroll")))
-"""At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential, unrolled fold (`reduce-seq-unroll`); a fold of
-the window itself is one of `map(id)` (`reduce-map-id`), and `map(λw. reduce-seq(f', z)(w))` once fused is the map's
-function, `map(reduce-seq(f', z))`."""
+sequential_window_fold = (try_(_mapped(rewrite("reduce-map-id")))
+                          >> mapped_body(argument(0, rewrite("map-to-seq")) >> rewrite("reduce-to-seq"))
+                          >> _mapped(rewrite("reduce-seq-map-seq-fusion")))
+"""At `windows`: each window's `reduce(f, z) ∘ map(g)` one sequential fold (`reduce-seq`); a fold of the window itself
+is one of `map(id)` (`reduce-map-id`), and `map(λw. reduce-seq(f', z)(w))` once fused is the map's function,
+`map(reduce-seq(f', z))`. Rolled, a 1-D window's reads are affine in the fold's counter, so that the edges of the
+grid are still tested once per vector of windows (`map-seq-unswitch`), and the kernel holds one step, not `n`."""
+
+unrolled_window_fold = sequential_window_fold >> _mapped(rewrite("reduce-seq-unroll"))
+"""At `windows`: `sequential_window_fold`, unrolled (`reduce-seq-unroll`): the indices into a flattened window
+(`join`) and the grid's edges are constants at each step."""
 
 window_steps = unrolled_window_fold | where(user_function_windows)
 """At `windows`, `unrolled_window_fold`; at `user_function_windows`, nothing: the user function is the window's
 computation, straight-line code reading the window's private copy (`private-argument`, later)."""
 
+rolled_window_steps = sequential_window_fold | where(user_function_windows)
+"""`window_steps` with each window's fold a loop (`sequential_window_fold`)."""
+
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,
                    fold: Strategy = window_steps) -> Strategy:
-    """At `windows` or `user_function_windows`: each window's fold unrolled (`window_steps`), then blocks of `w`
+    """At `windows` or `user_function_windows`: each window's fold made sequential (`fold`), then blocks of `w`
     windows (split-join, 3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`,
     4(e)), one vector after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the
     blocks then `lowered` (one global work-item per block by default). `padded`: the windows first padded to a
     multiple of `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not
     divide their number; the vectors that read past the last window test that once too. `fold`: what makes each
-    window's computation sequential and unrolled (a stencil's row blocks, `lift.rules.stencil_row_blocking`, give
-    it their own: their windows are columns of windows)."""
+    window's computation sequential, unrolled by default (`rolled_window_steps`: a loop; a stencil's row blocks,
+    `lift.rules.stencil_row_blocking`, give it their own: their windows are columns of windows)."""
     vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
     blocks = fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)

@@ -34,8 +34,10 @@ chooses, in order:
 1b. a stencil, a map outside every map over windows of step 1 (`slide(n, 1)`, in up to three dimensions: a map
    over windows under at most two maps, `_stencil`) of reductions of constant size, folds each window unrolled
    (`reduce-seq-unroll`: the indices into a flattened window and the grid's boundary are constants at each
-   step), or of a user function of its window (`jacobi5(join(nb))`, the stencil paper's form: vectorised as it
-   is, its window's private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
+   step; a 1-D window of more than `MAX_UNROLLED_WINDOW` elements in a loop, whose reads are affine in its
+   counter, so that the edges are still tested once per vector: a kernel of one step, not 31), or of a user
+   function of its window (`jacobi5(join(nb))`, the stencil paper's form: vectorised as it is, its window's
+   private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
    `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
    4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
    `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
@@ -275,6 +277,12 @@ elements or more (a 3-D grid, not a matrix of small vectors) on three: the inner
 which the driver vectorises work-items, so that a work-item's neighbours along it read the next elements."""
 
 
+MAX_UNROLLED_WINDOW = 16
+"""The most elements of a 1-D window whose fold the default lowering unrolls (`reduce-seq-unroll`); a longer one
+is folded in a loop, so that a first kernel builds fast: conv1d's 31 taps at 1M floats on PoCL (issue 18), the
+kernel 151 KB and a build of 49-135 s unrolled, 13.6 KB and 4.9 s rolled, which ran 0.75-0.93x as fast (best of
+21-31, interleaved, loaded machine). `lift explore` measures the unrolled one too."""
+
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
 64 windows of 16 lanes are among the fastest `lift explore` finds for jacobi2d on PoCL (issue 18)."""
@@ -288,15 +296,17 @@ def _slid(ctx) -> bool:
     return bool(slides) and all(s.step == 1 for s in slides)
 
 
-def _stencil(sizes: Mapping[str, int]) -> Strategy:
+def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDOW) -> Strategy:
     """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
     and a map over windows (`lift.rules.column_sums.windows`, or `user_function_windows`): each window's fold
-    unrolled (or its user function as it is) and the windows in blocks of
-    up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector (`lift.rules.column_sums.vector_windows`), padded
+    unrolled, or a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), or its
+    user function as it is; the windows in blocks of up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector
+    (`lift.rules.column_sums.vector_windows`), padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
-    from lift.rules.column_sums import user_function_windows, vector_windows, windows
+    from lift.rules.column_sums import (rolled_window_steps, user_function_windows, vector_windows, window_steps,
+                                        windows)
 
     def blocks(levels: int) -> Strategy:
         def run(focus: Focus):
@@ -306,7 +316,8 @@ def _stencil(sizes: Mapping[str, int]) -> Strategy:
             w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
             on_global = rewrite("map-to-global", dim=0)
             lowered = _top_map(sizes, 1) | on_global if levels == 0 else on_global
-            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0)(focus)
+            fold = rolled_window_steps if _rolled(focus.ctx.node.args[0].t, unrolled_window) else window_steps
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0, fold=fold)(focus)
 
         return Strategy(run, "stencil_blocks")
 
@@ -319,6 +330,15 @@ def _stencil(sizes: Mapping[str, int]) -> Strategy:
     fissioned = (where(Selector(_maps_a_fold, "maps_a_fold")) >> rewrite("map-fission", at=1) >> argument(0, nested(0))
                  >> (_top_map(sizes, 1) | rewrite("map-to-global", dim=0)))
     return nested(0) | fissioned | nested(1) | nested(2)
+
+
+def _rolled(windows: ArrayType, unrolled_window: int) -> bool:
+    """Whether a map over `windows` folds each in a loop: a 1-D window (of scalars, its reads affine in the
+    fold's counter, so that the grid's edges are still tested once per vector of windows) of more than
+    `unrolled_window` elements."""
+    window = windows.elem
+    return (isinstance(window, ArrayType) and isinstance(window.elem, ScalarType) and window.length.is_constant
+            and window.length.value > unrolled_window)
 
 
 def _maps_a_fold(ctx) -> bool:
@@ -458,11 +478,12 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
-                     row_block: int = ROW_BLOCK) -> Strategy:
+                     row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
-    `row_lanes` lanes where they divide it, and a map of such reductions over rows in blocks of `row_block`
-    rows (1: none). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
+    rows (1: none), and a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled. The blocks
+    are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
@@ -475,7 +496,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     to_global = rewrite("map-to-global", dim=0)
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
-    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid")) >> _stencil(sizes))
+    stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid"))
+                          >> _stencil(sizes, unrolled_window))
                 if vectorises(vector_width) else identity)
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))
@@ -490,10 +512,11 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
-                     row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK) -> Derivation:
+                     row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK,
+                     unrolled_window: int = MAX_UNROLLED_WINDOW) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width` (`row_lanes`, `row_block`: `default_strategy`); `LoweringError` naming the first
-    pattern it leaves high-level, and where, if any."""
+    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`: `default_strategy`); `LoweringError`
+    naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
@@ -503,7 +526,7 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
         raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
                             f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
                             f"(here {it.n}); write fewer steps and call the program repeatedly")
-    focus = default_strategy(sizes, vector_width, row_lanes, row_block)(Focus(program, engine))
+    focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)

@@ -85,14 +85,15 @@ def test_vector_windows_under_oclgrind(tmp_path, kernel, block, width, sizes):
 def test_a_moving_average_is_a_stencil_of_vector_windows_then_a_map(examples, n):
     """A 31-point moving average as a new user writes it, `map(λw. map(λs. s / 31)(reduce(+, 0)(w)))(slide(31, 1)(
     pad(15, 15, clamp)(x)))` (`examples/moving_average.py`): the window's fold of the window itself (no map before
-    it) is unrolled over vectors of windows, and the division after it is a map of its own on global work-items
+    it) is a loop over vectors of windows (31 elements: longer than `MAX_UNROLLED_WINDOW`), and the division after
+    it is a map of its own on global work-items
     (`map-fission`) at a prime size; the kernels compute numpy's means."""
     from lift import compile as lift_compile
 
     pf = examples["moving_average"]
     compiled = lift_compile(pf.kernels["moving_average"], sizes={"N": n}, lowering="default")
     lowered = paper(compiled.lowered())
-    assert "reduce-seq-unroll(" in lowered and "asVector-16" in lowered, lowered
+    assert "map-seq-unswitch(reduce-seq(" in lowered and "asVector-16" in lowered, lowered
     assert lowered.startswith("join ∘ take-(N) ∘ map-global(map-seq(λ s. mul_float("), lowered
     (x,) = pf.inputs("moving_average", {"N": n}, seed=5)
     np.testing.assert_allclose(compiled(x), pf.namespace["reference"](x), rtol=1e-5, atol=1e-6)
