@@ -19,22 +19,29 @@ from __future__ import annotations
 
 from lift.ir.patterns import Map, Transpose
 from lift.rules.column_sums import window_steps
-from lift.rules.strategy import Strategy, argument, argument_is, at_first, is_call, mapped_body, rewrite
+from lift.rules.strategy import (Strategy, argument, argument_is, at_first, first_of, is_call, mapped_body, normalize,
+                                 rewrite)
 
 strips_map = is_call(Map) & argument_is(is_call(Transpose))
 """The map over the column strips that `column-strips` gives: a map over the transposition of the tiled rows."""
 
 
+packed_views = normalize(first_of(("transpose-transpose-id", "map-fusion")))
+"""The views of `vectorize-windows`' packing of a band brought together: one view of each row of the band."""
+
+
 def _band(w: int) -> Strategy:
-    """At a band's map over its `w` neighbourhoods: each fold unrolled, the neighbourhoods in `w` lanes."""
-    return window_steps >> rewrite("vectorize-windows", n=w)
+    """At a band's map over its `w` neighbourhoods: each fold unrolled, the neighbourhoods in `w` lanes, the band
+    read through one view of each of its rows (`packed_views`)."""
+    return window_steps >> rewrite("vectorize-windows", n=w) >> packed_views
 
 
 def column_strip_walk(w: int, extra: int = 0, h: int = 0) -> Strategy:
     """At `lift.rules.column_sums.grid_windows`: strips of `w` results (`extra`: the results a row is extended by,
     `column-strips`), each walked down by one global work-item of dimension 0, or in blocks of `h` rows (`h`
     dividing the rows of results) on dimension 1 (see the module)."""
-    walk = rewrite("map-to-seq") >> mapped_body(_band(w)) >> rewrite("map-seq-slide")
+    walk = (mapped_body(_band(w)) >> rewrite("map-view-before-slide") >> rewrite("map-to-seq")
+            >> rewrite("map-seq-slide"))
     if h:
         rows = (argument(0, rewrite("slide-tiling", tile=h)) >> rewrite("map-join")
                 >> argument(0, rewrite("map-fusion") >> rewrite("map-to-global", dim=1) >> mapped_body(walk)))
