@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import FunCall, Lambda, Param, count_uses, free_params, fresh_param, is_computation
-from lift.ir.patterns import Map, MapSeq, MapSeqSlide, Slide, Transpose
+from lift.ir.nodes import FunCall, Lambda, Param, count_uses, free_params, fresh_param
+from lift.ir.patterns import Map, MapSeq, MapSeqSlide, Slide, Transpose, is_view
 from lift.rules.rule import requires, rule
 
 
@@ -88,7 +88,7 @@ def _viewed_window(call) -> tuple:
     requires(count_uses(g, w) == 1, "the window is not read exactly once")
     viewed = next((e for e in g.subterms() if isinstance(e, FunCall) and type(e.f) is Map and e.args == (w,)), None)
     requires(viewed is not None, "the window is not read through a map over its elements")
-    requires(w not in free_params(viewed.f) and not any(is_computation(e) for e in viewed.f.subterms()),
+    requires(w not in free_params(viewed.f) and is_view(viewed.f),
              "the map over the window's elements computes: only views move before the slide")
     return g, w, viewed, windows
 
