@@ -148,9 +148,11 @@ first measurements at 2048² on PoCL (2 cores, load 8-9: 3.2 and 3.0 ms best aga
 STRIP_ROWS = (4, 8, 16)
 """The rows of a column strip a work-item walks down (`column_strip_moves`), besides the whole strip."""
 
-EARLY_COLUMN_STRIPS = ((16, 8), (8, 8))
-"""The column strip walks `(w, h)` measured right after the default lowering, as `EARLY_ROW_BLOCKS`: the fastest
-at 2048² on PoCL (2 cores, load 6: 16x8 3.2 ms best, 8x8 3.8 ms, a whole strip per work-item 28-33 ms)."""
+EARLY_COLUMN_STRIPS = ((16, 4), (8, 4))
+"""The column strip walks `(w, h)` measured right after the default lowering, as `EARLY_ROW_BLOCKS`: the steadiest
+at 2048² on PoCL (2 cores, load 6-8, best of 35-45 launches: 16x4 3.6 and 3.0 ms in two runs, 8x4 2.6 and 4.2 ms;
+16x8 3.2 then 11.7 ms; 16 rows or more 13-64 ms, a whole strip per work-item 28-33 ms: a work-item walking down
+`h + 2` rows reads as many lines a row apart, streams the CPU's prefetcher loses track of as `h` grows)."""
 
 
 def column_strip_moves(rows: int, cols: int) -> tuple:

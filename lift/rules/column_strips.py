@@ -6,7 +6,7 @@ band computed in the `w` lanes of vectors (`vectorize-windows`, 4(e)).
     map(map(f))(slide2d(X))
       → .. map-global[0](λstrip. map-seq-slide(λband. asScalar(map(vect-w(f'))(packed-w(..band..))), n, s)(strip))
                                                                                   (h = 0: a strip per work-item)
-      → .. map-global[0](λstrip. join(map-global[1](map-seq-slide(..))(slide(h + n - s, h)(strip))))
+      → .. map-global[0](λstrip. join(map-global[1](map-seq-slide(..))(slide((h-1)s + n, hs)(strip))))
                                                             (h > 0: `slide-tiling` on the strip's rows, `map-join`)
 
 `f'` is `f` with its fold unrolled (`lift.rules.column_sums.window_steps`). This is the CGO 2018 paper's lowering

@@ -27,7 +27,7 @@ neighbourhoods `w` lanes of vectors (`vectorize-windows`): `lift.rules.column_st
 
 from __future__ import annotations
 
-from lift.ir.nodes import Lambda, fresh_param
+from lift.ir.nodes import FunCall, Lambda, fresh_param
 from lift.ir.patterns import Join, Map, Pad, Slide, Take, Transpose
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
@@ -72,7 +72,7 @@ def _neighbourhoods(call) -> tuple:
 
 
 def _call_of(e, cls) -> bool:
-    return hasattr(e, "f") and isinstance(e.f, cls) and len(getattr(e, "args", ())) == 1
+    return isinstance(e, FunCall) and isinstance(e.f, cls) and len(e.args) == 1
 
 
 STRIP_WIDTHS = (4, 8, 16)

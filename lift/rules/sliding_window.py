@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import FunCall, Lambda, Param, count_uses, free_params, fresh_param
+from lift.ir.nodes import FunCall, Lambda, Param, count_uses, fresh_param
 from lift.ir.patterns import Map, MapSeq, MapSeqSlide, Slide, Transpose, is_view
 from lift.rules.rule import requires, rule
 
@@ -79,7 +79,7 @@ def map_seq_slide_2d(call, rows, columns, grid):
 
 
 def _viewed_window(call) -> tuple:
-    """`(g's body, w, map(h)(w), slide)` of `map(λw. g(map(h)(w)))(slide(n, s)(x))`, `w` used once, so."""
+    """`(g's body, map(h)(w), slide(n, s)(x))` of `map(λw. g(map(h)(w)))(slide(n, s)(x))`, `w` read there only."""
     requires(type(call.f) is Map and isinstance(call.f.f, Lambda) and len(call.f.f.params) == 1,
              "not a high-level map of a function of one window")
     windows = call.args[0]
@@ -88,15 +88,14 @@ def _viewed_window(call) -> tuple:
     requires(count_uses(g, w) == 1, "the window is not read exactly once")
     viewed = next((e for e in g.subterms() if isinstance(e, FunCall) and type(e.f) is Map and e.args == (w,)), None)
     requires(viewed is not None, "the window is not read through a map over its elements")
-    requires(w not in free_params(viewed.f) and is_view(viewed.f),
-             "the map over the window's elements computes: only views move before the slide")
-    return g, w, viewed, windows
+    requires(is_view(viewed.f), "the map over the window's elements computes: only views move before the slide")
+    return g, viewed, windows
 
 
 @rule("map-view-before-slide", figure="slide", heads=Map, on_functions=False, match=_viewed_window,
       description="a window read through a view of each of its elements is a window of the viewed elements",
       equation="map(λw. g(map(h)(w))) ∘ slide(n, s) → map(λw. g(w)) ∘ slide(n, s) ∘ map(h)")
-def map_view_before_slide(call, g, w, viewed, windows):
+def map_view_before_slide(call, g, viewed, windows):
     v = fresh_param("w")
     return Map(Lambda((v,), _replaced(g, viewed, v)))(windows.f(viewed.f(*windows.args)))
 
