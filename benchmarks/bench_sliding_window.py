@@ -3,13 +3,16 @@ rows in private variables (`map-seq-slide`) against the stencil row blocks `lift
 (`EARLY_ROW_BLOCKS`, today's winners) and the hand-written streaming copy over as many bytes, in one interleaved run.
 
     python -m benchmarks.bench_sliding_window [--size 2048] [--rounds 7] [--runs 5] [--strips 8x4,16x4,...]
+                                              [--walks 16x4,8x4,16x0,...]
 
 The strip form, derived by hand but for its last step, the rule `map-seq-slide`: each global work-item (dimension
 0: a strip of `W` columns, dimension 1: a block of `H` rows) computes `H x W` results, `map-seq(f) ∘ slide(3, 1)`
 over the block's `H + 2` padded row segments (each its three vectors of `W`: shifted left, centred, shifted right),
 `f` the vector of `W` weighted sums of a window of three segments; the rule makes it `map-seq-slide(f, 3, 1)`: two
 segments loaded before the loop, one a step. Each form is also timed without the rule (`map-seq`). And jacobi2d by
-rules alone (`walked_rows`): `map-seq-slide-2d`, then the default lowering (a work-item per row, walking it).
+rules alone (`walked_rows`): `map-seq-slide-2d`, then the default lowering (a work-item per row, walking it); and
+the same strips by rules alone (`column_strip_walks`, `--walks W x H`, H 0 a whole strip per work-item: the search's
+`column-strips` move, `lift.rules.column_strips`).
 Prints each kernel's best and median time and its share of the copy's best rate, best to best.
 """
 
@@ -100,7 +103,7 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--runs", type=int, default=5, help="launches per contender per round")
     parser.add_argument("--strips", default="8x4,8x32,16x4,16x32", help="W x H of the strip forms (W: 4, 8 or 16)")
-    parser.add_argument("--walks", default="8x0,16x0,8x64,16x64",
+    parser.add_argument("--walks", default="16x4,8x4,16x8,16x0",
                         help="W x H of the column strip walks by rules (H 0: a whole strip per work-item)")
     args = parser.parse_args(argv)
     n = args.size
