@@ -3,13 +3,16 @@ rows in private variables (`map-seq-slide`) against the stencil row blocks `lift
 (`EARLY_ROW_BLOCKS`, today's winners) and the hand-written streaming copy over as many bytes, in one interleaved run.
 
     python -m benchmarks.bench_sliding_window [--size 2048] [--rounds 7] [--runs 5] [--strips 8x4,16x4,...]
+                                              [--walks 16x4,8x4,16x0,...]
 
 The strip form, derived by hand but for its last step, the rule `map-seq-slide`: each global work-item (dimension
 0: a strip of `W` columns, dimension 1: a block of `H` rows) computes `H x W` results, `map-seq(f) ∘ slide(3, 1)`
 over the block's `H + 2` padded row segments (each its three vectors of `W`: shifted left, centred, shifted right),
 `f` the vector of `W` weighted sums of a window of three segments; the rule makes it `map-seq-slide(f, 3, 1)`: two
 segments loaded before the loop, one a step. Each form is also timed without the rule (`map-seq`). And jacobi2d by
-rules alone (`walked_rows`): `map-seq-slide-2d`, then the default lowering (a work-item per row, walking it).
+rules alone (`walked_rows`): `map-seq-slide-2d`, then the default lowering (a work-item per row, walking it); and
+the same strips by rules alone (`column_strip_walks`, `--walks W x H`, H 0 a whole strip per work-item: the search's
+`column-strips` move, `lift.rules.column_strips`).
 Prints each kernel's best and median time and its share of the copy's best rate, best to best.
 """
 
@@ -31,7 +34,8 @@ from lift.opencl_gen import runtime
 from lift.opencl_gen.compiled import compile
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import grid_windows
-from lift.rules.default_lowering import clean_up
+from lift.rules.column_strips import column_strip_walk
+from lift.rules.default_lowering import clean_up, unrolled_userfuns
 from lift.rules.stencil_row_blocking import stencil_row_blocks
 from lift.rules.strategy import Focus, everywhere, is_call, outermost, rewrite
 
@@ -78,6 +82,15 @@ def walked_rows(sizes: dict):
     return focus.program
 
 
+def column_strip_walks(w: int, h: int, sizes: dict):
+    """jacobi2d by rules alone walked down column strips (`lift.rules.column_strips`): strips of `w` results
+    (`column-strips`), a strip (`h` 0) or a block of `h` rows of one per global work-item, `map-seq-slide` down it."""
+    strips = column_strip_walk(w, -sizes["N"] % w, h)
+    focus = (outermost(grid_windows, strips) >> lower_rest >> clean_up >> unrolled_userfuns)(
+        Focus(jacobi2d, RewriteEngine(sizes=sizes)))
+    return focus.program
+
+
 def row_blocks(rows: int, block: int, width: int, sizes: dict):
     focus = (outermost(grid_windows, stencil_row_blocks(rows, block, width)) >> lower_rest >> clean_up)(
         Focus(jacobi2d, RewriteEngine(sizes=sizes)))
@@ -90,6 +103,8 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--runs", type=int, default=5, help="launches per contender per round")
     parser.add_argument("--strips", default="8x4,8x32,16x4,16x32", help="W x H of the strip forms (W: 4, 8 or 16)")
+    parser.add_argument("--walks", default="16x4,8x4,16x8,16x0",
+                        help="W x H of the column strip walks by rules (H 0: a whole strip per work-item)")
     args = parser.parse_args(argv)
     n = args.size
     sizes = {"M": n, "N": n, "L": 1}
@@ -98,7 +113,10 @@ def main(argv=None) -> None:
     expected = interpret(jacobi2d, a, k)
     programs = {f"row-blocks {r}x{b}x{wd}": row_blocks(r, b, wd, sizes) for r, b, wd in EARLY_ROW_BLOCKS}
     programs["rows map-seq-slide-2d"] = walked_rows(sizes)
-    for spec in args.strips.split(","):
+    for spec in filter(None, args.walks.split(",")):
+        w, h = map(int, spec.split("x"))
+        programs[f"column-strip walk {w}x{h}"] = column_strip_walks(w, h, sizes)
+    for spec in filter(None, args.strips.split(",")):
         w, h = map(int, spec.split("x"))
         programs[f"strip {w}x{h} map-seq"] = strip_program(w, h)
         programs[f"strip {w}x{h} map-seq-slide"] = slid(strip_program(w, h))

@@ -38,9 +38,9 @@ from lift.errors import LiftError
 from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.explore.macro_space import macro_derivations
-from lift.explore.search_moves import (EARLY_ROW_BLOCKS, ROW_BLOCKS, ROW_LANES, array_reduction_moves, column_moves,
-                                       grid_moves, map_moves, reduction_moves, row_block_moves, transposition_moves,
-                                       window_moves)
+from lift.explore.search_moves import (EARLY_COLUMN_STRIPS, EARLY_ROW_BLOCKS, ROW_BLOCKS, ROW_LANES,
+                                       array_reduction_moves, column_moves, column_strip_moves, grid_moves, map_moves,
+                                       reduction_moves, row_block_moves, transposition_moves, window_moves)
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, neutral_element
 from lift.ir.nodes import FunCall, Lambda
@@ -182,25 +182,28 @@ class RewriteSearch:
 
     def stencil_row_variants(self) -> Iterator[tuple]:
         """At the first 2-D stencil's map over rows of windows outside every map (`grid_windows`), each of
-        `EARLY_ROW_BLOCKS` (`lift.rules.stencil_row_blocking`), the rest lowered: measured first, so that a short
-        search (a few candidates on a loaded machine) has them, as it has the default lowering's."""
+        `EARLY_ROW_BLOCKS` (`lift.rules.stencil_row_blocking`) and of `EARLY_COLUMN_STRIPS`
+        (`lift.rules.column_strips`), the rest lowered: measured first, so that a short search (a few candidates
+        on a loaded machine) has them, as it has the default lowering's."""
         expr = infer(self.program).expr
         place = next((ctx for ctx in walk(expr, self.engine.choices)
                       if grid_windows(ctx) and not inside()(ctx) and P.is_high_level(ctx.node.f)), None)
         if place is None:
             return
-        moves = {(o["rows"], o["block"], o["width"]): (o, strategy) for _, o, strategy in row_block_moves(
-            self.length(place.node.args[0].t) or 0, self.length(place.node.args[0].t.elem) or 0)}
-        for key in EARLY_ROW_BLOCKS:
-            if key not in moves:
+        rows, cols = self.length(place.node.args[0].t) or 0, self.length(place.node.args[0].t.elem) or 0
+        blocks = {(o["rows"], o["block"], o["width"]): (o, strategy) for _, o, strategy in row_block_moves(rows, cols)}
+        strips = {(o["width"], o["rows"]): (o, strategy) for _, o, strategy in column_strip_moves(rows, cols)}
+        early = [("stencil-row-blocks", blocks.get(key)) for key in EARLY_ROW_BLOCKS]
+        early += [("column-strips", strips.get(key)) for key in EARLY_COLUMN_STRIPS]
+        for name, move in early:
+            if move is None:
                 continue
-            params, strategy = moves[key]
+            params, strategy = move
             focus = self.apply(Focus(self.program, self.engine).to(place), strategy)
             focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> unrolled_userfuns
                                                    >> fused_sincos)
             if focus is not None:
-                yield (focus.program, focus.derivation(),
-                       {"stencil-row-blocks": ", ".join(f"{k}={v}" for k, v in params.items())})
+                yield focus.program, focus.derivation(), {name: ", ".join(f"{k}={v}" for k, v in params.items())}
 
     def row_variants(self) -> Iterator[tuple]:
         """The default lowering with its reductions inside maps of each of `ROW_LANES` lanes and its maps of

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from lift.ir import patterns as P
 from lift.rules.block_choice import row_padding
+from lift.rules.column_strips import column_strip_walk
 from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, folded_grid, folded_window_rows,
                                    partial_column_sums, transpose_tiles, vector_grid, vector_windows)
 from lift.rules.default_lowering import GROUP
@@ -128,10 +129,11 @@ def grid_moves(rows: int, cols: int) -> tuple:
     of a row's results on global work-items of dimension 0, the rows on dimension 1, or its blocks of windows in
     vectors (`lift.rules.column_sums.vector_grid`, padded where the block does not divide `cols`), or blocks of
     `STENCIL_ROWS` rows whose columns of windows are vectorised so (`lift.rules.stencil_row_blocking`, padded where
-    the blocks do not divide `rows`, `cols`)."""
+    the blocks do not divide `rows`, `cols`), or column strips walked down with the window in registers
+    (`column_strip_moves`)."""
     return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
             + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid)
-            + row_block_moves(rows, cols))
+            + row_block_moves(rows, cols) + column_strip_moves(rows, cols))
 
 
 STENCIL_ROWS, STENCIL_ROW_COLUMNS = (2, 4, 8), (64, 256)
@@ -141,6 +143,25 @@ STENCIL_ROWS, STENCIL_ROW_COLUMNS = (2, 4, 8), (64, 256)
 EARLY_ROW_BLOCKS = ((2, 64, 16), (4, 256, 16))
 """The stencil row blocks `(rows, block, width)` measured right after the default lowering: the fastest of the
 first measurements at 2048² on PoCL (2 cores, load 8-9: 3.2 and 3.0 ms best against the default's 3.6)."""
+
+
+STRIP_ROWS = (4, 8, 16)
+"""The rows of a column strip a work-item walks down (`column_strip_moves`), besides the whole strip."""
+
+EARLY_COLUMN_STRIPS = ((16, 4), (8, 4))
+"""The column strip walks `(w, h)` measured right after the default lowering, as `EARLY_ROW_BLOCKS`: the steadiest
+at 2048² on PoCL (2 cores, load 6-8, best of 35-45 launches: 16x4 3.6 and 3.0 ms in two runs, 8x4 2.6 and 4.2 ms;
+16x8 3.2 then 11.7 ms; 16 rows or more 13-64 ms, a whole strip per work-item 28-33 ms: a work-item walking down
+`h + 2` rows reads as many lines a row apart, streams the CPU's prefetcher loses track of as `h` grows)."""
+
+
+def column_strip_moves(rows: int, cols: int) -> tuple:
+    """`column_strip_walk(w, extra, h)` (`lift.rules.column_strips`): strips of `w` results, 8 or 16 (a vector's
+    lanes), the rows extended by `extra` results where `w` does not divide `cols`; each strip walked down whole
+    by a work-item (`h` 0), or in blocks of `STRIP_ROWS` rows that divide `rows`, a work-item each."""
+    return tuple(("column-strips", {"width": w, "rows": h, **({"padded": True} if cols % w else {})},
+                  column_strip_walk(w, -cols % w, h))
+                 for w in (8, 16) if w < cols for h in (0,) + STRIP_ROWS if h == 0 or (rows % h == 0 and rows > h))
 
 
 def row_block_moves(rows: int, cols: int) -> tuple:

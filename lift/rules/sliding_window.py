@@ -13,14 +13,21 @@ The second is the first on a 2-D stencil's neighbourhoods as a user writes them 
 `mapSeqSlide2DSeq`): the `n x m` neighbourhoods of a band of `n` rows are the windows of `m` of its columns
 (`transpose` of the band: columns of `n` values), each transposed back; the map over a band's neighbourhoods walks
 its columns, keeping `m` of them in private variables and loading one new column of `n` values a step.
+
+    map(λw. g(map(h)(w))) ∘ slide(n, s) → map(λw. g(w)) ∘ slide(n, s) ∘ map(h)              (map-view-before-slide)
+
+A window read only through a view of each of its elements (`h`: `slide`, `transpose`, `asVector`..., the packing
+of `vectorize-windows`) is the window of the viewed elements: `slide(n, s) ∘ map(h) = map(map(h)) ∘ slide(n, s)`.
+Before `map-seq-slide`, it makes the window hold what the function reads (a column strip's row as its three
+shifted vectors, loaded as vectors) rather than the elements it views.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from lift.ir.nodes import FunCall, Lambda, fresh_param
-from lift.ir.patterns import Map, MapSeq, MapSeqSlide, Slide, Transpose
+from lift.ir.nodes import FunCall, Lambda, Param, count_uses, fresh_param
+from lift.ir.patterns import Map, MapSeq, MapSeqSlide, Slide, Transpose, is_view
 from lift.rules.rule import requires, rule
 
 
@@ -71,4 +78,33 @@ def map_seq_slide_2d(call, rows, columns, grid):
     return replace(call.f, f=Lambda((band,), walk(Transpose()(band))))(rows(grid))
 
 
-RULES = (map_seq_slide, map_seq_slide_2d)
+def _viewed_window(call) -> tuple:
+    """`(g's body, map(h)(w), slide(n, s)(x))` of `map(λw. g(map(h)(w)))(slide(n, s)(x))`, `w` read there only."""
+    requires(type(call.f) is Map and isinstance(call.f.f, Lambda) and len(call.f.f.params) == 1,
+             "not a high-level map of a function of one window")
+    windows = call.args[0]
+    requires(isinstance(windows, FunCall) and isinstance(windows.f, Slide), "its array is not a slide's windows")
+    w, g = call.f.f.params[0], call.f.f.body
+    requires(count_uses(g, w) == 1, "the window is not read exactly once")
+    viewed = next((e for e in g.subterms() if isinstance(e, FunCall) and type(e.f) is Map and e.args == (w,)), None)
+    requires(viewed is not None, "the window is not read through a map over its elements")
+    requires(is_view(viewed.f), "the map over the window's elements computes: only views move before the slide")
+    return g, viewed, windows
+
+
+@rule("map-view-before-slide", figure="slide", heads=Map, on_functions=False, match=_viewed_window,
+      description="a window read through a view of each of its elements is a window of the viewed elements",
+      equation="map(λw. g(map(h)(w))) ∘ slide(n, s) → map(λw. g(w)) ∘ slide(n, s) ∘ map(h)")
+def map_view_before_slide(call, g, viewed, windows):
+    v = fresh_param("w")
+    return Map(Lambda((v,), _replaced(g, viewed, v)))(windows.f(viewed.f(*windows.args)))
+
+
+def _replaced(e, old, new: Param):
+    """`e` with the one occurrence of `old` (by identity) replaced by `new`."""
+    if e is old:
+        return new
+    return e.map_children(lambda c: _replaced(c, old, new))
+
+
+RULES = (map_seq_slide, map_seq_slide_2d, map_view_before_slide)

@@ -47,6 +47,11 @@ PROGRAMS = [
     ("jacobi", "jacobi2d", {"L": 1, "N": 41, "M": 12},  # stencil row blocks, rows of 41 windows padded
      r"map-global\[1\]\(transpose ∘ .*map-seq-unswitch\(map-seq-unroll\(λ nb\. reduce-seq-unroll\(.*"
      r"pad-to-multiple"),
+    ("jacobi", "jacobi2d", {"L": 1, "N": 67, "M": 61},  # column strips, rows extended, walked by map-seq-slide
+     r"take-\(N\) ∘ join ∘ map\(transpose\) ∘ map-global\(map-seq-slide\(.*asVector-\d+ ∘ transpose "
+     r"∘ slide\(3, 1\)"),
+    ("stencils", "jacobi2d5_high", {"N": 64, "M": 16},  # column strips in blocks of rows
+     r"map-global\(join ∘ map-global\[1\]\(map-seq-slide\(.*asVector-\d+ ∘ transpose ∘ slide\(3, 1\)"),
 ]
 
 
