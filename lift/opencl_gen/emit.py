@@ -5,7 +5,9 @@ work-items or sequentially, where results are stored, what is vectorised. The em
 expression once, dispatching on each function's class (`lift.ir.mapper.Mapper`, methods `call_<Class>`).
 Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`, `map-local`, `map-global`
 and `map-seq` become loops over group, local, global or loop ids (Figure 2(c)); folds loops over an
-accumulator (`lift.opencl_gen.folds`); `iterate` a loop over two buffers whose pointers swap (paper 3.1);
+accumulator (`lift.opencl_gen.folds`); `map-seq-unswitch` and `map-seq-slide` loops whose iterations are
+written out specially (`lift.opencl_gen.sequential_maps`); `iterate` a loop over two buffers whose pointers swap
+(paper 3.1);
 `toLocal`, `toGlobal`, `toPrivate` choose the memory of a result: every result that needs new memory has
 one (`lift.opencl_gen.space_inference` casts those the rules left uncast), and a result without is an
 internal error. The fixed conventions it follows are rules of their own: the kernels and destinations
@@ -40,6 +42,7 @@ from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
+from lift.opencl_gen.sequential_maps import SequentialMapEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_type, is_storable
@@ -54,7 +57,7 @@ _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", 
              "glb": ("get_global_id", "get_global_size")}
 
 
-class Emitter(Mapper, FoldEmission):
+class Emitter(Mapper, FoldEmission, SequentialMapEmission):
     """The emitter's state while it walks one program; `self(f, args, t, out, path)` emits a call of `f`."""
 
     prefix = "call_"
@@ -392,18 +395,6 @@ class Emitter(Mapper, FoldEmission):
             else:
                 self.add(C.For(i.name, first, c_arith(n), f"{get_size}({dim})", stmts, label, index=self.index, **facts))
 
-    def unrolled_steps(self, dim: int, n: ArithExpr, body, label: str, fresh: Optional[str]) -> None:
-        """A `map-seq-unroll` inside an iteration of a `map-seq-unswitch` (a window's private copy), its steps one
-        after another, each with its index a constant, as `reduce-seq-unroll`'s: the bounds checks of the padded
-        reads then depend on the enclosing loops alone, so that the iteration tests them once (`unswitched`)."""
-        for k in range(n.value):
-            self.scope.append(("seq", dim, Cst(k), n))
-            try:
-                stmts = self.nested(lambda k=k: body(Cst(k)))
-            finally:
-                self.scope.pop()
-            self.add(C.Block(stmts, comment=f"{label}: step {k}", kind="seq", fresh=fresh))
-
     def launch_size(self, kind: str, dim: int) -> Optional[ArithExpr]:
         launch = self.launch
         if kind == "glb":
@@ -431,75 +422,6 @@ class Emitter(Mapper, FoldEmission):
         self.loop(f.thread_level, getattr(f, "dim", 0), a.type.length, body, f.paper,
                   space_of(out) if out is self.cast_target else None, unroll=isinstance(f, P.MapSeqUnroll))
         return out
-
-    def call_MapSeqSlide(self, f: P.MapSeqSlide, args: list, t: Type, out, path: str) -> V.View:
-        """`map-seq-slide(f, size, step)`: the window in `size` private variables. Before the loop its first
-        `size - step` elements are loaded; each iteration loads the `step` that enter it, applies `f`, and shifts
-        the window down by `step`. Every index into the window is a constant, so it stays in registers."""
-        (a,) = args
-        if out is None:
-            raise no_space(path)
-        window_t = ArrayType(a.type.elem, Cst(f.size))
-        window = self.provide(None, allocation(window_t, PRIVATE, (), f"{path}.window"), window_t)
-        kept = f.size - f.step
-        for j in range(kept):
-            self.window_copy(a.index(Cst(j)), window.index(Cst(j)), path)
-
-        def body(i):
-            for k in range(kept, f.size):
-                self.window_copy(a.index(i * f.step + k), window.index(Cst(k)), path)
-            self.call(f.f, [window], t.elem, out.index(i), f"{path}.f")
-            for j in range(kept):
-                self.window_copy(window.index(Cst(j + f.step)), window.index(Cst(j)), path)
-
-        self.loop("seq", 0, t.length, body, f.paper)
-        return out
-
-    def window_copy(self, src: V.View, dst: V.View, path: str) -> None:
-        """One element of a `map-seq-slide`'s window copied, an array element by element at constant indices (not in a
-        loop, as the fold's `copy`: indexed by a counter, the window would live in memory)."""
-        t = src.type
-        if not isinstance(t, ArrayType):
-            self.store(dst, self.read(src))
-            return
-        if not t.length.is_constant:
-            raise LiftCodegenError(f"map-seq-slide at {path}: the elements of its windows must be scalars, vectors "
-                                   f"or arrays of constant length to live in private variables, got {t}")
-        for k in range(t.length.value):
-            self.window_copy(src.index(Cst(k)), dst.index(Cst(k)), path)
-
-    def unswitched(self, emit) -> None:
-        """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
-        test of the bounds checks that read no variable declared within it, or one loop counter within it in
-        affine indices, tested at its first and last value: `_hoisted`), the iteration reading them directly;
-        elsewhere the iteration emitted again as it is."""
-        unswitching, self.unswitching = self.unswitching, True
-        try:
-            self.unswitched_iteration(emit)
-        finally:
-            self.unswitching = unswitching
-
-    def unswitched_iteration(self, emit) -> None:
-        outer = self.guards, self.bound
-        try:
-            self.guards, self.bound = [], {}
-            stmts = self.nested(emit)
-            guards, bound = self.guards, self.bound
-            tests = {g.condition: _hoisted(g, bound) for g in guards}
-            tests = {c: t for c, t in tests.items() if t is not None}
-            self.guards, self.bound = [], {}
-            checked = self.nested(emit) if tests else ()
-        finally:
-            self.guards, self.bound = outer
-        if outer[0] is not None:
-            outer[0].extend(guards)
-            outer[1].update(bound)
-        if not tests:
-            self.out.stmts.extend(stmts)
-            return
-        test = " && ".join(f"({t})" for t in dict.fromkeys(tests.values()))
-        self.add(C.Block(C.assumed(stmts, list(tests)), guard=test, comment="the clamped vector reads in bounds"))
-        self.add(C.Block(checked, guard=f"!({test})"))
 
     # --- memory ---------------------------------------------------------------------------------------------
 
@@ -598,19 +520,6 @@ class Emitter(Mapper, FoldEmission):
         if out is not None:
             raise LiftCodegenError(f"the result at {path} must be copied to its destination by a map (map(id))")
         return result
-
-
-def _hoisted(guard: A.GuardedAccess, bound: dict) -> Optional[str]:
-    """The test, once per iteration of a `map-seq-unswitch`, that `guard`'s condition holds throughout it: the
-    condition itself where it reads no variable declared in the iteration (`bound`), its ranges at the ends of
-    the one loop it reads the counter of (`GuardedAccess.over_loop`), else None (checked at each read)."""
-    within = guard.bounds & bound.keys()
-    if not within:
-        return guard.condition
-    if len(within) > 1:
-        return None
-    (counter,) = within
-    return None if bound[counter] is None else guard.over_loop(counter, bound[counter])
 
 
 def _element_literal(lit: Literal) -> Literal:
