@@ -13,6 +13,7 @@ from dataclasses import fields, is_dataclass, replace
 
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import Const, Index, Variable
+from lift.types.types import Int
 
 
 def scalar_reads(stmts: tuple, names: frozenset) -> tuple:
@@ -25,8 +26,9 @@ def _replaced(node, names: frozenset):
     if isinstance(node, tuple):
         return tuple(_replaced(n, names) for n in node)
     if isinstance(node, Index) and isinstance(node.array, Variable) and node.array.name in names:
-        if node.index != Const(0, node.index.type) or isinstance(node.index.value, bool):
-            raise LiftTypeError(f"parameter {node.array.name} is read at {node.index}, not only as {node.array.name}[0]")
+        if node.index != Const(0, Int):
+            raise LiftTypeError(f"parameter {node.array.name} is read at {node.index}, not only as "
+                                f"{node.array.name}[0]")
         return Variable(node.array.name, node.type)
     if isinstance(node, Variable) and node.name in names or getattr(node, "array", None) in names:
         raise LiftTypeError(f"parameter {node.name if isinstance(node, Variable) else node.array} is read other than "
