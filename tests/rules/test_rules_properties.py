@@ -55,7 +55,7 @@ BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatte
                    "pad-reduction-repeat", "reduce-neutral-init", "reduce-seq-neutral-init", "inline-routine",
                    "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy",
                    "userfun-loop-unroll", "userfun-sincos", "struct-of-arrays", "vectorize-zip-tuple-map",
-                   "transpose-copy-rows", "map-seq-slide", "map-seq-slide-2d"}
+                   "transpose-copy-rows", "map-seq-slide", "map-seq-slide-2d", "scalar-argument"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
