@@ -51,6 +51,7 @@ from typing import Callable, Mapping, Optional
 from lift.errors import LiftTypeError
 from lift.ir.userfun_body import flops_of
 from lift.ir.userfun_numpy import numpy_function
+from lift.ir.userfun_scalars import scalar_reads
 from lift.ir.c_names import check_c_name
 from lift.ir.userfun_typing import namespace, typed_body
 from lift.ir.userfun_sincos import fused_sincos
@@ -74,12 +75,17 @@ class PythonUserFun:
     first_line: int = field(compare=False, repr=False)
     unroll: int = 0  # the most statements a loop of constant trip count is unrolled into; 0: none
     sincos: bool = False  # the sine and cosine of one angle computed by one call
+    scalars: frozenset = frozenset()  # parameters declared `[T]1`, read as `m[0]`, taken as `T`
 
     def typed(self, in_types: tuple, out_type: Type) -> tuple:
         """The typed statements (`lift.ir.userfun_body`) for the given types, with the loops that fit `unroll`
         unrolled (`lift.ir.userfun_unrolling`) and then, where `sincos`, each sine and cosine of one angle fused
-        (`lift.ir.userfun_sincos`), and the type of each local."""
+        (`lift.ir.userfun_sincos`), and the type of each local. A parameter of `scalars` is typed as the array of
+        one element that the source reads, whose reads `m[0]` become the scalar (`lift.ir.userfun_scalars`)."""
+        if self.scalars:
+            in_types = tuple(ArrayType(t, 1) if n in self.scalars else t for n, t in zip(self.param_names, in_types))
         body, local_types = typed_body(self, in_types, out_type)
+        body = scalar_reads(body, self.scalars) if self.scalars else body
         body = unrolled(body, self.unroll) if self.unroll else body
         return fused_sincos(body, local_types, set(self.param_names)) if self.sincos else (body, local_types)
 
