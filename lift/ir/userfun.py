@@ -8,7 +8,7 @@ out_type)`), the Python equivalent is optional and the interpreter says so when 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional
 
 from lift.errors import LiftTypeError
@@ -71,6 +71,18 @@ class UserFun(FunDecl):
         """`flops`, with a call of a math function named in `call_weights` counting that many operations (one for
         a C body)."""
         return self.origin.operations(call_weights) if self.origin is not None else 1
+
+    def reread(self, suffix: str, **options) -> Optional["UserFun"]:
+        """This function as its Python source reads with other `options` (`lift.ir.python_userfun.PythonUserFun`'s:
+        loops unrolled, sines and cosines fused), named `<name>_<suffix>`; None where it is written in C or the
+        options leave its body as it is."""
+        if self.origin is None:
+            return None
+        origin = replace(self.origin, **options)
+        if origin.canonical_body == self.origin.canonical_body:
+            return None
+        return UserFun(f"{self.name}_{suffix}", self.param_names, origin.canonical_body, self.in_types, self.out_type,
+                       python=origin.numpy_impl, origin=origin, associative=self.associative)
 
     def __str__(self) -> str:
         return self.name

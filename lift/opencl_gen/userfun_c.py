@@ -125,23 +125,22 @@ class _CWriter:
         value = self.expr(stmt.value)
         if mask:
             value = f"select({stmt.name}, {value}, {mask})"
-        if stmt.name in self.declared:
-            self.line(f"{stmt.name} = {value};")
+        self.assigned(stmt.name, value)
+
+    def assigned(self, name: str, value: str):
+        """`name = value;`, declaring the local `name` where this is its first assignment."""
+        if name in self.declared:
+            self.line(f"{name} = {value};")
         else:
-            self.declared.add(stmt.name)
-            self.line(f"{_c_type(self.local_types[stmt.name])} {stmt.name} = {value};")
+            self.declared.add(name)
+            self.line(f"{_c_type(self.local_types[name])} {name} = {value};")
 
     def sincos(self, stmt: SinCos):
         """OpenCL's `sin = sincos(angle, &cos)`; computed whatever the mask, its locals are new."""
         if stmt.cos not in self.declared:
             self.declared.add(stmt.cos)
             self.line(f"{_c_type(self.local_types[stmt.cos])} {stmt.cos};")
-        value = f"sincos({self.expr(stmt.angle)}, &{stmt.cos})"
-        if stmt.sin in self.declared:
-            self.line(f"{stmt.sin} = {value};")
-        else:
-            self.declared.add(stmt.sin)
-            self.line(f"{_c_type(self.local_types[stmt.sin])} {stmt.sin} = {value};")
+        self.assigned(stmt.sin, f"sincos({self.expr(stmt.angle)}, &{stmt.cos})")
 
     def if_statement(self, stmt: If, mask: Optional[str]):
         vector = isinstance(stmt.cond.type, VectorType)

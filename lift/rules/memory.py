@@ -36,7 +36,7 @@ from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, Ma
                               Pattern, ToPrivate, Vectorize, is_view)
 from lift.ir.userfun import UserFun
 from lift.rules.hierarchy import PARALLEL_MAPS
-from lift.rules.rule import Equation, expect, requires, rule
+from lift.rules.rule import Equation, called_userfun, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.types.types import ArrayType, ScalarType, VectorType
 
@@ -132,8 +132,7 @@ def _copied_arguments(call, ctx) -> list:
         return size is not None and size <= PRIVATE_ARGUMENT_LIMIT and (
             (isinstance(a, Param) and _bound_by_a_pattern(a, ctx)) or (isinstance(a, FunCall) and is_view(a.f)))
 
-    u = call.f.f if isinstance(call.f, Vectorize) else call.f
-    requires(isinstance(u, UserFun), f"{u} is not a user function")
+    u = called_userfun(call)
     ks = [{"k": k} for k, (a, t) in enumerate(zip(call.args, u.in_types)) if copied(a, t)]
     requires(ks, "no array argument is a row, an element or a view of constant length")
     return ks

@@ -16,10 +16,13 @@ built from one pattern (a lowering per kind of map), as a class with parameters.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir.nodes import Expr, FunCall, FunDecl
+from lift.ir.patterns import Vectorize
+from lift.ir.userfun import UserFun
 from lift.rules.sizes import SizeChoices, size
 
 
@@ -177,6 +180,19 @@ def requires_arg_call(call: FunCall, cls, what: str) -> None:
     inner = call.args[0] if len(call.args) == 1 else None
     requires(isinstance(inner, FunCall) and isinstance(inner.f, cls) and len(inner.args) == 1,
              f"expects {what} applied to the argument")
+
+
+def called_userfun(call: FunCall):
+    """The user function `u` a call `u(..)` or `vectorize-n(u)(..)` applies, in a rule written as a function (`@rule`)
+    that rewrites the user function in either (`with_userfun`)."""
+    u = call.f.f if isinstance(call.f, Vectorize) else call.f
+    requires(isinstance(u, UserFun), f"{u} is not a user function")
+    return u
+
+
+def with_userfun(call: FunCall, u) -> FunCall:
+    """`call`, `u(..)` or `vectorize-n(u)(..)`, with the user function `u` in place of the one it applies."""
+    return FunCall(replace(call.f, f=u) if isinstance(call.f, Vectorize) else u, call.args)
 
 
 def requires(condition: bool, why: str) -> None:

@@ -16,14 +16,13 @@ The rule rewrites a call `u(..)` or `vectorize-n(u)(..)` (OpenCL's `sincos` take
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Optional
 
 from lift.ir.nodes import FunCall
 from lift.ir.patterns import Vectorize
 from lift.ir.userfun import UserFun
-from lift.rules.rule import requires, rule
+from lift.rules.rule import called_userfun, requires, rule, with_userfun
 
 
 @lru_cache(maxsize=256)
@@ -33,16 +32,11 @@ def sincos_userfun(f: UserFun) -> Optional[UserFun]:
     function."""
     if f.origin is None or f.origin.sincos:
         return None
-    origin = replace(f.origin, sincos=True)
-    if origin.canonical_body == f.origin.canonical_body:
-        return None
-    return UserFun(f"{f.name}_sincos", f.param_names, origin.canonical_body, f.in_types, f.out_type,
-                   python=origin.numpy_impl, origin=origin, associative=f.associative)
+    return f.reread("sincos", sincos=True)
 
 
 def _fusable(call: FunCall) -> tuple:
-    f = call.f.f if isinstance(call.f, Vectorize) else call.f
-    requires(isinstance(f, UserFun), f"{f} is not a user function")
+    f = called_userfun(call)
     fused = sincos_userfun(f)
     requires(fused is not None, f"user function {f.name} computes no sine and cosine of one angle (or is written in "
                                 f"C)")
@@ -55,8 +49,7 @@ def _fusable(call: FunCall) -> tuple:
       equation="u → u'    (u' = u with sin(a) and cos(a) of one angle computed by one sincos(a); "
                "vectorize-n(u) → vectorize-n(u'))")
 def userfun_sincos(call, fused: UserFun):
-    f = replace(call.f, f=fused) if isinstance(call.f, Vectorize) else fused
-    return FunCall(f, call.args)
+    return with_userfun(call, fused)
 
 
 RULES = (userfun_sincos,)

@@ -22,14 +22,13 @@ types to apply it to, and keeps its loops.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Optional
 
 from lift.ir.nodes import FunCall
 from lift.ir.patterns import Vectorize
 from lift.ir.userfun import UserFun
-from lift.rules.rule import requires, rule
+from lift.rules.rule import called_userfun, requires, rule, with_userfun
 
 MAX_UNROLLED_STATEMENTS = 64
 """The most statements a loop's copies may come to (a 5x5 window's loop of two statements: 50); a longer loop
@@ -42,16 +41,11 @@ def unrolled_userfun(f: UserFun, limit: int = MAX_UNROLLED_STATEMENTS) -> Option
     such loop. Cached: the engine asks at every call of a user function, and typing a body takes a while."""
     if f.origin is None or f.origin.unroll:
         return None
-    origin = replace(f.origin, unroll=limit)
-    if origin.canonical_body == f.origin.canonical_body:
-        return None
-    return UserFun(f"{f.name}_unrolled", f.param_names, origin.canonical_body, f.in_types, f.out_type,
-                   python=origin.numpy_impl, origin=origin, associative=f.associative)
+    return f.reread("unrolled", unroll=limit)
 
 
 def _unrollable(call: FunCall) -> tuple:
-    f = call.f.f if isinstance(call.f, Vectorize) else call.f
-    requires(isinstance(f, UserFun), f"{f} is not a user function")
+    f = called_userfun(call)
     unrolled = unrolled_userfun(f)
     requires(unrolled is not None, f"user function {f.name} has no loop of constant trip count of at most "
                                    f"{MAX_UNROLLED_STATEMENTS} statements unrolled (or is written in C)")
@@ -64,8 +58,7 @@ def _unrollable(call: FunCall) -> tuple:
       equation="u → u'    (u' = u with its loops of constant trip count, up to 64 statements, unrolled; "
                "vectorize-n(u) → vectorize-n(u'))")
 def userfun_loop_unroll(call, unrolled: UserFun):
-    f = replace(call.f, f=unrolled) if isinstance(call.f, Vectorize) else unrolled
-    return FunCall(f, call.args)
+    return with_userfun(call, unrolled)
 
 
 RULES = (userfun_loop_unroll,)
