@@ -56,7 +56,7 @@ from lift.ir.c_names import check_c_name
 from lift.ir.userfun_typing import namespace, typed_body
 from lift.ir.userfun_sincos import fused_sincos
 from lift.ir.userfun_unrolling import unrolled
-from lift.types.types import ArrayType, TupleType, Type, as_type
+from lift.types.types import ArrayType, Type, as_type
 
 __all__ = ["PythonUserFun", "function_from_source", "translate"]
 

@@ -14,7 +14,7 @@ from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from userfuns import absf, add, divide_by, maxf, mult, pair_force
+from userfuns import absf, add, divide_by, maxf, pair_force
 
 N = SizeVar("N")
 ENGINE = RewriteEngine()
