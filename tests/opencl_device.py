@@ -22,6 +22,14 @@ except lift.LiftError:
 
 needs_device = pytest.mark.skipif(not HAVE_DEVICE, reason="no OpenCL device (install pocl-opencl-icd)")
 
+
+def vector_lowering(program, sizes: dict):
+    """The default lowering for a device that vectorises (native float width `LANES`), whatever device runs the
+    test: a test asserting what the vector, row-block and window rules derive passes it as `lowering=`, since on a
+    device of native width 1 (NVIDIA's GPUs) the default lowering derives none of them."""
+    from lift.rules.default_lowering import LANES, default_lowering
+    return default_lowering(program, sizes, vector_width=LANES)
+
 # A bare-PyOpenCL host that runs a generated `.cl` file from its manifest alone (run in a subprocess).
 MANIFEST_HOST = Path(__file__).resolve().parent / "manifest_host.py"
 

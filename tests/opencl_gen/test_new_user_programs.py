@@ -13,7 +13,7 @@ import pytest
 
 import lift
 
-from opencl_device import needs_device
+from opencl_device import needs_device, vector_lowering
 
 
 def _flat(a):
@@ -96,7 +96,7 @@ def test_a_weighted_sum_of_row_products_folds_its_rows_in_blocks_as_gemv(example
     (`map-subterm-fission`) and its rows folded in blocks of `ROW_BLOCK` into private accumulators, padded at an odd
     row count, as gemv's (at 4096² on PoCL as fast as gemv, 4.5 ms each, in one run), and computes numpy's form."""
     pf, sizes = examples["bilinear"], {"M": 1001, "N": 515}
-    compiled = lift.compile(pf.kernels["bilinear"], sizes=sizes, lowering="default")
+    compiled = lift.compile(pf.kernels["bilinear"], sizes=sizes, lowering=vector_lowering(pf.kernels["bilinear"], sizes))
     lowered = lift.paper(compiled.lowered())
     assert "split-4 ∘ pad-to-multiple-4(clamp)" in lowered and "toPrivate(reduce-seq" in lowered, lowered
     x, A, y = pf.inputs("bilinear", sizes, seed=5)
@@ -142,7 +142,7 @@ def test_the_fast_copy_of_an_unswitched_window_declares_nothing_it_does_not_read
     import re
 
     pf, sizes = examples["conv1d"], {"N": 1001}
-    compiled = lift.compile(pf.kernels["conv1d"], sizes=sizes, lowering="default")
+    compiled = lift.compile(pf.kernels["conv1d"], sizes=sizes, lowering=vector_lowering(pf.kernels["conv1d"], sizes))
     source = compiled.source
     assert "the clamped vector reads in bounds" in source
     declared = re.findall(r"\b(?:int|float\d*) (\w+) = ", source)

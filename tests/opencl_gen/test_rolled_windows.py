@@ -17,7 +17,7 @@ from lift.opencl_gen.compiled import compile
 from lift.rules.default_lowering import MAX_UNROLLED_WINDOW
 from lift.types.arith import Cst, Var
 
-from opencl_device import needs_device
+from opencl_device import needs_device, vector_lowering
 from userfuns import add, mult
 
 N = SizeVar("N")
@@ -47,7 +47,7 @@ def test_the_default_kernel_of_a_31_tap_convolution_is_small_and_right(examples,
     """conv1d's default kernel: the fold a loop, its fast copy reading vectors with no check, the kernel within
     `SIZE_BOUND` bytes; its results numpy's, the clamped edges included."""
     program = examples["conv1d"].kernels["conv1d"]
-    compiled = compile(program, sizes={"N": n}, lowering="default")
+    compiled = compile(program, sizes={"N": n}, lowering=vector_lowering(program, {"N": n}))
     assert "map-seq-unswitch(λ w. reduce-seq(" in paper(compiled.lowered()), paper(compiled.lowered())
     x, h = _inputs(n, 31)
     source = compiled.generated_for(x, h).source
@@ -73,7 +73,8 @@ def test_rolled_window_folds_compute_the_convolution(taps, n, mode):
 
 def test_a_short_window_is_still_unrolled():
     """A window of up to `MAX_UNROLLED_WINDOW` taps keeps its unrolled fold (constant indices at each step)."""
-    compiled = compile(_convolution(5, "clamp"), sizes={"N": 1000}, lowering="default")
+    program = _convolution(5, "clamp")
+    compiled = compile(program, sizes={"N": 1000}, lowering=vector_lowering(program, {"N": 1000}))
     assert "reduce-seq-unroll(" in paper(compiled.lowered())
 
 
@@ -101,7 +102,8 @@ def test_a_user_function_of_a_window_stored_lane_by_lane_is_computed_once(exampl
     stored lane by lane: the function is called once there, not 16 times (each call inlined by the driver), and the
     image is numpy's."""
     pf = examples["bilateral"]
-    compiled = compile(pf.kernels["bilateral"], sizes={"M": 37, "N": 101}, lowering="default")
+    compiled = compile(pf.kernels["bilateral"], sizes={"M": 37, "N": 101},
+                       lowering=vector_lowering(pf.kernels["bilateral"], {"M": 37, "N": 101}))
     (a,) = pf.inputs("bilateral", {"M": 37, "N": 101}, seed=2)
     source = compiled.generated_for(a).source
     assert len(re.findall(r"float16 lanes_\d+ = ", source)) == 2 and ").s1;" not in source, "once per copy"

@@ -16,7 +16,7 @@ from lift.rules.column_sums import grid_windows, vector_grid, vector_windows, wi
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.strategy import Focus, outermost
 
-from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind
+from opencl_device import needs_device, needs_oclgrind, run_under_oclgrind, vector_lowering
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -91,7 +91,8 @@ def test_a_moving_average_is_a_stencil_of_vector_windows_then_a_map(examples, n)
     from lift import compile as lift_compile
 
     pf = examples["moving_average"]
-    compiled = lift_compile(pf.kernels["moving_average"], sizes={"N": n}, lowering="default")
+    compiled = lift_compile(pf.kernels["moving_average"], sizes={"N": n},
+                            lowering=vector_lowering(pf.kernels["moving_average"], {"N": n}))
     lowered = paper(compiled.lowered())
     assert "map-seq-unswitch(reduce-seq(" in lowered and "asVector-16" in lowered, lowered
     assert lowered.startswith("join ∘ take-(N) ∘ map-global(map-seq(λ s. mul_float("), lowered
