@@ -32,6 +32,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from lift.errors import LiftEvalError, LiftSizeError
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir import patterns as P
 from lift.ir.associativity import is_associative
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, result_shape, to_host
@@ -338,7 +339,7 @@ class Interpreter(Mapper):
             f"user function {f.name}: an array argument computed inside a map is not supported by the "
             "interpreter; pass an input array")
 
-    def map_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
+    def map_Vectorize(self, f: Vectorize, args: list, arg_exprs):
         if isinstance(f.f, P.Id):
             return args[0]
         arg_types = tuple(e.t for e in arg_exprs) if len(arg_exprs) == len(args) else f.f.in_types
@@ -462,7 +463,7 @@ class Interpreter(Mapper):
             return op.params[1].t
         if isinstance(op, UserFun):
             return op.in_types[1]
-        if isinstance(op, P.Vectorize) and isinstance(op.f, UserFun):
+        if isinstance(op, Vectorize) and isinstance(op.f, UserFun):
             return vectorized_type(op.f.in_types[1], op.n)
         return None
 
@@ -496,7 +497,7 @@ class Interpreter(Mapper):
     def map_Transpose(self, f: P.Transpose, args: list, arg_exprs):
         return _leaves(lambda a: np.swapaxes(a, self.d, self.d + 1), args[0])
 
-    def map_ReorderStride(self, f: P.ReorderStride, args: list, arg_exprs):
+    def map_ReorderStride(self, f: ReorderStride, args: list, arg_exprs):
         s, d = self.size(f.s), self.d
 
         def permute(a):
@@ -562,13 +563,13 @@ class Interpreter(Mapper):
         k, d = self.size(f.n), self.d
         return _leaves(lambda a: a[(slice(None),) * d + (slice(k, None),)], args[0])
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, args: list, arg_exprs):
         return self.call(f.f, args, arg_exprs)
 
-    def map_AsVector(self, f: P.AsVector, args: list, arg_exprs):
+    def map_AsVector(self, f: AsVector, args: list, arg_exprs):
         return _leaves(lambda a: a.reshape(a.shape[:-1] + (a.shape[-1] // f.n, f.n)), args[0])
 
-    def map_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
+    def map_AsScalar(self, f: AsScalar, args: list, arg_exprs):
         return _leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
 
 
@@ -590,7 +591,7 @@ def _concat(values: list, axis: int):
 def _iterates(f: FunDecl) -> bool:
     """Whether `f` holds a pattern that iterates over an array (a map, a reduction, an iteration): only then
     can its batches be wider than its argument's."""
-    if isinstance(f, P.Pattern) and f.funs and not isinstance(f, P.AddressSpaceCast):
+    if isinstance(f, P.Pattern) and f.funs and not isinstance(f, AddressSpaceCast):
         return True
     return any(_iterates(c) if isinstance(c, FunDecl) else _iterates_in(c) for _, c in f.children())
 

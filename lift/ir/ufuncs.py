@@ -15,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Param, count_uses
 from lift.ir.userfun import UserFun
@@ -28,7 +29,7 @@ _BUILT_IN = (np.add, np.multiply)  # the `python` of the operators' built-in use
 
 def ufunc_of(f: FunDecl) -> Optional[np.ufunc]:
     """The ufunc that `f(x, y)` computes, element by element, when `f` is one (see the module docstring)."""
-    if isinstance(f, P.Vectorize):
+    if isinstance(f, Vectorize):
         return ufunc_of(f.f)
     if isinstance(f, Lambda):
         return _passed_on(f)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
@@ -132,7 +133,7 @@ class _Allocator(Mapper):
         for i, a in enumerate(e.args):
             self.emit(a, None, f"{path}.args{i}")
         f = e.f
-        if has_holes(out) and isinstance(f, P.AddressSpaceCast):
+        if has_holes(out) and isinstance(f, AddressSpaceCast):
             self.allocate(path, e.t, f.space, out)
             f, out = f.f, given(e.t)
         self.call(f, [a.t for a in e.args], e.t, out, f"{path}.f")
@@ -185,7 +186,7 @@ class _Allocator(Mapper):
         step_t = TupleType(t.elems[0].elem, acc_t) if isinstance(f, P.MapAccumSeq) else acc_t
         self.call(f.f, [acc_t, arg_types[0].elem], step_t, given(step_t), f"{path}.f")
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types, t, out, path: str) -> None:
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types, t, out, path: str) -> None:
         if out is None:
             self.allocate(path, t, f.space)
         self.call(f.f, arg_types, t, given(t), f"{path}.f")

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.opencl_patterns import AsScalar, AsVector
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param
 from lift.ir.printer import paper
@@ -99,9 +100,9 @@ def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.Vi
         return V.JoinView(out, f.n, arg_type)
     if isinstance(f, P.Join):
         return V.SplitView(out, arg_type.elem.length, arg_type)
-    if isinstance(f, P.AsVector):
+    if isinstance(f, AsVector):
         return V.AsScalarView(out, f.n, arg_type)
-    if isinstance(f, P.AsScalar):
+    if isinstance(f, AsScalar):
         return V.AsVectorView(out, element_type(arg_type).width, arg_type)
     if isinstance(f, P.Transpose):
         return V.TransposeView(out, arg_type)
@@ -127,10 +128,10 @@ def _inverse_function(g: FunDecl, arg_type: Type) -> Optional[FunDecl]:
         return P.Split(arg_type.elem.length)
     if isinstance(g, P.Transpose):
         return P.Transpose()
-    if isinstance(g, P.AsScalar):
-        return P.AsVector(element_type(arg_type).width)
-    if isinstance(g, P.AsVector):
-        return P.AsScalar()
+    if isinstance(g, AsScalar):
+        return AsVector(element_type(arg_type).width)
+    if isinstance(g, AsVector):
+        return AsScalar()
     if isinstance(g, P.Map):
         inner = _inverse_function(g.f, arg_type.elem)
         return None if inner is None else P.Map(inner)

@@ -26,6 +26,7 @@ import itertools
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
@@ -248,7 +249,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         a `map-accum-seq`): those get new memory in the space of `f`'s cast, whose work is then done."""
         if not has_holes(out):
             return f, out
-        if not isinstance(f, P.AddressSpaceCast):
+        if not isinstance(f, AddressSpaceCast):
             raise no_space(path)
         return f.f, self.provide(out, self.allocated(path), out.type)
 
@@ -335,7 +336,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 
-    def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:
+    def call_Vectorize(self, f: Vectorize, args: list, t: Type, out, path: str) -> V.View:
         if isinstance(f.f, P.Id):
             return self.value(self.read(args[0]), t, out)
         return self.call_UserFun(f.f, args, t, out, path, width=f.n)
@@ -463,7 +464,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         lengths = tuple((k, n) for k, _, _, n in self.scope)
         return self.provide(None, allocation(t, space, lengths, path), t)
 
-    def call_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
+    def call_AddressSpaceCast(self, f: AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
         space = f.space
         if space == "local" and "wrg" not in self.kinds:
             raise LiftCodegenError(f"{paper(f)} at {path}: local memory exists only inside a map-workgroup")
@@ -475,7 +476,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
                 f"{space_of(out)} memory: copy it there (for example toGlobal(map-local(id)))")
         target = self.provide(None, self.allocated(path), t)
         inner = f.f
-        while isinstance(inner, P.AddressSpaceCast):
+        while isinstance(inner, AddressSpaceCast):
             inner = inner.f
         self.cast_target = target if isinstance(inner, P.MapLcl) else None
         self.call(f.f, args, t, target, f"{path}.f")

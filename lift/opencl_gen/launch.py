@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from lift.errors import LiftDeviceError, LiftError
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir import patterns as P
 from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
@@ -128,7 +129,7 @@ def check_global_memory(arrays, global_mem_size: int) -> None:
 
 
 def _unwrap(f: FunDecl) -> FunDecl:
-    while isinstance(f, P.AddressSpaceCast):
+    while isinstance(f, AddressSpaceCast):
         f = f.f
     return f
 

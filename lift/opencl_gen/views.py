@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
+from lift.ir.opencl_patterns import AsScalar, AsVector, ReorderStride
 from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl, Lambda, Param
 from lift.ir.printer import paper
@@ -577,11 +578,11 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
         return JoinView(a, a.type.elem.length, t)
     if isinstance(f, P.Transpose):
         return TransposeView(a, t)
-    if isinstance(f, P.ReorderStride):
+    if isinstance(f, ReorderStride):
         return ReorderStrideView(a, f.s, a.type.length, t)
-    if isinstance(f, P.AsVector):
+    if isinstance(f, AsVector):
         return AsVectorView(a, f.n, t)
-    if isinstance(f, P.AsScalar):
+    if isinstance(f, AsScalar):
         return AsScalarView(a, _element(a.type).width, t)
     if isinstance(f, (P.Zip, P.Tuple)):
         return TupleView(tuple(args), t)

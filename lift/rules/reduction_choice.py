@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from lift.ir.opencl_patterns import AsScalar
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
 from lift.ir.nodes import FunCall
@@ -135,7 +136,7 @@ def inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
         length = bound_length(arg.t, sizes)
-        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
+        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, AsScalar):
             return None
         if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
             return _from_neutral(inner)(focus)

@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from lift.ir.nodes import FunCall, Param
-from lift.ir.patterns import (AsScalar, AsVector, Id, Join, Map, Pattern, Reduce, Split, Transpose, Vectorize,
-                              is_view)
+from lift.ir.opencl_patterns import AsScalar, AsVector, Vectorize
+from lift.ir.patterns import Id, Join, Map, Pattern, Reduce, Split, Transpose, is_view
 from lift.rules.rule import Equation, arg_call, expect, requires, rule
 from lift.types.types import ArrayType, TupleType, VectorType
 

@@ -59,8 +59,8 @@ from dataclasses import replace
 
 from lift.ir.names import fresh_name
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, Join, PartRed, Reduce, ReorderStride, Split, Unzip,
-                              Zip, vector_literal)
+from lift.ir.opencl_patterns import AsScalar, AsVector, ReorderStride, vector_literal
+from lift.ir.patterns import AbstractMap, Get, Join, PartRed, Reduce, Split, Unzip, Zip
 from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
