@@ -31,10 +31,10 @@ from lift.ir.typecheck import infer_fun
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, LOCAL, PRIVATE
-from lift.opencl_gen.memory import element_count, element_type, is_storable
+from lift.opencl_gen.memory import element_count, is_storable
 from lift.opencl_gen.space_inference import given, has_holes
 from lift.types.arith import ArithExpr, Var
-from lift.types.types import ArrayType, TupleType, Type
+from lift.types.types import ArrayType, TupleType, Type, element_type
 
 _LENGTH = Var("len", 1, None)
 """The length of an `iterate` step's input, which changes from step to step."""

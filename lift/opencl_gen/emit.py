@@ -36,6 +36,7 @@ from lift.ir.userfun import UserFun
 from lift.opencl_gen import accesses as A
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
+from lift.opencl_gen.pattern_views import view_of
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import space_of
 from lift.opencl_gen.allocation import REPLICATED, Allocation, allocation
@@ -46,13 +47,13 @@ from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.sequential_maps import SequentialMapEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
-from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_type, is_storable
+from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, is_storable
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, element_type, tuple_field
 
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
@@ -227,7 +228,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         f = e.f
         inverses = D.argument_destinations(e, out, self.launch is None)
         args = [self.emit(a, inverse, f"{path}.args{i}") for i, (a, inverse) in enumerate(zip(e.args, inverses))]
-        view = V.view_of(f, args, e.t)
+        view = view_of(f, args, e.t)
         if out is not None and None in inverses:
             raise LiftCodegenError(
                 f"the result of {paper(f)} at {path} cannot be written in place: "
@@ -352,7 +353,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         if not P.is_view(f):
             raise LiftCodegenError(f"{paper(f)} at {path} is a high-level pattern: lower it first (for example "
                                    "map -> map-global, reduce -> reduce-seq, reorder -> id)")
-        return self.deliver(V.view_of(f, args, t), out, path)
+        return self.deliver(view_of(f, args, t), out, path)
 
     # --- maps ---------------------------------------------------------------------------------------------
 

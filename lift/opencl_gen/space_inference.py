@@ -29,8 +29,8 @@ from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
-from lift.opencl_gen.memory import element_type, is_storable
-from lift.types.types import ArrayType, TupleType, Type
+from lift.opencl_gen.memory import is_storable
+from lift.types.types import ArrayType, TupleType, Type, element_type
 
 THREADED = ("lcl", "glb", "seq", "reduce", "seq-kernel")
 _CASTS = {GLOBAL: ToGlobal, PRIVATE: ToPrivate}
