@@ -23,7 +23,7 @@ from lift.ir.routine import Routine
 from lift.ir.source_location import locate
 from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, is_one_element
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class TypeInference(Mapper):
         in_types = f.in_types if in_types is None else in_types
         for i, (want, got) in enumerate(zip(in_types, arg_types)):
             if not _userfun_arg_fits(want, got):
-                one = isinstance(got, ArrayType) and got.length == Cst(1) and _userfun_arg_fits(want, got.elem)
+                one = is_one_element(got) and _userfun_arg_fits(want, got.elem)
                 hint = (" (a reduction's result is an array of one element: map the function over it, "
                         "`Map(lambda s: ...)(Reduce(...)(x))`)") if one else ""
                 self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", f"{got}{hint}")

@@ -65,7 +65,7 @@ from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, has_vectors, vectorize
-from lift.types.types import VECTOR_WIDTHS, ArrayType, TupleType, VectorType
+from lift.types.types import VECTOR_WIDTHS, ArrayType, TupleType, VectorType, is_one_element
 
 
 def _vectorised(rule: Rule, n: int, f):
@@ -144,7 +144,7 @@ def _tuples(t) -> bool:
 
 def _one_tuple(t):
     """The tuple of scalars a function gives, alone or in an array of one; None otherwise."""
-    if isinstance(t, ArrayType) and t.length == 1:
+    if is_one_element(t):
         t = t.elem
     return t if _tuples(t) else None
 
