@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from lift.ir.opencl_patterns import ReorderStride
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunDecl, Literal, Param
+from lift.ir.opencl_patterns import ReorderStride
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.destinations import is_layout
 from lift.types.types import ArrayType, TupleType, Type

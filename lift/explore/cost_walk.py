@@ -64,10 +64,10 @@ from typing import Mapping, Optional
 from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_space, top_level_space, view_space,
                                       with_changes)
 from lift.explore.userfun_cost import array_reads, chain, operations, transcendental
-from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, Vectorize
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, Vectorize
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import counter_indexed_reads

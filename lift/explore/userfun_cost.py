@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from lift.ir.opencl_patterns import Vectorize
 from lift.ir.nodes import FunDecl
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import (MATH_FUNCTIONS, Assign, Binary, Call, For, If, Index, Return, Select, SinCos,
                                   Variable, lanes_scalar, parts, trip_count)

@@ -37,9 +37,9 @@ from typing import Optional
 import numpy as np
 
 from lift.errors import LiftError
-from lift.ir.opencl_patterns import Vectorize
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
 from lift.types.types import ScalarType, Type, VectorType

@@ -32,7 +32,6 @@ from typing import Mapping, Optional
 import numpy as np
 
 from lift.errors import LiftEvalError, LiftSizeError
-from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir import patterns as P
 from lift.ir.associativity import is_associative
 from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
@@ -40,6 +39,7 @@ from lift.ir.contraction import contract, reduce_axis
 from lift.ir.interpreter_values import as_host, concat, first_leaf, from_host, leaves, numpy_shaped, slice_value, stack
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_params
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of

@@ -15,10 +15,10 @@ from functools import lru_cache
 from typing import Mapping, Optional
 
 from lift.errors import LiftError, LiftSizeError, LiftTypeError
-from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.source_location import locate
 from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type

@@ -15,9 +15,9 @@ from typing import Optional
 
 import numpy as np
 
-from lift.ir.opencl_patterns import Vectorize
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Param, count_uses
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
 from lift.types.types import ScalarType, VectorType

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lift.errors import LiftCodegenError
-from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir.typecheck import infer_fun
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V

@@ -20,14 +20,14 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.errors import LiftCodegenError
-from lift.ir.opencl_patterns import AsScalar, AsVector
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param
+from lift.ir.opencl_patterns import AsScalar, AsVector
 from lift.ir.printer import paper
-from lift.opencl_gen.pattern_views import MapView
-from lift.opencl_gen.vector_views import AsScalarView, AsVectorView
 from lift.opencl_gen import views as V
 from lift.opencl_gen.memory import is_storable
+from lift.opencl_gen.pattern_views import MapView
+from lift.opencl_gen.vector_views import AsScalarView, AsVectorView
 from lift.types.types import ArrayType, TupleType, Type, element_type
 
 

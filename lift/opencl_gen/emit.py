@@ -26,17 +26,16 @@ import itertools
 from typing import Optional
 
 from lift.errors import LiftCodegenError
-from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.opencl_gen import accesses as A
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen import destinations as D
-from lift.opencl_gen.pattern_views import view_of
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import space_of
 from lift.opencl_gen.allocation import REPLICATED, Allocation, allocation
@@ -48,6 +47,7 @@ from lift.opencl_gen.sequential_maps import SequentialMapEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
 from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, is_storable
+from lift.opencl_gen.pattern_views import view_of
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from lift.errors import LiftDeviceError, LiftError
-from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir import patterns as P
 from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.types.arith import ArithExpr, Cst, as_arith
 from lift.types.types import ArrayType
 

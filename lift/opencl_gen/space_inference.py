@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
-from lift.ir.opencl_patterns import AddressSpaceCast, ToGlobal, ToPrivate
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, ToGlobal, ToPrivate
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE

@@ -134,9 +134,9 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from lift.errors import LiftError
-from lift.ir.opencl_patterns import ToPrivate, Vectorize
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import ToPrivate, Vectorize
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Optional
 
-from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Node, Param, fresh_param, free_params
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir.source_location import with_location_of
 from lift.rules.sizes import SizeChoices
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lift.ir.opencl_patterns import AddressSpaceCast, ReorderStride
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, ReorderStride
 from lift.rules.location import Context
 
 

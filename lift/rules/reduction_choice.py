@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from lift.ir.opencl_patterns import AsScalar
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
 from lift.ir.nodes import FunCall
+from lift.ir.opencl_patterns import AsScalar
 from lift.rules import location as L
 from lift.rules.paper_derivations import groups, sequential_chunks
 from lift.rules.sizes import bound_length
