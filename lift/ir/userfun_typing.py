@@ -181,8 +181,8 @@ class Typer:
             raise self.error(stmt, "the loop variable must be one name (`for i in range(...)`)")
         var = stmt.target.id
         iterator = stmt.iter
-        if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and self.scope.is_static(iterator.func)
-                and self.scope.lookup(iterator.func.id) is builtins.range):
+        if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name)
+                and self.scope.is_static(iterator.func) and self.scope.lookup(iterator.func.id) is builtins.range):
             raise self.error(stmt, f"user functions loop over `range(...)` only, not over `{ast.unparse(iterator)}`")
         if iterator.keywords or not 1 <= len(iterator.args) <= 3:
             raise self.error(stmt, "`range` takes one to three arguments: `range(stop)`, `range(start, stop)` or "
@@ -404,7 +404,8 @@ class Typer:
         function = ast.unparse(node.func)
         if node.keywords:
             raise self.error(node, f"`{function}`: keyword arguments are not supported in user functions")
-        if isinstance(node.func, ast.Name) and self.scope.is_static(node.func) and self.scope.lookup(node.func.id) is MISSING:
+        if isinstance(node.func, ast.Name) and self.scope.is_static(node.func) \
+                and self.scope.lookup(node.func.id) is MISSING:
             raise self.error(node, f"unknown function `{function}`")
         callee = self.scope.static(node.func) if self.scope.is_static(node.func) else None
         if not callable(callee):
