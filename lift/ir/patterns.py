@@ -3,7 +3,9 @@
 Each pattern is a function declaration applied to exactly one array (zip and tuple construction take
 several values). High-level patterns say *what* is computed; OpenCL patterns say *how* (thread
 hierarchy, memory, vectorisation) and mean exactly what their high-level twins mean: `MapWrg(f)` is
-`Map(f)` and `ReduceSeq(f, z)` is `Reduce(f, z)`, which is what makes the rewrite rules provable.
+`Map(f)` and `ReduceSeq(f, z)` is `Reduce(f, z)`, which is what makes the rewrite rules provable. The OpenCL
+maps and reductions are here, with their twins; reorder-stride, the address-space casts and the vector patterns
+are in `lift.ir.opencl_patterns`.
 
 DSL conventions, as in Lift: `MapWrg(f)` is dimension 0 and `MapWrg(1)(f)` names the dimension;
 `Zip(x, y)` and `Tuple(a, b)` apply directly to values; `Join()`, `AsScalar()`, `Reorder()`,
