@@ -8,12 +8,12 @@ OpenCL-level expressions from it, and a code generator that decides nothing emit
 from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalError, LiftSizeError,
                          LiftTypeError)
 from lift.ir.interpreter import interpret
+from lift.ir.opencl_patterns import AsScalar, AsVector, ReorderStride, ToGlobal, ToLocal, ToPrivate, Vectorize
 from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
-from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                              MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
-                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal,
-                              ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
+from lift.ir.patterns import (Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq, MapSeqSlide,
+                              MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce, ReduceSeq,
+                              ReduceSeqUnroll, Reorder, Slide, Split, Take, Transpose, Tuple, Unzip, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph

@@ -28,9 +28,9 @@ from lift.arrays.array import LiftArray, lift_type
 from lift.arrays.operators import COMPARISONS, MATH
 from lift.errors import LiftError
 from lift.ir.nodes import Lambda, Literal, Param
+from lift.ir.opencl_patterns import ToPrivate
 from lift.ir.typecheck import infer
-from lift.ir.patterns import (Drop, Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, Take, ToPrivate, Transpose,
-                               Tuple, Zip)
+from lift.ir.patterns import Drop, Get, Join, Map, MapSeq, Pad, Reduce, Slide, Split, Take, Transpose, Tuple, Zip
 from lift.ir.userfun import userfun
 from lift.types.types import ArrayType
 

@@ -8,6 +8,7 @@ from typing import Mapping, Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunDecl, Literal, Param
+from lift.ir.opencl_patterns import ReorderStride
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.destinations import is_layout
 from lift.types.types import ArrayType, TupleType, Type
@@ -74,7 +75,7 @@ def view_space(f: FunDecl, space, t: Type):
         return with_changes(space, gathered=True)
     if isinstance(f, P.Slide) and f.step < f.size:
         return with_changes(space, windowed=True)
-    if isinstance(f, P.ReorderStride) and isinstance(t, ArrayType) and not holds_array(t.elem):
+    if isinstance(f, ReorderStride) and isinstance(t, ArrayType) and not holds_array(t.elem):
         return with_changes(space, stride=f.s.value)
     if (isinstance(f, P.Transpose) and space == GLOBAL and not getattr(space, "windowed", False)
             and isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not holds_array(t.elem.elem)

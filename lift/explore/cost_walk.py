@@ -67,6 +67,7 @@ from lift.explore.userfun_cost import array_reads, chain, operations, transcende
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, Vectorize
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import counter_indexed_reads
@@ -252,7 +253,7 @@ class CostWalk(Mapper):
             return tuple(self.value(a, dest[k] if isinstance(dest, tuple) else dest, scope, env)
                          for k, a in enumerate(e.args))
         if is_layout(e):
-            inner = spilled_space(dest) if isinstance(f, (P.AsVector, P.AsScalar)) and dest is not None else dest
+            inner = spilled_space(dest) if isinstance(f, (AsVector, AsScalar)) and dest is not None else dest
             spaces = [self.value(a, inner, scope, env) for a in e.args]
             return self.map_Pattern(f, spaces, [a.t for a in e.args], None, dest, scope, env)
         spaces = [self.value(a, None, scope, env) for a in e.args]
@@ -279,7 +280,7 @@ class CostWalk(Mapper):
             self.read(s, t, scope)
         self.counter_indexed(f, spaces, types, scope)
         self.array_arguments(f, spaces, types, scope)
-        if isinstance(f, (P.Id, P.Tuple)) or isinstance(f, P.Vectorize) and isinstance(f.f, P.Id):
+        if isinstance(f, (P.Id, P.Tuple)) or isinstance(f, Vectorize) and isinstance(f.f, P.Id):
             carried = [s.chain for s in spaces if getattr(s, "chain", None) is not None]
         else:
             for lanes, ops in operations(f).items():
@@ -297,7 +298,7 @@ class CostWalk(Mapper):
         """The reads of a private array argument that the loops of a user function written in Python make at
         indices their counters vary (`counter_indexed_reads`): the array lives in memory, each read an operation.
         Unrolled (`userfun-loop-unroll`), its indices are constants and it is registers."""
-        inner = f.f if isinstance(f, P.Vectorize) else f
+        inner = f.f if isinstance(f, Vectorize) else f
         if not isinstance(inner, UserFun) or inner.origin is None:
             return
         reads = counter_indexed_reads(inner.origin.body)
@@ -315,7 +316,7 @@ class CostWalk(Mapper):
         reads = array_reads(f)
         if not reads:
             return
-        inner = f.f if isinstance(f, P.Vectorize) else f
+        inner = f.f if isinstance(f, Vectorize) else f
         for name, s, t in zip(inner.param_names, spaces, types):
             if s == PRIVATE or isinstance(s, tuple):
                 continue
@@ -346,7 +347,7 @@ class CostWalk(Mapper):
             return tuple(spaces)
         if isinstance(f, P.Get) and isinstance(spaces[0], tuple):
             return spaces[0][f.i]
-        if isinstance(f, (P.AsVector, P.AsScalar)):
+        if isinstance(f, (AsVector, AsScalar)):
             return spilled_space(spaces[0])
         return view_space(f, spaces[0], types[0])
 
@@ -414,11 +415,11 @@ class CostWalk(Mapper):
             self.traffic(result, acc_t, scope.times)
         return target
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, spaces, types, out, dest, scope, env):
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, spaces, types, out, dest, scope, env):
         """New memory in `f`'s space where no destination is given: a `map-local` filling it at work-group
         level is followed by a barrier (`lift.opencl_gen.barriers`)."""
         inner = f.f
-        while isinstance(inner, P.AddressSpaceCast):
+        while isinstance(inner, AddressSpaceCast):
             inner = inner.f
         if dest is None and isinstance(inner, P.MapLcl) and scope.at_workgroup_level:
             self.kernel.barriers += scope.times

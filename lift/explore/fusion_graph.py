@@ -22,7 +22,7 @@ from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
 from lift.opencl_gen.memory import value_bytes
 from lift.types.arith import UnboundSize
-from lift.types.types import ArrayType, TupleType, Type
+from lift.types.types import ArrayType, TupleType, Type, is_one_element
 
 REDUCED = "reduced"
 _LAYOUT = (P.Join, P.Split, P.Transpose, P.Zip, P.Get, P.Unzip, P.Tuple, P.Id)
@@ -82,7 +82,7 @@ def _is_transposed(xs: Expr) -> bool:
 
 
 def _is_scalar(t: Type) -> bool:
-    return not isinstance(t, ArrayType) or (not isinstance(t.elem, ArrayType) and t.length.is_constant and t.length.value == 1)
+    return not isinstance(t, ArrayType) or (is_one_element(t) and not isinstance(t.elem, ArrayType))
 
 
 def fusion_graph(call_graph: CallGraph, sizes: Mapping[str, int]) -> part.FusionGraph:

@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from lift.ir import patterns as P
 from lift.ir.nodes import FunDecl
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import (MATH_FUNCTIONS, Assign, Binary, Call, For, If, Index, Return, Select, SinCos,
                                   Variable, lanes_scalar, parts, trip_count)
@@ -60,12 +60,12 @@ _UNROLL_CAP = 64  # a body loop's iterations walked one by one for its chain; th
 
 def _body(f: FunDecl) -> Optional[UserFun]:
     """The user function that `f` (or `vectorize-n(f)`) applies, when written in Python (its body parsed)."""
-    inner = f.f if isinstance(f, P.Vectorize) else f
+    inner = f.f if isinstance(f, Vectorize) else f
     return inner if isinstance(inner, UserFun) and inner.origin is not None else None
 
 
 def _lanes(f: FunDecl) -> int:
-    return f.n if isinstance(f, P.Vectorize) else 1
+    return f.n if isinstance(f, Vectorize) else 1
 
 
 def _weight(node) -> int:

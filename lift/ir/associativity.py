@@ -39,6 +39,7 @@ import numpy as np
 from lift.errors import LiftError
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
 from lift.types.types import ScalarType, Type, VectorType
@@ -58,7 +59,7 @@ def is_associative(op: FunDecl) -> bool:
     """Whether `op` is known to be associative and commutative (see the module)."""
     if isinstance(op, UserFun):
         return op.associative or _operator(op) is not None
-    if isinstance(op, P.Vectorize):
+    if isinstance(op, Vectorize):
         return is_associative(op.f)
     if isinstance(op, Lambda) and len(op.params) == 2:
         return _forwards(op.body, op.params) or _element_wise(op.body, op.params)
@@ -125,7 +126,7 @@ def operator_of(op: FunDecl) -> Optional[str]:
     passes its parameters on, else None."""
     if isinstance(op, UserFun):
         return _operator(op)
-    if isinstance(op, P.Vectorize):
+    if isinstance(op, Vectorize):
         return operator_of(op.f)
     if isinstance(op, Lambda) and len(op.params) == 2 and _passes_on(op.body, op.params):
         return operator_of(op.body.f)

@@ -4,8 +4,8 @@ Rules, generated kernels and explored candidates are all checked against `interp
 a `map(f)` does not loop; it evaluates `f` once with one more *batch* axis, so that a value inside `k`
 nested maps is a numpy array whose first `k` axes index the enclosing maps' elements. Under the batch
 axes, a value of type `T` has the layout of `lift.ir.binding.host_shape(T)`, except that a tuple is a
-Python tuple of component values (structure of arrays). Array patterns therefore act on the axis just
-after the batch axes: `split-n` is a reshape, `join` a reshape, `transpose` a swap of axes.
+Python tuple of component values (structure of arrays: `lift.ir.interpreter_values`). Array patterns therefore
+act on the axis just after the batch axes: `split-n` is a reshape, `join` a reshape, `transpose` a swap of axes.
 
 A map whose body maps over whole arrays (an all-pairs N-body: `n^2` pairs) would make arrays of every
 pair at once; it is evaluated in chunks of its elements, sized by a run on its first element so that no
@@ -34,17 +34,19 @@ import numpy as np
 from lift.errors import LiftEvalError, LiftSizeError
 from lift.ir import patterns as P
 from lift.ir.associativity import is_associative
-from lift.ir.binding import bind_sizes, host_dtype, host_shape, result_shape, to_host
+from lift.ir.binding import bind_sizes, host_dtype, host_shape, to_host
 from lift.ir.contraction import contract, reduce_axis
+from lift.ir.interpreter_values import as_host, concat, first_leaf, from_host, leaves, numpy_shaped, slice_value, stack
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, free_params
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.ufuncs import multiplies_pair, split_accumulation, ufunc_of
 from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.ir.userfun_numpy import BatchedArray
 from lift.types.arith import NotDivisible, UnboundSize
-from lift.types.types import ArrayType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, TupleType, Type, VectorType, element_type
 
 # The most elements of a batch a map's body is evaluated on at once (arrays of 16 MB of float4).
 CHUNK_ELEMENTS = 1 << 20
@@ -67,61 +69,15 @@ def interpret(program: Lambda, *inputs, sizes: Optional[Mapping[str, int]] = Non
     ev = Interpreter(bound)
     env = {}
     for p, v in zip(typed.expr.params, inputs):
-        env[p.name] = (_from_host(to_host(v, p.t, p.name), p.t), ())
+        env[p.name] = (from_host(to_host(v, p.t, p.name), p.t), ())
     ev.env = env
-    result = _to_host(ev.expr(typed.expr.body), typed.type)
-    return _numpy_shaped(result, typed.type, bound) if numpy_shapes else result
-
-
-def _numpy_shaped(v, t: Type, sizes: Mapping[str, int]):
-    if isinstance(t, TupleType) and any(isinstance(e, ArrayType) for e in t.elems):
-        return tuple(_numpy_shaped(c, e, sizes) for c, e in zip(v, t.elems))
-    return v.reshape(result_shape(t, sizes))
-
-
-def _from_host(a, t: Type):
-    """Host data to the interpreter's layout: structured arrays become tuples of component arrays."""
-    if isinstance(t, ArrayType):
-        return _from_host(a, _innermost(t))
-    if isinstance(t, TupleType):
-        return tuple(_from_host(a[f"_{i}"], e) for i, e in enumerate(t.elems))
-    return a
-
-
-def _to_host(v, t: Type):
-    if isinstance(t, TupleType) and any(isinstance(e, ArrayType) for e in t.elems):
-        return tuple(_to_host(c, e) for c, e in zip(v, t.elems))
-    elem = _innermost(t)
-    if isinstance(elem, TupleType):
-        parts = [_to_host(c, e) for c, e in zip(v, elem.elems)]
-        shape = np.shape(parts[0])[: np.ndim(parts[0]) - (1 if isinstance(elem.elems[0], VectorType) else 0)]
-        out = np.empty(shape, dtype=host_dtype(elem))
-        for i, part in enumerate(parts):
-            out[f"_{i}"] = part
-        return out
-    return np.ascontiguousarray(v, dtype=host_dtype(t)) if isinstance(t, ArrayType) else np.asarray(v, host_dtype(t))
+    result = as_host(ev.expr(typed.expr.body), typed.type)
+    return numpy_shaped(result, typed.type, bound) if numpy_shapes else result
 
 
 def _dimensions(t: Type) -> int:
     """The numpy dimensions of a value of `t`: its arrays', and a vector's lanes."""
     return 1 + _dimensions(t.elem) if isinstance(t, ArrayType) else int(isinstance(t, VectorType))
-
-
-def _innermost(t: Type) -> Type:
-    while isinstance(t, ArrayType):
-        t = t.elem
-    return t
-
-
-def _leaves(f, v):
-    """Apply `f` to every array of a (possibly tuple) value."""
-    if isinstance(v, tuple):
-        return tuple(_leaves(f, c) for c in v)
-    return f(np.asarray(v))
-
-
-def _first_leaf(v):
-    return _first_leaf(v[0]) if isinstance(v, tuple) else np.asarray(v)
 
 
 class Interpreter(Mapper):
@@ -202,7 +158,7 @@ class Interpreter(Mapper):
             return None
         total = contract(a, b, self.d)
         acc = self.call(red.f, [self.expr(red.init), total])
-        return _leaves(lambda v: np.expand_dims(v, self.d), acc)
+        return leaves(lambda v: np.expand_dims(v, self.d), acc)
 
     def invariant(self, e: Expr) -> bool:
         """Whether `e` reads only values bound outside every enclosing map (a sum of an input inside a map)."""
@@ -261,7 +217,7 @@ class Interpreter(Mapper):
             a = a.reshape(batch + (1,) * extra + a.shape[len(batch):])
             return np.broadcast_to(a, self.batch + a.shape[len(self.batch):])
 
-        return _leaves(expand, value)
+        return leaves(expand, value)
 
     # --- functions -------------------------------------------------------------------------------------
 
@@ -338,7 +294,7 @@ class Interpreter(Mapper):
             f"user function {f.name}: an array argument computed inside a map is not supported by the "
             "interpreter; pass an input array")
 
-    def map_Vectorize(self, f: P.Vectorize, args: list, arg_exprs):
+    def map_Vectorize(self, f: Vectorize, args: list, arg_exprs):
         if isinstance(f.f, P.Id):
             return args[0]
         arg_types = tuple(e.t for e in arg_exprs) if len(arg_exprs) == len(args) else f.f.in_types
@@ -352,7 +308,7 @@ class Interpreter(Mapper):
         function's scalars)."""
         if isinstance(t, VectorType) and np.ndim(value) == self.d:
             return np.broadcast_to(np.asarray(value)[..., None], self.batch + (t.width,))
-        if isinstance(t, ArrayType) and isinstance(_innermost(t), VectorType):
+        if isinstance(t, ArrayType) and isinstance(element_type(t), VectorType):
             value = np.asarray(value)
             own = value.shape[value.ndim - _dimensions(t):]
             return BatchedArray(np.moveaxis(np.broadcast_to(value, self.batch + own), -1, self.d), self.d + 1)
@@ -366,21 +322,21 @@ class Interpreter(Mapper):
         when the elements of `x` and the arrays in scope say that `g` may make batches of more than
         `CHUNK_ELEMENTS` elements; the first element's run measures how many each element makes."""
         d = self.d
-        n = _first_leaf(x).shape[d]
+        n = first_leaf(x).shape[d]
         outer = math.prod(self.batch)
         if n <= 1 or not _iterates(g) or outer * n * self.largest_element(x) <= CHUNK_ELEMENTS:
             with self.batched(n):
                 return self.call(g, [x])
         widest, self.widest = self.widest, 0
         with self.batched(1):
-            parts = [self.call(g, [_slice(x, d, 0, 1)])]
+            parts = [self.call(g, [slice_value(x, d, 0, 1)])]
         chunk = max(1, CHUNK_ELEMENTS // max(self.widest, outer))
         for start in range(1, n, chunk):
             stop = min(start + chunk, n)
             with self.batched(stop - start):
-                parts.append(self.call(g, [_slice(x, d, start, stop)]))
+                parts.append(self.call(g, [slice_value(x, d, start, stop)]))
         self.widest = max(widest, self.widest)
-        return _concat(parts, d)
+        return concat(parts, d)
 
     def largest_element(self, x) -> int:
         """The most scalars in one element of `x` or in the unbatched value of anything in scope: a bound on
@@ -399,23 +355,23 @@ class Interpreter(Mapper):
         (x,) = args
         init = self.expr(f.init)
         acc = self.fold(f.f, init, x, f.init.t, associative=f.thread_level != "seq" and is_associative(f.f))
-        return _leaves(lambda a: np.expand_dims(a, self.d), acc)
+        return leaves(lambda a: np.expand_dims(a, self.d), acc)
 
     def map_MapAccumSeq(self, f: P.MapAccumSeq, args: list, arg_exprs):
         (x,) = args
         d = self.d
         acc, ys = self.expr(f.init), []
-        for i in range(_first_leaf(x).shape[d]):
-            y, acc = self.call(f.f, [acc, _leaves(lambda a: np.take(a, i, axis=d), x)])
+        for i in range(first_leaf(x).shape[d]):
+            y, acc = self.call(f.f, [acc, leaves(lambda a: np.take(a, i, axis=d), x)])
             ys.append(y)
-        return _stack(ys, d), _leaves(lambda a: np.expand_dims(a, d), acc)
+        return stack(ys, d), leaves(lambda a: np.expand_dims(a, d), acc)
 
     def map_PartRed(self, f: P.PartRed, args: list, arg_exprs):
         (x,) = args
         m = self.size(f.m)
-        n = _first_leaf(x).shape[self.d]
+        n = first_leaf(x).shape[self.d]
         d = self.d
-        chunks = _leaves(lambda a: a.reshape(a.shape[:d] + (m, n // m) + a.shape[d + 1:]), x)
+        chunks = leaves(lambda a: a.reshape(a.shape[:d] + (m, n // m) + a.shape[d + 1:]), x)
         with self.batched(m):
             return self.fold(f.f, self.expr(f.init), chunks, f.init.t, associative=True)
 
@@ -428,12 +384,12 @@ class Interpreter(Mapper):
         `reduce-seq`, and `reduce` of any other operator, fold element after element.
         """
         d = self.d
-        n = _first_leaf(x).shape[d]
+        n = first_leaf(x).shape[d]
         if n == 0:
             return init
         u = ufunc_of(op)
         if u is not None and self.elem_type_of(op) == acc_type:
-            return self.call(op, [init, _leaves(lambda a: reduce_axis(u, a, d), x)])
+            return self.call(op, [init, leaves(lambda a: reduce_axis(u, a, d), x)])
         split = split_accumulation(op)
         if split is not None:
             u, g = split
@@ -443,17 +399,17 @@ class Interpreter(Mapper):
         if associative and self.elem_type_of(op) == acc_type and n > 1:
             while n > 1:
                 h = n // 2
-                lo = _slice(x, d, 0, h)
-                hi = _slice(x, d, h, 2 * h)
+                lo = slice_value(x, d, 0, h)
+                hi = slice_value(x, d, h, 2 * h)
                 with self.batched(h):
                     pairs = self.call(op, [lo, hi])
                 if n % 2:
-                    pairs = _concat([pairs, _slice(x, d, n - 1, n)], d)
+                    pairs = concat([pairs, slice_value(x, d, n - 1, n)], d)
                 x = pairs
-                n = _first_leaf(x).shape[d]
+                n = first_leaf(x).shape[d]
         acc = init
         for i in range(n):
-            acc = self.call(op, [acc, _leaves(lambda a: np.take(a, i, axis=d), x)])
+            acc = self.call(op, [acc, leaves(lambda a: np.take(a, i, axis=d), x)])
         return acc
 
     def elem_type_of(self, op: FunDecl) -> Optional[Type]:
@@ -462,7 +418,7 @@ class Interpreter(Mapper):
             return op.params[1].t
         if isinstance(op, UserFun):
             return op.in_types[1]
-        if isinstance(op, P.Vectorize) and isinstance(op.f, UserFun):
+        if isinstance(op, Vectorize) and isinstance(op.f, UserFun):
             return vectorized_type(op.f.in_types[1], op.n)
         return None
 
@@ -487,16 +443,16 @@ class Interpreter(Mapper):
 
     def map_Split(self, f: P.Split, args: list, arg_exprs):
         k, d = self.size(f.n), self.d
-        return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] // k, k) + a.shape[d + 1:]), args[0])
+        return leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] // k, k) + a.shape[d + 1:]), args[0])
 
     def map_Join(self, f: P.Join, args: list, arg_exprs):
         d = self.d
-        return _leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] * a.shape[d + 1],) + a.shape[d + 2:]), args[0])
+        return leaves(lambda a: a.reshape(a.shape[:d] + (a.shape[d] * a.shape[d + 1],) + a.shape[d + 2:]), args[0])
 
     def map_Transpose(self, f: P.Transpose, args: list, arg_exprs):
-        return _leaves(lambda a: np.swapaxes(a, self.d, self.d + 1), args[0])
+        return leaves(lambda a: np.swapaxes(a, self.d, self.d + 1), args[0])
 
-    def map_ReorderStride(self, f: P.ReorderStride, args: list, arg_exprs):
+    def map_ReorderStride(self, f: ReorderStride, args: list, arg_exprs):
         s, d = self.size(f.s), self.d
 
         def permute(a):
@@ -504,7 +460,7 @@ class Interpreter(Mapper):
             grid = a.reshape(a.shape[:d] + (n // s, s) + a.shape[d + 1:])
             return np.swapaxes(grid, d, d + 1).reshape(a.shape)
 
-        return _leaves(permute, args[0])
+        return leaves(permute, args[0])
 
     def map_Id(self, f: P.Id, args: list, arg_exprs):
         return args[0]
@@ -524,7 +480,7 @@ class Interpreter(Mapper):
             w = np.moveaxis(w, -1, d + 1)
             return np.take(w, np.arange(0, w.shape[d], f.step), axis=d)
 
-        return _leaves(windows, args[0])
+        return leaves(windows, args[0])
 
     def map_Pad(self, f: P.Pad, args: list, arg_exprs):
         d = self.d
@@ -538,7 +494,7 @@ class Interpreter(Mapper):
             return np.pad(a, widths, mode="constant", constant_values=constant)
 
         if isinstance(f.boundary, str):
-            return _leaves(pad, args[0])
+            return leaves(pad, args[0])
         value = f.boundary.value
         return pad(np.asarray(args[0]), value)
 
@@ -552,45 +508,31 @@ class Interpreter(Mapper):
                 return np.pad(a, widths, mode="edge")
             return np.pad(a, widths, mode="constant", constant_values=f.value.value)
 
-        return _leaves(pad, args[0])
+        return leaves(pad, args[0])
 
     def map_Take(self, f: P.Take, args: list, arg_exprs):
         k, d = self.size(f.n), self.d
-        return _leaves(lambda a: a[(slice(None),) * d + (slice(0, k),)], args[0])
+        return leaves(lambda a: a[(slice(None),) * d + (slice(0, k),)], args[0])
 
     def map_Drop(self, f: P.Drop, args: list, arg_exprs):
         k, d = self.size(f.n), self.d
-        return _leaves(lambda a: a[(slice(None),) * d + (slice(k, None),)], args[0])
+        return leaves(lambda a: a[(slice(None),) * d + (slice(k, None),)], args[0])
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, arg_exprs):
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, args: list, arg_exprs):
         return self.call(f.f, args, arg_exprs)
 
-    def map_AsVector(self, f: P.AsVector, args: list, arg_exprs):
-        return _leaves(lambda a: a.reshape(a.shape[:-1] + (a.shape[-1] // f.n, f.n)), args[0])
+    def map_AsVector(self, f: AsVector, args: list, arg_exprs):
+        return leaves(lambda a: a.reshape(a.shape[:-1] + (a.shape[-1] // f.n, f.n)), args[0])
 
-    def map_AsScalar(self, f: P.AsScalar, args: list, arg_exprs):
-        return _leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
-
-
-def _stack(values: list, axis: int):
-    if isinstance(values[0], tuple):
-        return tuple(_stack([v[k] for v in values], axis) for k in range(len(values[0])))
-    return np.stack([np.asarray(v) for v in values], axis=axis)
-
-
-def _concat(values: list, axis: int):
-    if len(values) == 1:
-        return values[0]
-    if isinstance(values[0], tuple):
-        return tuple(_concat([v[k] for v in values], axis) for k in range(len(values[0])))
-    return np.concatenate([np.asarray(v) for v in values], axis=axis)
+    def map_AsScalar(self, f: AsScalar, args: list, arg_exprs):
+        return leaves(lambda a: a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],)), args[0])
 
 
 @functools.lru_cache(maxsize=1024)
 def _iterates(f: FunDecl) -> bool:
     """Whether `f` holds a pattern that iterates over an array (a map, a reduction, an iteration): only then
     can its batches be wider than its argument's."""
-    if isinstance(f, P.Pattern) and f.funs and not isinstance(f, P.AddressSpaceCast):
+    if isinstance(f, P.Pattern) and f.funs and not isinstance(f, AddressSpaceCast):
         return True
     return any(_iterates(c) if isinstance(c, FunDecl) else _iterates_in(c) for _, c in f.children())
 
@@ -599,7 +541,3 @@ def _iterates_in(e: Expr) -> bool:
     return any(_iterates(c) if isinstance(c, FunDecl) else _iterates_in(c) for _, c in e.children())
 
 
-def _slice(value, axis: int, start: int, stop: int):
-    """Elements `start` to `stop` of every array of a value along `axis` (views, not copies)."""
-    index = (slice(None),) * axis + (slice(start, stop),)
-    return _leaves(lambda a: a[index], value)

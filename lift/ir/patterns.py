@@ -3,7 +3,9 @@
 Each pattern is a function declaration applied to exactly one array (zip and tuple construction take
 several values). High-level patterns say *what* is computed; OpenCL patterns say *how* (thread
 hierarchy, memory, vectorisation) and mean exactly what their high-level twins mean: `MapWrg(f)` is
-`Map(f)` and `ReduceSeq(f, z)` is `Reduce(f, z)`, which is what makes the rewrite rules provable.
+`Map(f)` and `ReduceSeq(f, z)` is `Reduce(f, z)`, which is what makes the rewrite rules provable. The OpenCL
+maps and reductions are here, with their twins; reorder-stride, the address-space casts and the vector patterns
+are in `lift.ir.opencl_patterns`.
 
 DSL conventions, as in Lift: `MapWrg(f)` is dimension 0 and `MapWrg(1)(f)` names the dimension;
 `Zip(x, y)` and `Tuple(a, b)` apply directly to values; `Join()`, `AsScalar()`, `Reorder()`,
@@ -19,7 +21,6 @@ from typing import Union
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, to_expr, to_fundecl
 from lift.types.arith import ArithExpr, as_arith
-from lift.types.types import ScalarType, VectorType, literal_type
 
 
 HIGH, OPENCL_LEVEL, ANY = "high-level", "opencl", "any"
@@ -53,7 +54,8 @@ class Pattern(FunDecl):
             object.__setattr__(self, name, to_fundecl(getattr(self, name)))
 
 
-def _as_size(n, what: str) -> ArithExpr:
+def as_size(n, what: str) -> ArithExpr:
+    """`n` as a size expression, for the size field of the pattern `what`; one clear error for anything else."""
     try:
         return as_arith(n)
     except TypeError:
@@ -243,7 +245,7 @@ class PartRed(AbstractReduce):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "m", _as_size(self.m, "PartRed"))
+        object.__setattr__(self, "m", as_size(self.m, "PartRed"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,7 +337,7 @@ class Split(Pattern):
     is_view = True
 
     def __post_init__(self):
-        object.__setattr__(self, "n", _as_size(self.n, "Split"))
+        object.__setattr__(self, "n", as_size(self.n, "Split"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -361,7 +363,7 @@ class Iterate(Pattern):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "n", _as_size(self.n, "Iterate"))
+        object.__setattr__(self, "n", as_size(self.n, "Iterate"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -442,7 +444,7 @@ class PadToMultiple(Pattern):
     is_view = True
 
     def __post_init__(self):
-        object.__setattr__(self, "n", _as_size(self.n, "PadToMultiple"))
+        object.__setattr__(self, "n", as_size(self.n, "PadToMultiple"))
         if isinstance(self.value, str):
             if self.value != "clamp":
                 raise LiftTypeError(f"PadToMultiple: the padding must be a constant or 'clamp', got {self.value!r}")
@@ -467,7 +469,7 @@ class Take(Pattern):
     is_view = True
 
     def __post_init__(self):
-        object.__setattr__(self, "n", _as_size(self.n, "Take"))
+        object.__setattr__(self, "n", as_size(self.n, "Take"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -484,124 +486,7 @@ class Drop(Pattern):
     is_view = True
 
     def __post_init__(self):
-        object.__setattr__(self, "n", _as_size(self.n, "Drop"))
-
-
-# --- OpenCL patterns ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class ReorderStride(Pattern):
-    """`reorder-stride-s`: `out[i] = in[i/n + s*(i mod n)]` where `n*s` is the length (Section 3.2).
-
-    After a split, consecutive work-items then read consecutive elements (coalescing).
-    """
-
-    s: ArithExpr
-    paper = "reorder-stride"
-    size_field = "s"
-    level = OPENCL_LEVEL
-    is_view = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "s", _as_size(self.s, "ReorderStride"))
-
-
-class AddressSpaceCast(Pattern):
-    """Where the result of `f` is stored; no code of its own (Section 3.2, Local/Global)."""
-
-    funs = ("f",)
-    space = ""
-    level = OPENCL_LEVEL
-
-
-@dataclass(frozen=True, eq=False)
-class ToGlobal(AddressSpaceCast):
-    """`toGlobal(f)`: the result of `f` goes to global memory."""
-
-    f: FunDecl
-    paper = "toGlobal"
-    space = "global"
-
-
-@dataclass(frozen=True, eq=False)
-class ToLocal(AddressSpaceCast):
-    """`toLocal(f)`: the result of `f` goes to the work-group's local memory."""
-
-    f: FunDecl
-    paper = "toLocal"
-    space = "local"
-
-
-@dataclass(frozen=True, eq=False)
-class ToPrivate(AddressSpaceCast):
-    """`toPrivate(f)`: the result of `f` goes to private memory (registers)."""
-
-    f: FunDecl
-    paper = "toPrivate"
-    space = "private"
-
-
-@dataclass(frozen=True, eq=False)
-class AsVector(Pattern):
-    """`asVector-n`: `T[m] -> Tn[m/n]` on the innermost array of scalars (Table 2)."""
-
-    n: int
-    paper = "asVector"
-    size_field = "n"
-    level = OPENCL_LEVEL
-    is_view = True
-
-    def __post_init__(self):
-        if self.n not in (2, 3, 4, 8, 16):
-            raise LiftTypeError(f"AsVector: width must be 2, 3, 4, 8 or 16, got {self.n}")
-
-
-@dataclass(frozen=True, eq=False)
-class AsScalar(Pattern):
-    """`asScalar`: `Tn[m] -> T[m*n]` on the innermost array of vectors (Table 2)."""
-
-    paper = "asScalar"
-    level = OPENCL_LEVEL
-    is_view = True
-
-
-@dataclass(frozen=True, eq=False)
-class Vectorize(Pattern):
-    """`vectorize-n(f)`: `f` on vectors of `n` lanes, lane by lane (Table 2). `Vectorize(4, 0.0)` is a literal."""
-
-    n: int
-    f: FunDecl
-    paper = "vectorize"
-    size_field = "n"
-    level = OPENCL_LEVEL
-    funs = ("f",)
-
-    def __new__(cls, n=None, f=None):
-        if isinstance(f, Literal) or (f is not None and not callable(f) and not isinstance(f, Expr)):
-            return vector_literal(n, f)
-        return super().__new__(cls)
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.n not in (2, 3, 4, 8, 16):
-            raise LiftTypeError(f"Vectorize: width must be 2, 3, 4, 8 or 16, got {self.n}")
-
-    @property
-    def arity(self) -> int:
-        return self.f.arity
-
-
-def vector_literal(n: int, value) -> Literal:
-    """The `n`-lane vector with every lane `value` (the paper's `vectorize-4(0)`)."""
-    if isinstance(value, Literal):
-        t, v = value.t, value.value
-    else:
-        t, v = literal_type(value), value
-    if not isinstance(t, ScalarType):
-        raise LiftTypeError(f"Vectorize: only scalar literals vectorise, got {value!r} of type {t}")
-    return Literal(v, VectorType(t, n))
-
+        object.__setattr__(self, "n", as_size(self.n, "Drop"))
 
 
 def is_view(f: FunDecl) -> bool:

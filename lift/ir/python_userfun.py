@@ -53,7 +53,8 @@ from lift.ir.userfun_body import flops_of
 from lift.ir.userfun_numpy import numpy_function
 from lift.ir.userfun_scalars import scalar_reads
 from lift.ir.c_names import check_c_name
-from lift.ir.userfun_typing import namespace, typed_body
+from lift.ir.userfun_scope import namespace
+from lift.ir.userfun_typing import typed_body
 from lift.ir.userfun_sincos import fused_sincos
 from lift.ir.userfun_unrolling import unrolled
 from lift.types.types import ArrayType, Type, as_type

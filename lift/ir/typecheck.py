@@ -18,11 +18,12 @@ from lift.errors import LiftError, LiftSizeError, LiftTypeError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, bind_sizes_in
+from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, ReorderStride, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.source_location import locate
 from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.types.arith import ArithExpr, Cst, NotDivisible, UnboundSize
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, is_one_element
 
 
 @dataclass(frozen=True)
@@ -191,13 +192,13 @@ class TypeInference(Mapper):
         in_types = f.in_types if in_types is None else in_types
         for i, (want, got) in enumerate(zip(in_types, arg_types)):
             if not _userfun_arg_fits(want, got):
-                one = isinstance(got, ArrayType) and got.length == Cst(1) and _userfun_arg_fits(want, got.elem)
+                one = is_one_element(got) and _userfun_arg_fits(want, got.elem)
                 hint = (" (a reduction's result is an array of one element: map the function over it, "
                         "`Map(lambda s: ...)(Reduce(...)(x))`)") if one else ""
                 self.fail(f, path, f"argument {i + 1} ({f.param_names[i]}) of type {want}", f"{got}{hint}")
         return f, f.out_type if out_type is None else out_type
 
-    def map_Vectorize(self, f: P.Vectorize, arg_types: list, path: str):
+    def map_Vectorize(self, f: Vectorize, arg_types: list, path: str):
         """`vectorize-n(f)`: `f` lane by lane; a scalar argument is broadcast to every lane (`vect(mult(a))`); an
         array argument is the same in every lane, or an array of vectors whose lane `j` is lane `j`'s array."""
         inner = f.f
@@ -317,7 +318,7 @@ class TypeInference(Mapper):
     def map_Id(self, f: P.Id, arg_types: list, path: str):
         return f, arg_types[0]
 
-    def map_ReorderStride(self, f: P.ReorderStride, arg_types: list, path: str):
+    def map_ReorderStride(self, f: ReorderStride, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path)
         self.divisible(f, a.length, f.s, path)
         return f, a
@@ -378,11 +379,11 @@ class TypeInference(Mapper):
             self.fail(f, path, f"an array of at least {f.n} elements", a)
         return f, ArrayType(a.elem, a.length - f.n)
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types: list, path: str):
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types: list, path: str):
         g, out = self.fun(f.f, arg_types, _join(path, "f"))
         return replace(f, f=g), out
 
-    def map_AsVector(self, f: P.AsVector, arg_types: list, path: str):
+    def map_AsVector(self, f: AsVector, arg_types: list, path: str):
         def vec(t: Type, where: str) -> Type:
             a = self._array(f, t, where, "an array of scalars")
             if isinstance(a.elem, ArrayType):
@@ -394,7 +395,7 @@ class TypeInference(Mapper):
 
         return f, vec(arg_types[0], path)
 
-    def map_AsScalar(self, f: P.AsScalar, arg_types: list, path: str):
+    def map_AsScalar(self, f: AsScalar, arg_types: list, path: str):
         def scal(t: Type) -> Type:
             a = self._array(f, t, path, "an array of vectors")
             if isinstance(a.elem, ArrayType):

@@ -17,6 +17,7 @@ import numpy as np
 
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Param, count_uses
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import Binary, Call, Return, Variable
 from lift.types.types import ScalarType, VectorType
@@ -28,7 +29,7 @@ _BUILT_IN = (np.add, np.multiply)  # the `python` of the operators' built-in use
 
 def ufunc_of(f: FunDecl) -> Optional[np.ufunc]:
     """The ufunc that `f(x, y)` computes, element by element, when `f` is one (see the module docstring)."""
-    if isinstance(f, P.Vectorize):
+    if isinstance(f, Vectorize):
         return ufunc_of(f.f)
     if isinstance(f, Lambda):
         return _passed_on(f)

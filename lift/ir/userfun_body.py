@@ -74,7 +74,7 @@ class Select:
 class Call:
     """A math function (a key of `MATH_FUNCTIONS`) or `abs`, `min`, `max`."""
 
-    name: str  
+    name: str
     args: tuple
     type: Type
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 import math
 import operator
 import re
-from collections import ChainMap
 from functools import reduce
-from typing import Callable, Mapping, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -28,6 +26,7 @@ from lift.ir.userfun_body import (MATH_FUNCTIONS, NUMBER_RANK, Assign, Binary, C
                                   For, If, Index, Length, MakeTuple, MakeVector, Return, Select, Unary, Variable,
                                   assigned, is_bool, is_number, lanes_scalar, returns)
 from lift.ir.userfun_numpy import bitwise_numpy
+from lift.ir.userfun_scope import MISSING, ModuleScope
 from lift.types.arith import ArithExpr
 from lift.types.types import ArrayType, Bool, Float, Int, ScalarType, TupleType, Type, VectorType, literal_type
 
@@ -56,11 +55,6 @@ _UNSUPPORTED = {
 }
 
 
-def namespace(fn: Callable) -> Mapping:
-    """The names that a function's body sees outside itself: its closure, then its module."""
-    return ChainMap(inspect.getclosurevars(fn).nonlocals, fn.__globals__)
-
-
 def typed_body(fun, in_types: tuple, out_type: Type) -> tuple:
     """The typed statements of `fun` for the given types, and the type of each local.
 
@@ -84,12 +78,12 @@ class Typer:
         self.out_type = out_type
         self.locals = dict(local_types)
         self.defined = set(self.params)
-        self.namespace = namespace(fun.function)
         self.mask_width: Optional[int] = None  # the lane count of the vector condition around a statement
         self.loop_depth = 0
         self.loop_vars: set = set()
         self.assigned = {n.id for n in ast.walk(fun.definition) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}
+        self.scope = ModuleScope(fun, self.assigned | set(self.params), self.error)
 
     def error(self, node, message: str) -> LiftTypeError:
         return LiftTypeError(f"user function {self.fun.name}, line {node.lineno + self.fun.first_line - 1}: "
@@ -187,8 +181,8 @@ class Typer:
             raise self.error(stmt, "the loop variable must be one name (`for i in range(...)`)")
         var = stmt.target.id
         iterator = stmt.iter
-        if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and self.is_static(iterator.func)
-                and self.lookup(iterator.func.id) is builtins.range):
+        if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name)
+                and self.scope.is_static(iterator.func) and self.scope.lookup(iterator.func.id) is builtins.range):
             raise self.error(stmt, f"user functions loop over `range(...)` only, not over `{ast.unparse(iterator)}`")
         if iterator.keywords or not 1 <= len(iterator.args) <= 3:
             raise self.error(stmt, "`range` takes one to three arguments: `range(stop)`, `range(start, stop)` or "
@@ -251,7 +245,7 @@ class Typer:
             return Variable(name, self.type_of(name))
         if name in self.assigned:
             raise self.error(node, f"`{name}` is used before it is assigned")
-        value = self.static(node)
+        value = self.scope.static(node)
         if isinstance(value, ArithExpr) and not value.is_constant:
             return self.size(node, value)
         return self.constant(node, value, name)
@@ -268,8 +262,8 @@ class Typer:
         return self.params[name] if name in self.params else self.locals[name]
 
     def expr_Attribute(self, node: ast.Attribute):
-        if self.is_static(node.value):
-            return self.constant(node, self.static(node), ast.unparse(node))
+        if self.scope.is_static(node.value):
+            return self.constant(node, self.scope.static(node), ast.unparse(node))
         vector = self.expr(node.value)
         if not isinstance(vector.type, VectorType):
             raise self.error(node, f"`.{node.attr}` needs a vector, not a value of type {vector.type}")
@@ -410,9 +404,10 @@ class Typer:
         function = ast.unparse(node.func)
         if node.keywords:
             raise self.error(node, f"`{function}`: keyword arguments are not supported in user functions")
-        if isinstance(node.func, ast.Name) and self.is_static(node.func) and self.lookup(node.func.id) is _MISSING:
+        if isinstance(node.func, ast.Name) and self.scope.is_static(node.func) \
+                and self.scope.lookup(node.func.id) is MISSING:
             raise self.error(node, f"unknown function `{function}`")
-        callee = self.static(node.func) if self.is_static(node.func) else None
+        callee = self.scope.static(node.func) if self.scope.is_static(node.func) else None
         if not callable(callee):
             raise self.error(node, f"`{function}` is not a function")
         args = [self.expr(a) for a in node.args]
@@ -471,46 +466,7 @@ class Typer:
 
         return reduce(pair, args)
 
-    # names and constants of the function's module
-
-    def is_static(self, node) -> bool:
-        """Whether `node` names something of the module (`math.pi`, a constant, a type such as
-        `VectorType(Float, 4)`), not a value of the body."""
-        if isinstance(node, ast.Attribute):
-            return self.is_static(node.value)
-        if isinstance(node, ast.Call):
-            return not node.keywords and self.is_static(node.func) and all(
-                isinstance(a, ast.Constant) or self.is_static(a) for a in node.args)
-        return isinstance(node, ast.Name) and node.id not in self.assigned and node.id not in self.params
-
-    def lookup(self, name: str):
-        return self.namespace[name] if name in self.namespace else getattr(builtins, name, _MISSING)
-
-    def static(self, node):
-        """The Python object that a module-level name or attribute refers to."""
-        if isinstance(node, ast.Name):
-            value = self.lookup(node.id)
-            if value is _MISSING:
-                raise self.error(node, f"`{node.id}` is not defined")
-            return value
-        if isinstance(node, ast.Call):
-            return self.type_of_call(node)
-        base = self.static(node.value)
-        if not hasattr(base, node.attr):
-            raise self.error(node, f"`{ast.unparse(node)}` is not defined")
-        return getattr(base, node.attr)
-
-    def type_of_call(self, node: ast.Call) -> Type:
-        """The lift type that a call of a type's class with module-level arguments builds (`VectorType(Float, 4)`,
-        so that `VectorType(Float, 4)(a, b, c, d)` builds a vector as `Quat(a, b, c, d)` does)."""
-        cls = self.static(node.func)
-        if not (isinstance(cls, type) and issubclass(cls, Type)):
-            raise self.error(node, f"`{ast.unparse(node)}`: only lift types are called in user functions")
-        args = [a.value if isinstance(a, ast.Constant) else self.static(a) for a in node.args]
-        try:
-            return cls(*args)
-        except (TypeError, ValueError) as e:
-            raise self.error(node, f"`{ast.unparse(node)}`: {e}") from None
+    # constants of the function's module (`lift.ir.userfun_scope` resolves its names)
 
     def constant(self, node, value, text: str) -> Const:
         if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
@@ -565,9 +521,6 @@ class Typer:
                 return Const(_python_value(value.value, t), t)
             return Convert(value, t)
         raise self.error(node, f"a value of type {source} where {t} is expected")
-
-
-_MISSING = object()
 
 
 def _operator_symbol(op) -> str:

@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir.routine import Routine
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
@@ -50,7 +51,7 @@ class _Work(Mapper):
     def map_UserFun(self, f: UserFun, arg_types: list) -> float:
         return 1.0
 
-    def map_Vectorize(self, f: P.Vectorize, arg_types: list) -> float:
+    def map_Vectorize(self, f: Vectorize, arg_types: list) -> float:
         return 1.0
 
     def map_Lambda(self, f: Lambda, arg_types: list) -> float:
@@ -73,5 +74,5 @@ class _Work(Mapper):
     def map_Iterate(self, f: P.Iterate, arg_types: list) -> float:
         return int(f.n.eval(self.sizes)) * self(f.f, arg_types)
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types: list) -> float:
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types: list) -> float:
         return self(f.f, arg_types)

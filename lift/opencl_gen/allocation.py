@@ -26,14 +26,15 @@ from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir.typecheck import infer_fun
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, LOCAL, PRIVATE
-from lift.opencl_gen.memory import element_count, element_type, is_storable
+from lift.opencl_gen.memory import element_count, is_storable
 from lift.opencl_gen.space_inference import given, has_holes
 from lift.types.arith import ArithExpr, Var
-from lift.types.types import ArrayType, TupleType, Type
+from lift.types.types import ArrayType, TupleType, Type, element_type
 
 _LENGTH = Var("len", 1, None)
 """The length of an `iterate` step's input, which changes from step to step."""
@@ -132,7 +133,7 @@ class _Allocator(Mapper):
         for i, a in enumerate(e.args):
             self.emit(a, None, f"{path}.args{i}")
         f = e.f
-        if has_holes(out) and isinstance(f, P.AddressSpaceCast):
+        if has_holes(out) and isinstance(f, AddressSpaceCast):
             self.allocate(path, e.t, f.space, out)
             f, out = f.f, given(e.t)
         self.call(f, [a.t for a in e.args], e.t, out, f"{path}.f")
@@ -185,7 +186,7 @@ class _Allocator(Mapper):
         step_t = TupleType(t.elems[0].elem, acc_t) if isinstance(f, P.MapAccumSeq) else acc_t
         self.call(f.f, [acc_t, arg_types[0].elem], step_t, given(step_t), f"{path}.f")
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, arg_types, t, out, path: str) -> None:
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types, t, out, path: str) -> None:
         if out is None:
             self.allocate(path, t, f.space)
         self.call(f.f, arg_types, t, given(t), f"{path}.f")

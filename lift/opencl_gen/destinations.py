@@ -22,10 +22,13 @@ from typing import Optional
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param
+from lift.ir.opencl_patterns import AsScalar, AsVector
 from lift.ir.printer import paper
 from lift.opencl_gen import views as V
-from lift.opencl_gen.memory import element_type, is_storable
-from lift.types.types import ArrayType, TupleType, Type
+from lift.opencl_gen.memory import is_storable
+from lift.opencl_gen.pattern_views import MapView
+from lift.opencl_gen.vector_views import AsScalarView, AsVectorView
+from lift.types.types import ArrayType, TupleType, Type, element_type
 
 
 def plan_destinations(e: Expr, out: Optional[V.View], path: str = "body") -> dict:
@@ -99,10 +102,10 @@ def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.Vi
         return V.JoinView(out, f.n, arg_type)
     if isinstance(f, P.Join):
         return V.SplitView(out, arg_type.elem.length, arg_type)
-    if isinstance(f, P.AsVector):
-        return V.AsScalarView(out, f.n, arg_type)
-    if isinstance(f, P.AsScalar):
-        return V.AsVectorView(out, element_type(arg_type).width, arg_type)
+    if isinstance(f, AsVector):
+        return AsScalarView(out, f.n, arg_type)
+    if isinstance(f, AsScalar):
+        return AsVectorView(out, element_type(arg_type).width, arg_type)
     if isinstance(f, P.Transpose):
         return V.TransposeView(out, arg_type)
     if isinstance(f, P.Id):
@@ -111,7 +114,7 @@ def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.Vi
         return V.DroppingView(out, f.n, arg_type)
     if isinstance(f, P.Map):
         g = _inverse_function(f.f, arg_type.elem)
-        return None if g is None else V.MapView(out, g, arg_type)
+        return None if g is None else MapView(out, g, arg_type)
     if isinstance(f, P.Unzip):
         return V.TupleView(tuple(out.get(k) for k in range(len(arg_type.elem.elems))), arg_type)
     if isinstance(f, P.Get) and isinstance(arg_type, TupleType) and (top_level or computes(e.args[0])):
@@ -127,10 +130,10 @@ def _inverse_function(g: FunDecl, arg_type: Type) -> Optional[FunDecl]:
         return P.Split(arg_type.elem.length)
     if isinstance(g, P.Transpose):
         return P.Transpose()
-    if isinstance(g, P.AsScalar):
-        return P.AsVector(element_type(arg_type).width)
-    if isinstance(g, P.AsVector):
-        return P.AsScalar()
+    if isinstance(g, AsScalar):
+        return AsVector(element_type(arg_type).width)
+    if isinstance(g, AsVector):
+        return AsScalar()
     if isinstance(g, P.Map):
         inner = _inverse_function(g.f, arg_type.elem)
         return None if inner is None else P.Map(inner)

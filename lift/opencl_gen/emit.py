@@ -29,6 +29,7 @@ from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.opencl_patterns import AddressSpaceCast, Vectorize
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
@@ -45,13 +46,14 @@ from lift.opencl_gen.folds import FoldEmission
 from lift.opencl_gen.sequential_maps import SequentialMapEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
-from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, element_type, is_storable
+from lift.opencl_gen.memory import INPUT, LOCAL, OUTPUT, PRIVATE, TEMPORARY, Memory, is_storable
+from lift.opencl_gen.pattern_views import view_of
 from lift.opencl_gen.program import Kernel
 from lift.opencl_gen.space_inference import has_holes, no_space
 from lift.opencl_gen.userfun_c import length_params
 from lift.opencl_gen.userfuns import UserFunctions, c_literal
 from lift.types.arith import ArithExpr, Cst, Var, prove_le, prove_lt
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, tuple_field
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, element_type, tuple_field
 
 _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", "get_local_size"),
              "glb": ("get_global_id", "get_global_size")}
@@ -226,7 +228,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         f = e.f
         inverses = D.argument_destinations(e, out, self.launch is None)
         args = [self.emit(a, inverse, f"{path}.args{i}") for i, (a, inverse) in enumerate(zip(e.args, inverses))]
-        view = V.view_of(f, args, e.t)
+        view = view_of(f, args, e.t)
         if out is not None and None in inverses:
             raise LiftCodegenError(
                 f"the result of {paper(f)} at {path} cannot be written in place: "
@@ -248,7 +250,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         a `map-accum-seq`): those get new memory in the space of `f`'s cast, whose work is then done."""
         if not has_holes(out):
             return f, out
-        if not isinstance(f, P.AddressSpaceCast):
+        if not isinstance(f, AddressSpaceCast):
             raise no_space(path)
         return f.f, self.provide(out, self.allocated(path), out.type)
 
@@ -335,7 +337,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         values += [c_arith(args[f.param_names.index(a)].type.length) for a, _ in length_params(f.origin)]
         return self.value(f"{name}({', '.join(values)})", t, out)
 
-    def call_Vectorize(self, f: P.Vectorize, args: list, t: Type, out, path: str) -> V.View:
+    def call_Vectorize(self, f: Vectorize, args: list, t: Type, out, path: str) -> V.View:
         if isinstance(f.f, P.Id):
             return self.value(self.read(args[0]), t, out)
         return self.call_UserFun(f.f, args, t, out, path, width=f.n)
@@ -351,7 +353,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         if not P.is_view(f):
             raise LiftCodegenError(f"{paper(f)} at {path} is a high-level pattern: lower it first (for example "
                                    "map -> map-global, reduce -> reduce-seq, reorder -> id)")
-        return self.deliver(V.view_of(f, args, t), out, path)
+        return self.deliver(view_of(f, args, t), out, path)
 
     # --- maps ---------------------------------------------------------------------------------------------
 
@@ -463,7 +465,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
         lengths = tuple((k, n) for k, _, _, n in self.scope)
         return self.provide(None, allocation(t, space, lengths, path), t)
 
-    def call_AddressSpaceCast(self, f: P.AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
+    def call_AddressSpaceCast(self, f: AddressSpaceCast, args: list, t: Type, out, path: str) -> V.View:
         space = f.space
         if space == "local" and "wrg" not in self.kinds:
             raise LiftCodegenError(f"{paper(f)} at {path}: local memory exists only inside a map-workgroup")
@@ -475,7 +477,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
                 f"{space_of(out)} memory: copy it there (for example toGlobal(map-local(id)))")
         target = self.provide(None, self.allocated(path), t)
         inner = f.f
-        while isinstance(inner, P.AddressSpaceCast):
+        while isinstance(inner, AddressSpaceCast):
             inner = inner.f
         self.cast_target = target if isinstance(inner, P.MapLcl) else None
         self.call(f.f, args, t, target, f"{path}.f")

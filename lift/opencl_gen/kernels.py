@@ -45,14 +45,14 @@ from lift.opencl_gen.index_width import INT, array_lengths, index_type
 from lift.opencl_gen.inline_lets import inline_lets
 from lift.opencl_gen.launch import Launch
 from lift.opencl_gen.lowered import check_lowered
-from lift.opencl_gen.memory import INPUT, OUTPUT, PRIVATE, Memory, element_count, element_type, output_types
+from lift.opencl_gen.memory import INPUT, OUTPUT, PRIVATE, Memory, element_count, output_types
 from lift.opencl_gen.pipeline import Pass, Pipeline
 from lift.opencl_gen.program import GeneratedProgram, Kernel
 from lift.opencl_gen.render import render_program
 from lift.opencl_gen.space_inference import infer_address_spaces
 from lift.opencl_gen.userfuns import UserFunctions
 from lift.types.arith import Cst
-from lift.types.types import ArrayType, TupleType, Type, bind_type
+from lift.types.types import ArrayType, TupleType, Type, bind_type, element_type
 
 __all__ = ["Compilation", "GeneratedProgram", "Kernel", "PIPELINE", "generate", "specialise"]
 

@@ -15,6 +15,7 @@ from lift.errors import LiftDeviceError, LiftError
 from lift.ir import patterns as P
 from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.types.arith import ArithExpr, Cst, as_arith
 from lift.types.types import ArrayType
 
@@ -128,7 +129,7 @@ def check_global_memory(arrays, global_mem_size: int) -> None:
 
 
 def _unwrap(f: FunDecl) -> FunDecl:
-    while isinstance(f, P.AddressSpaceCast):
+    while isinstance(f, AddressSpaceCast):
         f = f.f
     return f
 

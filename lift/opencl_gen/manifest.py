@@ -19,7 +19,6 @@ import numpy as np
 from lift.files import UnsafePathError, write_text
 from lift.ir.binding import host_dtype
 from lift.ir.printer import paper
-from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.memory import Memory, output_types

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.arith import ArithExpr, Cst
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, element_type
 
 INPUT, OUTPUT, TEMPORARY, LOCAL, PRIVATE = "input", "output", "temporary", "local", "private"
 _serials = itertools.count()
@@ -38,13 +38,6 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory({self.name}, {self.space}, {self.c_elem}[{self.size}])"
-
-
-def element_type(t: Type) -> Type:
-    """The type of the elements a flat buffer for `t` holds: a scalar, vector or tuple type."""
-    while isinstance(t, ArrayType):
-        t = t.elem
-    return t
 
 
 def element_count(t: Type) -> ArithExpr:

@@ -24,15 +24,16 @@ from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, ToGlobal, ToPrivate
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
-from lift.opencl_gen.memory import element_type, is_storable
-from lift.types.types import ArrayType, TupleType, Type
+from lift.opencl_gen.memory import is_storable
+from lift.types.types import ArrayType, TupleType, Type, element_type
 
 THREADED = ("lcl", "glb", "seq", "reduce", "seq-kernel")
-_CASTS = {GLOBAL: P.ToGlobal, PRIVATE: P.ToPrivate}
+_CASTS = {GLOBAL: ToGlobal, PRIVATE: ToPrivate}
 
 
 def default_space(kinds) -> str:
@@ -138,7 +139,7 @@ class _Spaces(Mapper):
         f = e.f
         if has_holes(out) or (out is None and _needs_memory(f)):
             f = self(f, given(e.t), e.t, kinds)
-            if not isinstance(f, P.AddressSpaceCast):
+            if not isinstance(f, AddressSpaceCast):
                 f = _CASTS[default_space(kinds)](f)
         else:
             f = self(f, out, e.t, kinds)
@@ -173,7 +174,7 @@ class _Spaces(Mapper):
         step = self(f.f, step_out, step_t, kinds + ("reduce", "seq"))
         return f if step is f.f and init is f.init else replace(f, f=step, init=init)
 
-    def map_AddressSpaceCast(self, f: P.AddressSpaceCast, out, t, kinds) -> FunDecl:
+    def map_AddressSpaceCast(self, f: AddressSpaceCast, out, t, kinds) -> FunDecl:
         inner = self(f.f, given(t), t, kinds)
         return f if inner is f.f else replace(f, f=inner)
 

@@ -13,7 +13,7 @@ from lift.ir.nodes import Literal
 from lift.ir.userfun import UserFun, vectorized_in_types, vectorized_type
 from lift.opencl_gen.c_types import c_struct_definition, c_type_name
 from lift.opencl_gen.userfun_c import length_params, userfun_c_body
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, element_type
 
 
 class UserFunctions:
@@ -25,8 +25,7 @@ class UserFunctions:
 
     def require_type(self, t: Type) -> None:
         """Declare the structs that `t` needs (components first)."""
-        while isinstance(t, ArrayType):
-            t = t.elem
+        t = element_type(t)
         if isinstance(t, TupleType) and t not in self.structs:
             for e in t.elems:
                 self.require_type(e)

@@ -8,27 +8,26 @@ or struct. Indices are size expressions, simplified with their ranges (`(4*i + j
 
 The same views carry outputs downwards: a producer under `join` writes through a `split` view of the
 join's destination, which is how `join ∘ map-workgroup(f)` writes straight into the result.
+
+The vector views are in `lift.opencl_gen.vector_views`; which view each pattern makes, in
+`lift.opencl_gen.pattern_views`.
 """
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.ir.nodes import FunDecl, Lambda, Param
-from lift.ir.printer import paper
-from lift.opencl_gen.accesses import Access, ClampedAccess, GatherAccess, GuardedAccess, MemAccess, ValueAccess
+from lift.opencl_gen.accesses import Access, ClampedAccess, GuardedAccess, MemAccess, ValueAccess
 from lift.ir.names import fresh_name
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.memory import Memory
-from lift.opencl_gen.userfuns import c_literal
 from lift.types.arith import ArithExpr, Cst, Var, as_arith
-from lift.types.types import ArrayType, TupleType, Type, VectorType, tuple_field
+from lift.types.types import ArrayType, TupleType, Type, VectorType, element_type, tuple_field
 
 
 # --- views ----------------------------------------------------------------------------------------------
@@ -81,7 +80,7 @@ class MemView(View):
         return MemAccess(mem=self.mem, index=flat, width=1, field=self.field)
 
     def get(self, k: int) -> View:
-        elem = _element(self.type)
+        elem = element_type(self.type)
         if not isinstance(elem, TupleType):
             raise LiftCodegenError(f"{self.type} has no tuple component {k}")
         return MemView(self.mem, _replace_element(self.type, elem.elems[k]), self.prefix,
@@ -363,167 +362,8 @@ class DroppingView(View):
         return DroppingView(self.out.get(k), self.n, component_type(self.type, k))
 
 
-@dataclass(eq=False)
-class MapView(View):
-    """`map(g)` of a data-layout function `g`: element `[i]` is the view `g` gives of the input's `[i]`.
-
-    So `map(pad)`, `map(slide)` and `map(transpose)` rewrite the indices of an inner dimension (Lift's
-    multi-dimensional stencils: `slide2d = map(transpose) ∘ slide ∘ map(slide)`).
-    """
-
-    inner: View
-    g: FunDecl
-    type: Type
-
-    def access(self, idx: tuple) -> Access:
-        if not idx:
-            raise LiftCodegenError(f"{self.type} needs an index")
-        return self.index(idx[0]).access(tuple(idx[1:]))
-
-    def index(self, i) -> View:
-        """The view `g` gives of the input's `[i]`, so that a tuple it makes (`map(λt. zip(get-0 t, ..))`) has
-        components."""
-        return apply_view(self.g, [self.inner.index(as_arith(i))], self.type.elem)
-
-
-def apply_view(g: FunDecl, args: list, t: Type) -> View:
-    """The view of the data-layout function `g` (a view pattern, or a lambda composing them) of `args`."""
-    if isinstance(g, Lambda):
-        env = {p.name: a for p, a in zip(g.params, args)}
-        return _compose(g.body, env)
-    return view_of(g, args, t)
-
-
-def _compose(e, env: dict) -> View:
-    if isinstance(e, Param):
-        return env[e.name]
-    return apply_view(e.f, [_compose(a, env) for a in e.args], e.t)
-
-
-@dataclass(eq=False)
-class AsVectorView(View):
-    """`asVector-n`: vector `[..][i]` is the input's scalars `[..][n*i .. n*i + n-1]`, one vector load if adjacent."""
-
-    inner: View
-    n: int
-    type: Type
-
-    def access(self, idx: tuple) -> Access:
-        *outer, i = idx
-        lanes = [self.inner.access(tuple(outer) + (i * self.n + k,)) for k in range(self.n)]
-        return _vector(lanes, self.n, _element(self.type))
-
-
-def _identifiers(condition: str) -> frozenset:
-    """The names of the variables a bounds condition reads."""
-    return frozenset(re.findall(r"\b[A-Za-z_]\w*", condition))
-
-
-def _vector(lanes: list, n: int, vtype: VectorType) -> Access:
-    """The access of `n` lanes read as one vector of type `vtype`: one vector load where they are adjacent, a
-    guarded one where they are adjacent within the edges of a padded array, else gathered."""
-    first, last = lanes[0], lanes[-1]
-    if _adjacent(_identified(lanes)):
-        return MemAccess(lets=first.lets, mem=first.mem, index=first.index, width=n)
-    lets = tuple(l for a in lanes for l in a.lets)
-    gathered = GatherAccess(lets=lets, parts=tuple(lanes), vtype=vtype)
-    guarded = all(isinstance(a, GuardedAccess) and a.default == first.default and a.bounds is None for a in lanes)
-    if guarded and _adjacent(_identified([a.inner for a in lanes])):
-        # a padded array: one vector load where the first and last lanes are in range (so all between are)
-        vector = MemAccess(mem=first.inner.mem, index=first.inner.index, width=n)
-        return GuardedAccess(lets=lets, condition=f"({first.condition}) && ({last.condition})", inner=vector,
-                             default=gathered.read() if first.default else "", lanes=tuple(lanes), vtype=vtype)
-    if guarded and not first.lanes:
-        # a padded array of clamped lanes (the windows of a stencil padded to a multiple): a clamped vector
-        # read where the first and last lanes are in range
-        inner = _vector([a.inner for a in lanes], n, vtype)
-        if isinstance(inner, GuardedAccess) and inner.bounds is not None:
-            # the padding tested around the clamped read (or a read padded along another dimension too), each
-            # test a `map-seq-unswitch` may make once per iteration where it reads no variable bound within it
-            padding = f"({first.condition}) && ({last.condition})"
-            return GuardedAccess(lets=lets, condition=padding, inner=replace(inner, lets=()),
-                                 default=gathered.read(), bounds=_identifiers(padding))
-    rows = _rows(lanes)
-    if rows is not None:
-        # a grid clamped in several dimensions, the lanes along a row: one vector load where the row's
-        # first and last lanes need no bringing back
-        return GuardedAccess(lets=lets, condition=f"({first.row_inside}) && ({last.row_inside})",
-                             inner=replace(rows, width=n), default=gathered.read(),
-                             bounds=first.row_vars | last.row_vars, ranges=first.row_ranges + last.row_ranges)
-    if all(isinstance(a, ClampedAccess) for a in lanes) and _adjacent([a.direct for a in lanes]):
-        # a clamped (wrapped, mirrored) array: one vector load where the lanes need no bringing back
-        vector = replace(first.direct, width=n)
-        return GuardedAccess(lets=lets, condition=f"({first.inside}) && ({last.inside})", inner=vector,
-                             default=gathered.read(), bounds=first.inside_vars | last.inside_vars,
-                             ranges=first.inside_ranges + last.inside_ranges)
-    return gathered
-
-
-@dataclass(eq=False)
-class AsScalarView(View):
-    """`asScalar`: scalar `[..][i]` is lane `i mod n` of the input's vector `[..][i / n]`."""
-
-    inner: View
-    n: int
-    type: Type
-
-    def access(self, idx: tuple) -> Access:
-        *outer, i = idx
-        vec = self.inner.access(tuple(outer) + (i // self.n,))
-        if isinstance(vec, GuardedAccess) and vec.drops:
-            vec = vec.inner
-        if isinstance(vec, MemAccess) and vec.width == self.n:
-            return MemAccess(lets=vec.lets, mem=vec.mem, index=vec.index + i % self.n, width=1, field=vec.field,
-                             field_vector=vec.field_vector)
-        if isinstance(vec, GatherAccess) and (i % self.n).is_constant:
-            return vec.parts[(i % self.n).value]
-        raise LiftCodegenError("asScalar of vectors that are not in memory: store them first (toPrivate/toGlobal)")
-
-
-def _adjacent(lanes: list) -> bool:
-    """Whether the accesses read consecutive scalars of one memory, in order (one vector load reads them)."""
-    first = lanes[0]
-    return (isinstance(first, MemAccess) and not first.field
-            and all(isinstance(a, MemAccess) and a.mem is first.mem and (a.index - first.index) == Cst(k)
-                    for k, a in enumerate(lanes)))
-
-
-def _identified(lanes: list) -> list:
-    """The lanes with the variables their lets define by the same expression as the first lane's identified with
-    the first lane's (each lane brings its indices back into range by variables of its own): the lanes along a row
-    of a matrix whose rows are clamped (`pad-to-multiple(clamp)` of the rows: a padded block of rows) read one
-    clamped row, as one vector."""
-    if not lanes[0].lets or not all(isinstance(a, MemAccess) for a in lanes):
-        return lanes
-    return _first_lanes_lets(lanes, lanes)
-
-
-def _first_lanes_lets(lanes: list, accesses: list) -> list:
-    """Each of `accesses` (lane `i`'s) with the variables lane `i`'s lets define by the same expression as the
-    first lane's replaced by the first lane's."""
-    first = {text: var for var, text in lanes[0].lets}
-    return [replace(x, index=x.index.substitute({var: first[text] for var, text in a.lets if text in first}))
-            for a, x in zip(lanes, accesses)]
-
-
-def _rows(lanes: list) -> Optional[MemAccess]:
-    """The first lane's `row` access where the lanes (`ClampedAccess`es padded in several dimensions) read
-    consecutive elements of one row: each lane brings its outer indices back into range by variables of its
-    own, so the variables defined by the same expression are identified first."""
-    if not all(isinstance(a, ClampedAccess) and a.row is not None for a in lanes):
-        return None
-    rows = _first_lanes_lets(lanes, [a.row for a in lanes])
-    return rows[0] if _adjacent(rows) else None
-
-
 def _with_lets(a: Access, lets: tuple) -> Access:
     return replace(a, lets=lets + a.lets)
-
-
-def _element(t: Type) -> Type:
-    while isinstance(t, ArrayType):
-        t = t.elem
-    return t
 
 
 def _replace_element(t: Type, new: Type) -> Type:
@@ -534,7 +374,7 @@ def _replace_element(t: Type, new: Type) -> Type:
 
 def component_type(t: Type, k: int) -> Type:
     """The type of component `k` of a tuple, or of an array of tuples (the array of the components)."""
-    elem = _element(t)
+    elem = element_type(t)
     if not isinstance(elem, TupleType):
         raise LiftCodegenError(f"{t} has no tuple component {k}")
     return _replace_element(t, elem.elems[k])
@@ -563,45 +403,3 @@ def write(view: View, value: str) -> tuple:
     """The C statement that stores `value` into a (non-array) view, and the lets it needs."""
     a = view.access(())
     return a.write(value), a.lets
-
-
-# --- patterns -------------------------------------------------------------------------------------------
-
-
-def view_of(f: FunDecl, args: list, t: Type) -> View:
-    """The view of the data-layout pattern `f` (or `id`, `tuple`) applied to the views `args`, of type `t`."""
-    a = args[0]
-    if isinstance(f, P.Split):
-        return SplitView(a, f.n, t)
-    if isinstance(f, P.Join):
-        return JoinView(a, a.type.elem.length, t)
-    if isinstance(f, P.Transpose):
-        return TransposeView(a, t)
-    if isinstance(f, P.ReorderStride):
-        return ReorderStrideView(a, f.s, a.type.length, t)
-    if isinstance(f, P.AsVector):
-        return AsVectorView(a, f.n, t)
-    if isinstance(f, P.AsScalar):
-        return AsScalarView(a, _element(a.type).width, t)
-    if isinstance(f, (P.Zip, P.Tuple)):
-        return TupleView(tuple(args), t)
-    if isinstance(f, P.Unzip):
-        return TupleView(tuple(a.get(k) for k in range(len(t.elems))), t)
-    if isinstance(f, P.Get):
-        return a.get(f.i)
-    if isinstance(f, P.Slide):
-        return SlideView(a, f.step, t)
-    if isinstance(f, P.Pad):
-        boundary = f.boundary if isinstance(f.boundary, str) else c_literal(f.boundary)
-        return PadView(a, f.left, a.type.length, boundary, t)
-    if isinstance(f, P.Take):
-        return TakeView(a, t)
-    if isinstance(f, P.Drop):
-        return DropView(a, f.n, t)
-    if isinstance(f, P.PadToMultiple):
-        return PadView(a, 0, a.type.length, f.value if isinstance(f.value, str) else c_literal(f.value), t)
-    if isinstance(f, P.Id):
-        return a
-    if isinstance(f, P.Map) and P.is_view(f):
-        return MapView(a, f.f, t)
-    raise LiftCodegenError(f"no view for {paper(f)}")

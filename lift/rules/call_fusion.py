@@ -56,8 +56,9 @@ from typing import Optional
 from lift.ir.associativity import is_associative
 from lift.ir.nodes import (Expr, FunCall, Lambda, Literal, Param, count_uses, fresh_param, free_params,
                            param_named_after, substitute)
-from lift.ir.patterns import (AbstractMap, AsVector, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq,
-                              Split, Transpose, Tuple, Unzip, Zip)
+from lift.ir.opencl_patterns import AsVector
+from lift.ir.patterns import (AbstractMap, Get, Join, Map, MapAccumSeq, MapSeq, Reduce, ReduceSeq, Split, Transpose,
+                              Tuple, Unzip, Zip)
 from lift.types.types import ArrayType, ScalarType
 from lift.rules.location import abstract
 from lift.rules.reduction import requires_absorbing

@@ -44,9 +44,10 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall, Lambda, is_computation
+from lift.ir.opencl_patterns import ToPrivate
 from lift.ir.userfun import UserFun
 from lift.types.types import ArrayType
-from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, ToPrivate, Transpose
+from lift.ir.patterns import Map, MapSeq, Reduce, ReduceSeq, Transpose
 from lift.rules.macro_rules import computes, vectorised_block
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, everywhere, function,
                                  identity, is_call, mapped_body, normalize, rewrite, try_, where)

@@ -136,6 +136,7 @@ from typing import Mapping, Optional
 from lift.errors import LiftError
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import ToPrivate, Vectorize
 from lift.ir.printer import paper
 from lift.ir.typecheck import infer
 from lift.ir.userfun import UserFun
@@ -172,12 +173,12 @@ _LOWER_ONE = ((where(is_fun(P.Map) & inside()) >> rewrite("map-to-seq"))
               | (where(is_fun(P.PartRed)) >> rewrite("part-red-to-reduce"))
               | (where(is_fun(P.Reorder)) >> rewrite("reorder-to-id")))
 _PRIVATE_COPY = Selector(lambda ctx: isinstance(ctx.node, P.MapSeq) and not isinstance(ctx.node, P.MapSeqUnroll)
-                         and is_copy(ctx.node) and isinstance(ctx.parent.node, (P.ToPrivate, P.MapSeqUnroll)),
+                         and is_copy(ctx.node) and isinstance(ctx.parent.node, (ToPrivate, P.MapSeqUnroll)),
                          "private_copy")
 """The loops of a copy into private memory (`toPrivate(map-seq(..(id)))`) not yet unrolled."""
 
 lower_rest = (repeat(at_first(high_level, _LOWER_ONE), limit=200)
-              >> normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("private-argument"))
+              >> normalize(where(is_call((UserFun, Vectorize))) >> rewrite("private-argument"))
               >> normalize(where(_PRIVATE_COPY) >> rewrite("map-seq-unroll")))
 """Every high-level pattern left, outermost first, lowered: a map outside every map, reduction and iterate on
 global work-items, any other map and every reduction sequential, a reorder keeping the order. Stops at the
@@ -186,11 +187,11 @@ rows or windows are copied to private memory (`private-argument`), by unrolled l
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
 
-unrolled_userfuns = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("userfun-loop-unroll"))
+unrolled_userfuns = normalize(where(is_call((UserFun, Vectorize))) >> rewrite("userfun-loop-unroll"))
 """Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
 (step 6)."""
 
-fused_sincos = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("userfun-sincos"))
+fused_sincos = normalize(where(is_call((UserFun, Vectorize))) >> rewrite("userfun-sincos"))
 """Every call of a user function computing the sine and cosine of one angle computing them by one call (step 7)."""
 
 MAX_UNROLLED_STEPS = 64

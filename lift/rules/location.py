@@ -18,6 +18,7 @@ from typing import Iterator, Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Node, Param, fresh_param, free_params
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir.source_location import with_location_of
 from lift.rules.sizes import SizeChoices
 
@@ -68,7 +69,7 @@ class Context:
             return (outer.elem,)
         if isinstance(parent.node, P.Fold):
             return (parent.node.init.t, outer.elem)
-        if isinstance(parent.node, (P.Iterate, P.AddressSpaceCast)):
+        if isinstance(parent.node, (P.Iterate, AddressSpaceCast)):
             return (outer,)
         raise TypeError(f"no argument types known for {type(node).__name__} under {type(parent.node).__name__}")
 
@@ -105,7 +106,7 @@ class Context:
                 return parent, depth
             if isinstance(parent.node, P.AbstractMap):
                 depth += 1
-            elif not isinstance(parent.node, P.AddressSpaceCast):
+            elif not isinstance(parent.node, AddressSpaceCast):
                 return None
             ctx = parent
         return None

@@ -32,8 +32,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Param
-from lift.ir.patterns import (AbstractMap, AddressSpaceCast, Id, Map, MapGlb, MapLcl, MapSeq, ToGlobal, ToLocal,
-                              Pattern, ToPrivate, Vectorize, is_view)
+from lift.ir.opencl_patterns import AddressSpaceCast, ToGlobal, ToLocal, ToPrivate, Vectorize
+from lift.ir.patterns import AbstractMap, Id, Map, MapGlb, MapLcl, MapSeq, Pattern, is_view
 from lift.ir.userfun import UserFun
 from lift.rules.hierarchy import PARALLEL_MAPS
 from lift.rules.rule import Equation, called_userfun, expect, requires, rule

@@ -18,6 +18,7 @@ from typing import Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, FunDecl, Lambda
+from lift.ir.opencl_patterns import AddressSpaceCast, ReorderStride
 from lift.rules.location import Context
 
 
@@ -46,7 +47,7 @@ def _reaches_reduction(ctx: Context, depth: int, partial_of: Optional[P.PartRed]
         if not (isinstance(parent.node, FunCall) and len(parent.node.args) == 1):
             return False
         ctx, f = parent, _uncast(parent.node.f)
-        if isinstance(f, (P.Reorder, P.ReorderStride, P.Id)):
+        if isinstance(f, (P.Reorder, ReorderStride, P.Id)):
             continue
         if isinstance(f, P.Join) and depth > 0:
             depth -= 1
@@ -65,7 +66,7 @@ def _reaches_reduction(ctx: Context, depth: int, partial_of: Optional[P.PartRed]
 
 
 def _uncast(f: FunDecl) -> FunDecl:
-    while isinstance(f, P.AddressSpaceCast):
+    while isinstance(f, AddressSpaceCast):
         f = f.f
     return f
 

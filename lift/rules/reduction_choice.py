@@ -15,6 +15,7 @@ from typing import Mapping, Optional
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, is_associative
 from lift.ir.nodes import FunCall
+from lift.ir.opencl_patterns import AsScalar
 from lift.rules import location as L
 from lift.rules.paper_derivations import groups, sequential_chunks
 from lift.rules.sizes import bound_length
@@ -135,7 +136,7 @@ def inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
         length = bound_length(arg.t, sizes)
-        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, P.AsScalar):
+        if length is None or isinstance(arg, FunCall) and isinstance(arg.f, AsScalar):
             return None
         if not absorbs_itself(focus.ctx.node.f.f, focus.ctx.node.f.init):
             return _from_neutral(inner)(focus)

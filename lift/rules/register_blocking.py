@@ -17,7 +17,8 @@ The macro rules composing it with tiling and interchange are in `lift.rules.macr
 
 from __future__ import annotations
 
-from lift.ir.patterns import MapGlb, MapLcl, ReduceSeq, ToPrivate
+from lift.ir.opencl_patterns import ToPrivate
+from lift.ir.patterns import MapGlb, MapLcl, ReduceSeq
 from lift.rules.memory import identity_copy
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer

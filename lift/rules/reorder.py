@@ -13,7 +13,8 @@ matter (`lift.rules.order_flow`); `s` is any factor of the length.
 
 from __future__ import annotations
 
-from lift.ir.patterns import AbstractMap, Id, Reorder, ReorderStride
+from lift.ir.opencl_patterns import ReorderStride
+from lift.ir.patterns import AbstractMap, Id, Reorder
 from lift.rules.order_flow import order_is_irrelevant
 from lift.rules.rule import Equation, arg_call, requires, rule
 

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir.nodes import Expr, FunCall, FunDecl
-from lift.ir.patterns import Vectorize
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.rules.sizes import SizeChoices, size
 

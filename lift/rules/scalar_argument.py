@@ -29,18 +29,14 @@ from lift.ir.nodes import FunCall, Lambda, Param, free_params
 from lift.ir.patterns import Join, Map, Reduce
 from lift.ir.userfun import UserFun
 from lift.rules.rule import arg_call, requires, rule
-from lift.types.types import ArrayType
-
-
-def _one_element(t) -> bool:
-    return isinstance(t, ArrayType) and t.length.is_constant and t.length.value == 1
+from lift.types.types import is_one_element
 
 
 @lru_cache(maxsize=256)
 def scalar_userfun(f: UserFun, k: int) -> Optional[UserFun]:
     """`f` taking its argument `k`, an array of one element it reads only as `[0]`, as that element, named
     `<name>_scalar`; None where `f` is raw C or reads the argument otherwise. Cached: the engine asks at every map."""
-    if f.origin is None or not _one_element(f.in_types[k]):
+    if f.origin is None or not is_one_element(f.in_types[k]):
         return None
     name = f.param_names[k]
     in_types = tuple(t.elem if i == k else t for i, t in enumerate(f.in_types))
@@ -59,7 +55,7 @@ def _one_element_argument(call) -> tuple:
              and isinstance(lam.body.f, UserFun), "the map's function is not λv. f(..) of a user function f")
     u, args = lam.body.f, lam.body.args
     for k, a in enumerate(args):
-        if _one_element(a.t) and lam.params[0] not in free_params(a):
+        if is_one_element(a.t) and lam.params[0] not in free_params(a):
             scalar = scalar_userfun(u, k)
             if scalar is not None:
                 return lam.params[0], scalar, k
@@ -82,7 +78,7 @@ def _reduced_map_of_one(call) -> tuple:
     joined = arg_call(call, reduce_join_map, Join, "join")
     mapped = joined.args[0]
     requires(isinstance(mapped, FunCall) and isinstance(mapped.f, Map) and isinstance(mapped.f.f, Lambda)
-             and _one_element(mapped.args[0].t), "needs join(map(λs. g)(e)) of an array e of one element")
+             and is_one_element(mapped.args[0].t), "needs join(map(λs. g)(e)) of an array e of one element")
     return mapped.f.f, mapped.args[0]
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from lift.ir.nodes import FunCall, Param
-from lift.ir.patterns import (AsScalar, AsVector, Id, Join, Map, Pattern, Reduce, Split, Transpose, Vectorize,
-                              is_view)
+from lift.ir.opencl_patterns import AsScalar, AsVector, Vectorize
+from lift.ir.patterns import Id, Join, Map, Pattern, Reduce, Split, Transpose, is_view
 from lift.rules.rule import Equation, arg_call, expect, requires, rule
-from lift.types.types import ArrayType, TupleType, VectorType
+from lift.types.types import ArrayType, TupleType, VectorType, element_type
 
 
 class CancellingPair(Equation):
@@ -59,9 +59,7 @@ def _rows_of_split_length(split, join) -> bool:
 
 
 def _lanes_of_vector_width(as_vector, as_scalar) -> bool:
-    t = as_scalar.args[0].t
-    while isinstance(t, ArrayType):
-        t = t.elem
+    t = element_type(as_scalar.args[0].t)
     return isinstance(t, VectorType) and t.width == as_vector.f.n
 
 
@@ -107,9 +105,7 @@ def view_of_inputs(e) -> bool:
 
 def _scalar_view(call) -> tuple:
     requires(is_view(call.f) and view_of_inputs(call), "the call computes something (it is not a view of inputs)")
-    t = call.t
-    while isinstance(t, ArrayType):
-        t = t.elem
+    t = element_type(call.t)
     requires(isinstance(call.t, ArrayType) and not isinstance(t, TupleType),
              "the view is not an array of scalars or vectors")
     return ()

@@ -27,13 +27,11 @@ from lift.ir.patterns import Get, Map, Reduce, ReduceSeq, Tuple, Zip
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_components import NotScalarisable, flat_scalars, has_vector, lane, packed, scalarised
 from lift.rules.rule import RuleNotApplicable, requires, rule
-from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType
+from lift.types.types import ArrayType, ScalarType, TupleType, Type, VectorType, element_type
 
 
 def _vectors_in(t: Type) -> bool:
-    while isinstance(t, ArrayType):
-        t = t.elem
-    return has_vector(t)
+    return has_vector(element_type(t))
 
 
 class _SoA:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Optional
 
 from lift.ir.nodes import FunCall
-from lift.ir.patterns import Vectorize
+from lift.ir.opencl_patterns import Vectorize
 from lift.ir.userfun import UserFun
 from lift.rules.rule import called_userfun, requires, rule, with_userfun
 

@@ -59,18 +59,18 @@ from dataclasses import replace
 
 from lift.ir.names import fresh_name
 from lift.ir.nodes import FunCall, Lambda, Literal, Param
-from lift.ir.patterns import (AbstractMap, AsScalar, AsVector, Get, Join, PartRed, Reduce, ReorderStride, Split, Unzip,
-                              Zip, vector_literal)
+from lift.ir.opencl_patterns import AsScalar, AsVector, ReorderStride, vector_literal
+from lift.ir.patterns import AbstractMap, Get, Join, PartRed, Reduce, Split, Unzip, Zip
 from lift.rules.reduction import requires_absorbing, requires_associative
 from lift.rules.rule import Equation, Rule, RuleNotApplicable, arg_call, expect, requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, has_vectors, vectorize
-from lift.types.types import VECTOR_WIDTHS, ArrayType, TupleType, VectorType
+from lift.types.types import VECTOR_WIDTHS, ArrayType, TupleType, VectorType, is_one_element
 
 
-def _vectorised(rule: Rule, n: int, f):
+def _vectorised(rule: Rule, n: int, f, arrays: bool = False):
     try:
-        return vectorize(n, f)
+        return vectorize(n, f, arrays)
     except NotVectorisable as e:
         raise RuleNotApplicable(f"{rule.name}: {e}") from None
 
@@ -119,10 +119,16 @@ def vectorize_tuple_map(call, n):
     return Zip(*(AsScalar()(Get(k)(Unzip()(vectors))) for k in range(len(call.t.elem.elems))))
 
 
-def _scalar_zip_map(call, ctx) -> None:
-    zipped = arg_call_n(call, vectorize_zip_map)
+def _zipped_scalars(call, rule: Rule):
+    """The zip that the map `call` of `rule` maps over, which must zip arrays of scalars that have vectors."""
+    zipped = arg_call_n(call, rule)
     for a in zipped.args:
         requires(has_vectors(a.t.elem), f"zips {a.t}, not arrays of scalars that have vectors")
+    return zipped
+
+
+def _scalar_zip_map(call, ctx) -> None:
+    _zipped_scalars(call, vectorize_zip_map)
     requires(has_vectors(call.t.elem), f"the map gives {call.t.elem}, not scalars that have vectors")
     _vectorised(vectorize_zip_map, VECTOR_WIDTHS[0], call.f.f)
 
@@ -144,20 +150,15 @@ def _tuples(t) -> bool:
 
 def _one_tuple(t):
     """The tuple of scalars a function gives, alone or in an array of one; None otherwise."""
-    if isinstance(t, ArrayType) and t.length == 1:
+    if is_one_element(t):
         t = t.elem
     return t if _tuples(t) else None
 
 
 def _scalar_zip_tuple_map(call, ctx) -> None:
-    zipped = arg_call_n(call, vectorize_zip_tuple_map)
-    for a in zipped.args:
-        requires(has_vectors(a.t.elem), f"zips {a.t}, not arrays of scalars that have vectors")
+    _zipped_scalars(call, vectorize_zip_tuple_map)
     requires(_one_tuple(call.t.elem) is not None, f"the map gives {call.t.elem}, not tuples of scalars (or one)")
-    try:
-        vectorize(VECTOR_WIDTHS[0], call.f.f, arrays=True)
-    except NotVectorisable as e:
-        raise RuleNotApplicable(f"vectorize-zip-tuple-map: {e}") from None
+    _vectorised(vectorize_zip_tuple_map, VECTOR_WIDTHS[0], call.f.f, arrays=True)
 
 
 @rule("vectorize-zip-tuple-map", figure="4(e)", heads=AbstractMap, on_functions=False, param="n",

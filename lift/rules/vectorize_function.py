@@ -35,8 +35,9 @@ from dataclasses import replace
 
 from lift.errors import LiftTypeError
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param
+from lift.ir.opencl_patterns import ToPrivate, Vectorize, vector_literal
 from lift.ir.patterns import (Get, Id, Join, Map, MapSeq, MapSeqUnroll, Reduce, ReduceSeq, ReduceSeqUnroll, Split,
-                              ToPrivate, Transpose, Tuple, Vectorize, Zip, vector_literal)
+                              Transpose, Tuple, Zip)
 from lift.ir.userfun import UserFun
 from lift.types.types import ArrayType, Bool, ScalarType, TupleType
 

@@ -24,7 +24,8 @@ from dataclasses import replace
 from typing import Optional
 
 from lift.ir.nodes import Lambda, fresh_param
-from lift.ir.patterns import AbstractMap, AsScalar, AsVector, Map, Transpose
+from lift.ir.opencl_patterns import AsScalar, AsVector
+from lift.ir.patterns import AbstractMap, Map, Transpose
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 from lift.rules.vectorize_function import NotVectorisable, vectorize

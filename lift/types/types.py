@@ -142,6 +142,18 @@ class ArrayType(Type):
         return f"{t}" + "".join(f"[{d}]" for d in dims)
 
 
+def element_type(t: Type) -> Type:
+    """The scalar, vector or tuple type under all the array dimensions of `t` (`t` itself where it is no array)."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def is_one_element(t: Type) -> bool:
+    """Whether `t` is an array of one element, `[T]_1`: the result of a reduction."""
+    return isinstance(t, ArrayType) and t.length == 1
+
+
 def literal_type(value) -> Type:
     """The type of a Python literal: `float` is `Float`, `int` is `Int`, `bool` is `Bool`."""
     if isinstance(value, (bool, np.bool_)):

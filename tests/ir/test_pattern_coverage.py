@@ -21,7 +21,7 @@ from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, 
                   python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
-from lift.ir import patterns as P
+from lift.ir import opencl_patterns as O, patterns as P
 from lift.ir.interpreter import Interpreter
 from lift.ir.mapper import handles
 from lift.ir.printer import PaperNotation, PythonSource
@@ -38,12 +38,13 @@ double = UserFun("twice", ("x",), "return 2.0f * x;", (Float,), Float, python=la
 
 
 def _patterns() -> list:
-    """The concrete (dataclass) patterns of lift.ir.patterns, found by walking the subclasses of Pattern."""
+    """The concrete (dataclass) patterns of lift.ir.patterns and lift.ir.opencl_patterns, found by walking the
+    subclasses of Pattern."""
     found, todo = [], [P.Pattern]
     while todo:
         cls = todo.pop()
         todo.extend(cls.__subclasses__())
-        if cls.__module__ == P.__name__ and "__dataclass_fields__" in vars(cls):
+        if cls.__module__ in (P.__name__, O.__name__) and "__dataclass_fields__" in vars(cls):
             found.append(cls)
     return sorted(set(found), key=lambda c: c.__name__)
 
@@ -96,13 +97,13 @@ EXAMPLES = {
     P.PadToMultiple: (fun([A], lambda x: PadToMultiple(8, 0.0)(x)), (x16[:13],), np.pad(x16[:13], (0, 3))),
     P.Take: (fun([A], lambda x: Take(13)(PadToMultiple(8, 0.0)(x))), (x16[:13],), x16[:13]),
     P.Drop: (fun([A], lambda x: Take(9)(Drop(4)(x))), (x16,), x16[4:13]),
-    P.ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
-    P.ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
-    P.ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),
-    P.ToPrivate: (fun([A], lambda x: ToPrivate(MapSeq(double))(x)), (x16,), 2 * x16),
-    P.AsVector: (fun([A], lambda x: AsVector(4)(x)), (x16,), x16.reshape(4, 4)),
-    P.AsScalar: (fun([A4], lambda x: AsScalar()(x)), (v16,), v16.reshape(-1)),
-    P.Vectorize: (fun([A4], lambda x: Map(Vectorize(4, neg))(x)), (v16,), -v16),
+    ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
+    ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
+    ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),
+    ToPrivate: (fun([A], lambda x: ToPrivate(MapSeq(double))(x)), (x16,), 2 * x16),
+    AsVector: (fun([A], lambda x: AsVector(4)(x)), (x16,), x16.reshape(4, 4)),
+    AsScalar: (fun([A4], lambda x: AsScalar()(x)), (v16,), v16.reshape(-1)),
+    Vectorize: (fun([A4], lambda x: Map(Vectorize(4, neg))(x)), (v16,), -v16),
 }
 
 MAPPERS = (TypeInference, Interpreter, PaperNotation, PythonSource)

@@ -9,8 +9,8 @@ import lift
 from lift import (ArrayType, Float, Get, Join, MapAccumSeq, MapGlb, MapLcl, MapSeq, MapWrg, SizeVar, Split, ToGlobal,
                   ToPrivate, Tuple, UserFun, Zip, fun, infer, interpret)
 from lift.explore.cost_walk import profile
-from lift.ir import patterns as P
 from lift.ir.nodes import Literal
+from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.compiled import compile
 from lift.opencl_gen.kernels import PIPELINE, Compilation, generate, specialise
@@ -40,7 +40,7 @@ def _casts(e) -> list:
     found, stack = [], [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, P.AddressSpaceCast):
+        if isinstance(n, AddressSpaceCast):
             found.append(type(n).__name__)
         stack.extend(c for _, c in n.children())
     return found

@@ -9,7 +9,7 @@ import pytest
 import lift
 from lift import ArrayType, Float, MapAccumSeq, MapGlb, MapSeq, ReduceSeq, SizeVar, Split, Join, Tuple, UserFun, fun
 from lift.explore.cost_walk import CostWalk, profile
-from lift.ir import patterns as P
+from lift.ir import opencl_patterns as O, patterns as P
 from lift.ir.mapper import handles
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.emit import Emitter
@@ -26,7 +26,7 @@ def _concrete_patterns() -> list:
     found, stack = [], [P.Pattern]
     while stack:
         cls = stack.pop()
-        subs = [c for c in cls.__subclasses__() if c.__module__ == P.__name__]
+        subs = [c for c in cls.__subclasses__() if c.__module__ in (P.__name__, O.__name__)]
         stack.extend(subs)
         if "__dataclass_fields__" in vars(cls):  # a concrete pattern, a leaf or not (ReduceSeq and its unrolled form)
             found.append(cls)
