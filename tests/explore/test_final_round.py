@@ -180,10 +180,11 @@ class Rounds:
 
 
 class Predicted:
-    """A cost model predicting `ms[chunk]` for the candidate of that chunk (read from its source)."""
+    """The search's cost model for a `DeviceModel`: `PREDICTED[chunk]` for the candidate of that chunk (read from its
+    source)."""
 
     def __init__(self, model):
-        pass
+        self.model = model
 
     def predict(self, generated):
         return next(ms for c, ms in PREDICTED.items() if f"{c}" in generated.source)
