@@ -15,7 +15,7 @@ model predicts it faster. Without it, a round of two run under a heavier load th
 
 A tie is a candidate whose rounds' interquartile range overlaps the fastest median's (`tie_break`): the rounds
 themselves say the difference is within the noise of the moment, and the cost model, which no load sways, picks
-among the tied candidates. On a 2-core machine whose other core is busy, one work-item finds the one free core as
+among the tied candidates where it predicts one clearly faster (`MODEL_MARGIN`). On a 2-core machine whose other core is busy, one work-item finds the one free core as
 fast as two work-items do: asum's search once crowned its sequential reduction on one work-item, twice as slow as
 the parallel one on a quiet machine. A quiet machine's rounds are tight and decide alone.
 
@@ -121,16 +121,23 @@ def quartiles(outcomes: Sequence[Outcome]) -> Optional[tuple]:
             float(np.percentile(times, 75, method="higher")))
 
 
+MODEL_MARGIN = 0.1
+"""How much faster (a share of its time) the cost model must predict a tied candidate than the fastest median's for
+it to win: the model's own small differences mean no more than the round's (asum's parallel candidates differ by
+0.1%, its one work-item by 2x)."""
+
+
 def tie_break(spreads: Mapping[str, tuple], predicted: Mapping[str, Optional[float]]) -> str:
     """The winner's key of a round whose candidates' times over the rounds are `spreads` (key: `quartiles`):
     the fastest median, or, among the candidates tied with it (their interquartile range overlaps its own: the
-    round cannot tell them apart), the one `predicted` (the cost model's time, key: ms) says is fastest; the
-    fastest median where a tied candidate has no prediction."""
+    round cannot tell them apart), the one `predicted` (the cost model's time, key: ms) says is fastest, where it
+    says so by `MODEL_MARGIN`; the fastest median where a tied candidate has no prediction."""
     fastest = min(spreads, key=lambda k: spreads[k][1])
     tied = [k for k in spreads if spreads[k][0] <= spreads[fastest][2]]
     if any(predicted.get(k) is None for k in tied):
         return fastest
-    return min(tied, key=lambda k: (predicted[k], spreads[k][1]))
+    chosen = min(tied, key=lambda k: (predicted[k], spreads[k][1]))
+    return chosen if predicted[chosen] < (1 - MODEL_MARGIN) * predicted[fastest] else fastest
 
 
 def by_round(stage: Sequence[Record]) -> list:

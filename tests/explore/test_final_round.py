@@ -228,6 +228,8 @@ def test_the_round_ties_candidates_whose_interquartile_ranges_overlap_the_fastes
         "a noisy fastest ties with all it overlaps"
     assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.1, 3.1, 3.3)}, {"a": 2.0, "b": None}) == "a", "no prediction"
     assert tie_break({"a": (3.0, 3.0, 3.0), "b": (3.0, 3.0, 3.0)}, {"a": 1.0, "b": 1.0}) == "a"
+    assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.1, 3.1, 3.3)}, {"a": 1.0, "b": 0.95}) == "a", \
+        "the model's small differences decide nothing either"
 
 
 def test_the_rounds_quartiles_are_measured_times_around_the_median():
