@@ -23,6 +23,7 @@ from lift.arrays.host import is_contraction
 from lift.explore import cost_model, cost_walk
 from lift.explore.bandwidth import cached, measure_bandwidth
 from lift.explore.core_cache import core_cache_bytes
+from lift.explore.shared_cache import shared_cache_bytes
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.tuning_database import default_root
 from lift.opencl_gen import runtime
@@ -132,7 +133,9 @@ def _device_rates(device) -> dict:
     kind = "gpu" if info.type & cl.device_type.GPU else "cpu"
     model = cost_model.DeviceModel.for_device(kind, info.max_compute_units, bandwidth.gbps, bandwidth.launch_ms,
                                               info.local_mem_size, info.max_work_group_size,
-                                              info.preferred_vector_width_float, info.global_mem_cache_size,
+                                              info.preferred_vector_width_float,
+                                              shared_cache_bytes(kind, info.global_mem_cache_size,
+                                                                 info.max_compute_units),
                                               near_cache_bytes=core_cache_bytes(kind, info.local_mem_size))
     return {"model": model, "transfer_gbps": _transfer_gbps(device)}
 

@@ -44,12 +44,13 @@ class DeviceModel:
     work-items; `work_item_ns` the cost of scheduling one work-item between two barriers (a loop iteration
     on a CPU, free on a GPU); `group_ns` the cost of starting one work-group (a CPU driver takes it from a queue
     and calls the group's function; a GPU's hardware does); `local_gbps` a compute unit's local-memory
-    bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0:
-    none known), `cache_line_bytes` the size of its lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes`
-    the size of a compute unit's own cache, nearer than that one (0: none known; a CPU core's L2, 512 KB on this
-    machine's EPYC, whose L3 is the 32 MB global cache: `lift.explore.core_cache`); `stream_gbps` what one sequential
-    stream through memory brings a compute unit (0: no limit known; a CPU core's prefetcher follows each stream a
-    bounded distance ahead: 5.5-7 GB/s measured on this EPYC, `lift.explore.cache_levels.memory_gbps`).
+    bandwidth; `cache_bytes` the size of the cache in front of global memory (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`, a
+    virtual machine's share of it: `lift.explore.shared_cache`; 0: none known), `cache_line_bytes` the size of its
+    lines (`CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE`); `near_cache_bytes` the size of a compute unit's own cache, nearer
+    than that one (0: none known; a CPU core's L2, 512 KB on this machine's EPYC, whose L3 is the 32 MB global cache:
+    `lift.explore.core_cache`); `stream_gbps` what one sequential stream through memory brings a compute unit (0: no
+    limit known; a CPU core's prefetcher follows each stream a bounded distance ahead: 5.5-7 GB/s measured on this
+    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`).
     """
 
     compute_units: int

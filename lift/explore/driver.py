@@ -41,7 +41,7 @@ from lift.explore.problem import Problem
 from lift.explore.rank_correlation import spearman
 from lift.explore.reference import SmallerCheck, reference_limit
 from lift.explore.callbacks import Counts, Measured, MeasureCallback, ShowProgress, WriteWinner
-from lift.explore.final_round import FinalRound, final_round
+from lift.explore.final_round import FinalRound, by_round, final_round
 from lift.explore.prediction import AnalyticCostModel
 from lift.explore.progress import ExploreProgress
 from lift.explore.search_strategy import SearchStrategy, as_strategy
@@ -374,7 +374,8 @@ class _Search:
                                    f"setting up took {setup_s:.0f} s (the reference interpreter, the device worker "
                                    f"and the bandwidth measurement){first}: give a larger budget")
             raise ExploreError("the search gave no candidates to evaluate")
-        ranked = sorted((r for r in found if r.ok), key=lambda r: (r.key not in self.remeasured, r.time_ms)) + \
+        ranked = by_round([r for r in found if r.ok and r.key in self.remeasured]) + \
+            sorted((r for r in found if r.ok and r.key not in self.remeasured), key=lambda r: r.time_ms) + \
             sorted((r for r in found if not r.ok), key=lambda r: r.status)
         base = next((r for r in records if r.role == BASELINE and r.params.get("baseline") == baseline), None)
         result = ExploreResult(kernel, dict(problem.sizes), self.device, self.bandwidth, ranked, base, self.evaluated,

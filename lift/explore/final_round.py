@@ -5,12 +5,20 @@ candidates are often within the load's noise (jacobi2d: 3.45 against 3.50 ms), s
 time may name a clearly weaker variant. The final round takes the `top` fastest distinct candidates (by
 their latest times), the default lowering's among them always (`participants`), and evaluates them `rounds`
 times round-robin on the search's device worker, each evaluation timed adaptively as in the search
-(`TimingPolicy`); each candidate's median evaluation (by its median time) is logged, marked with the round's
-id (`Record.final`), and the fastest of these medians wins: its files are written to the output folder. The
-default lowering is what `lift.compile` runs without a winner, so it takes the last place when it is not among
-the fastest: a winner is crowned only by beating it in the same interleaved rounds. Without it, a round of two
-run under a heavier load than the search (correlation: 7.6 and 8.1 ms in the search, 22 and 15 ms in the round)
-crowned a candidate slower than the default lowering's 9.0 ms.
+(`TimingPolicy`); each candidate's median evaluation (by its median time) is logged, its quartiles those of the
+rounds (`quartiles`), marked with the round's id (`Record.final`), and the fastest of these medians wins
+(`by_round`), unless the round cannot tell them apart: its files are written to the output folder. The default
+lowering is what `lift.compile` runs without a winner, so it takes the last place when it is not among the
+fastest: a winner is crowned only by beating it in the same interleaved rounds, or by tying with it where the cost
+model predicts it faster. Without it, a round of two run under a heavier load than the search (correlation: 7.6 and
+8.1 ms in the search, 22 and 15 ms in the round) crowned a candidate slower than the default lowering's 9.0 ms.
+
+A tie is a candidate whose rounds' interquartile range overlaps the fastest median's (`tie_break`): the rounds
+themselves say the difference is within the noise of the moment, and the cost model, which no load sways, picks
+among the tied candidates where it predicts one clearly faster (`MODEL_MARGIN`). On a 2-core machine whose other
+core is busy, one work-item finds the one free core as fast as two work-items do: asum's search once crowned its
+sequential reduction on one work-item, twice as slow as the parallel one on a quiet machine. A quiet machine's
+rounds are tight and decide alone; at a load of 8, asum's three finalists' ranges overlapped (12.5-17.6 ms).
 
 It is bounded: the search stops `share` of the budget early to leave the round its time, and the round runs
 at most `top * rounds` evaluations, fewer candidates where an evaluation of the search took so long that
@@ -24,12 +32,15 @@ stands (`standing`): its winner is written again.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+import numpy as np
 
 from lift.errors import LiftError
 from lift.explore.candidate import DEFAULT_LOWERING
@@ -101,16 +112,56 @@ def median_outcome(outcomes: Sequence[Outcome]) -> Optional[Outcome]:
     return ranked[len(ranked) // 2] if ranked else None
 
 
+def quartiles(outcomes: Sequence[Outcome]) -> Optional[tuple]:
+    """The lower quartile, median and upper quartile of the median times of working evaluations, the median
+    `median_outcome`'s and the quartiles widened to a measured time (of two evaluations, both), or None."""
+    times = sorted(o.timing.median_ms for o in outcomes if o.ok)
+    if not times:
+        return None
+    return (float(np.percentile(times, 25, method="lower")), times[len(times) // 2],
+            float(np.percentile(times, 75, method="higher")))
+
+
+MODEL_MARGIN = 0.1
+"""How much faster (a share of its time) the cost model must predict a tied candidate than the fastest median's for
+it to win: the model's own small differences mean no more than the round's (asum's parallel candidates differ by
+0.1%, its one work-item by 2x)."""
+
+
+def tie_break(spreads: Mapping[str, tuple], predicted: Mapping[str, Optional[float]]) -> str:
+    """The winner's key of a round whose candidates' times over the rounds are `spreads` (key: `quartiles`):
+    the fastest median, or, among the candidates tied with it (their interquartile range overlaps its own: the
+    round cannot tell them apart), the one `predicted` (the cost model's time, key: ms) says is fastest, where it
+    says so by `MODEL_MARGIN`; the fastest median where a tied candidate has no prediction."""
+    fastest = min(spreads, key=lambda k: spreads[k][1])
+    tied = [k for k in spreads if spreads[k][0] <= spreads[fastest][2]]
+    if any(predicted.get(k) is None for k in tied):
+        return fastest
+    chosen = min(tied, key=lambda k: (predicted[k], spreads[k][1]))
+    return chosen if predicted[chosen] < (1 - MODEL_MARGIN) * predicted[fastest] else fastest
+
+
+def by_round(stage: Sequence[Record]) -> list:
+    """The records of one final round, its winner first (`tie_break` over their medians and the rounds'
+    quartiles), the others fastest first."""
+    ranked = sorted(stage, key=lambda r: r.time_ms)
+    if not ranked:
+        return ranked
+    won = tie_break({r.key: (r.q1_ms or r.time_ms, r.time_ms, r.q3_ms or r.time_ms) for r in ranked},
+                    {r.key: r.predicted_ms for r in ranked})
+    return sorted(ranked, key=lambda r: r.key != won)
+
+
 def leader(records: Sequence[Record], samples: dict) -> Record:
-    """The record among `records` (fastest first) of the candidate whose median over the rounds that every
-    candidate of `samples` (key: its evaluations so far) completed is the fastest: a round cut short still
-    compares its candidates side by side; the fastest of `records` where no round completed."""
+    """The record among `records` (fastest first) of the winner (`tie_break`) of the rounds that every candidate
+    of `samples` (key: its evaluations so far) completed: a round cut short still compares its candidates side
+    by side; the fastest of `records` where no round completed."""
     done = min(len(s) for s in samples.values())
-    medians = {key: median_outcome(s[:done]) for key, s in samples.items()} if done else {}
-    timed = {key: o.timing.median_ms for key, o in medians.items() if o is not None}
-    if not timed:
+    spreads = {key: quartiles(s[:done]) for key, s in samples.items()} if done else {}
+    spreads = {key: q for key, q in spreads.items() if q is not None}
+    if not spreads:
         return records[0]
-    key = min(timed, key=timed.get)
+    key = tie_break(spreads, {r.key: r.predicted_ms for r in records})
     return next(r for r in records if r.key == key)
 
 
@@ -124,7 +175,7 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
     stage = standing(records, options.top)
     if stage:
         search.remeasured = {r.key for r in stage}
-        search.crown(min(stage, key=lambda r: r.time_ms))
+        search.crown(by_round(stage)[0])
         return True
     spent = statistics.median(search.evaluation_s) if search.evaluation_s else None
     top = fitting(options.top, options.rounds, end - time.monotonic(), spent)
@@ -147,7 +198,9 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
     for item in best:
         outcome = median_outcome(samples[item.candidate.key])
         if outcome is not None:
-            finalists.append(search.record_final(item, outcome, mark))
+            q1, _, q3 = quartiles(samples[item.candidate.key])
+            timing = dataclasses.replace(outcome.timing, q1_ms=q1, q3_ms=q3)
+            finalists.append(search.record_final(item, dataclasses.replace(outcome, timing=timing), mark))
     search.remeasured = {r.key for r in finalists}
-    search.crown(min(finalists, key=lambda r: r.time_ms) if finalists else records[0])
+    search.crown(by_round(finalists)[0] if finalists else records[0])
     return True

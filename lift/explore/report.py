@@ -88,7 +88,8 @@ def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Re
               str(len(r.derivation)), _truncate(r.expression)] for label, r in rows]
     title = f"fastest of {sum(r.ok for r in ranked)} working candidates"
     if remeasured:
-        title += f" (#1-#{remeasured} measured again side by side at the end, ranked ahead of the others)"
+        title += (f" (#1-#{remeasured} measured again side by side at the end, ranked ahead of the others; ± their"
+                  " rounds' spread: where it overlaps the fastest median's, the model's prediction decides #1)")
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     for i, name in enumerate(("#", "ms", "±", "GB/s", "% bw", "model ms", "steps")):
         t.add_column(name, justify="right", no_wrap=True, min_width=max([len(name)] + [len(c[i]) for c in cells]))

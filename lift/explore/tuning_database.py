@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from lift.explore.candidate import program_key
-from lift.explore.final_round import standing
+from lift.explore.final_round import by_round, standing
 from lift.explore.log import BASELINE, CANDIDATE, SCHEMA, BadRecord, Record
 from lift.ir.nodes import Lambda
 
@@ -104,16 +104,17 @@ class TuningDatabase:
 
     def ranked(self, program: str, device: str, sizes: Mapping[str, int]) -> list:
         """The working candidates of `program` on `device` with a derivation, fastest first: those measured at
-        `sizes` (the latest final round's first, while it stands: its winner beat the others, the default lowering
-        among them, side by side), then those of the same size class."""
+        `sizes` (the latest final round's first, while it stands, its winner first: it beat the others, the default
+        lowering among them, side by side, or tied and was predicted faster: `by_round`), then those of the same
+        size class."""
         latest = {}
         for r in self.records(program):
             if r.device == device and r.role == CANDIDATE:
                 latest[(r.key, tuple(sorted(r.sizes.items())))] = r
         usable = [r for r in latest.values() if r.ok and r.derivation]
         exact = sorted((r for r in usable if dict(r.sizes) == dict(sizes)), key=lambda r: r.time_ms)
-        compared = {r.key for r in standing(exact, top=1)}
-        exact.sort(key=lambda r: r.key not in compared)
+        compared = by_round(standing(exact, top=1))
+        exact = compared + [r for r in exact if r not in compared]
         near = sorted((r for r in usable if dict(r.sizes) != dict(sizes) and size_class(r.sizes) == size_class(sizes)),
                       key=lambda r: r.time_ms / max(1, sum(r.sizes.values())))
         return exact + near

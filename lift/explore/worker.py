@@ -29,6 +29,7 @@ import numpy as np
 from lift.errors import LiftCodegenError, LiftDeviceError, LiftError
 from lift.explore.bandwidth import measure_bandwidth
 from lift.explore.core_cache import core_cache_bytes
+from lift.explore.shared_cache import shared_cache_bytes
 from lift.explore.cost_model import DeviceModel
 from lift.explore.evaluation import COMPILE, CRASH, OK, TIMEOUT, RTOL, DeviceSession, Outcome, TimingPolicy
 from lift.opencl_gen import runtime
@@ -50,7 +51,8 @@ class WorkerTimedOut(LiftError):
 @dataclass(frozen=True)
 class DeviceFacts:
     """The device a worker opened, as the explorer needs it: label (with driver version), limits, the sizes of
-    its global-memory cache and of its lines, and of a compute unit's own cache (`lift.explore.core_cache`)."""
+    its global-memory cache as the cost model counts on it (`lift.explore.shared_cache`) and of its lines, and of a
+    compute unit's own cache (`lift.explore.core_cache`)."""
 
     label: str
     kind: str
@@ -285,5 +287,5 @@ def device_facts(device) -> DeviceFacts:
     kind = "gpu" if device.type & cl.device_type.GPU else "cpu"
     return DeviceFacts(runtime.device_label(device), kind, device.max_compute_units, device.local_mem_size,
                        device.max_work_group_size, device.native_vector_width_float, tuple(device.max_work_item_sizes),
-                       device.global_mem_cache_size, device.global_mem_cacheline_size,
-                       core_cache_bytes(kind, device.local_mem_size))
+                       shared_cache_bytes(kind, device.global_mem_cache_size, device.max_compute_units),
+                       device.global_mem_cacheline_size, core_cache_bytes(kind, device.local_mem_size))

@@ -16,7 +16,8 @@ from lift.explore import driver
 from lift.explore.candidate import DEFAULT_LOWERING, Candidate, program_key
 from lift.explore.driver import explore
 from lift.explore.evaluation import OK, Outcome, TimingPolicy, TimingStats
-from lift.explore.final_round import FinalRound, fitting, leader, median_outcome, participants, standing
+from lift.explore.final_round import (FinalRound, by_round, fitting, leader, median_outcome, participants,
+                                     quartiles, standing, tie_break)
 from lift.explore.log import Record
 from lift.explore.tuning_database import TuningDatabase
 from lift.ir.program_file import load_program_file
@@ -29,8 +30,8 @@ KNOWN_BANDWIDTH = StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0
 N = SizeVar("N")
 EVALUATE = final_round.evaluate
 # Injected per-round times of the final round's participants, in their in-search order: the median picks the
-# last (2 ms), the minimum the first (0.5 ms), the mean the second (4 ms).
-INJECTED = ([0.5, 9.0, 9.0, 9.0, 9.0], [4.0, 4.0, 4.0, 4.0, 4.0], [2.0, 2.0, 2.0, 30.0, 30.0])
+# last (2 ms), the minimum the first (0.5 ms), the mean the second (4 ms); their interquartile ranges are apart.
+INJECTED = ([0.5, 9.0, 9.0, 9.0, 9.0], [4.0, 4.0, 4.0, 4.0, 4.0], [2.0, 2.0, 2.0, 2.5, 30.0])
 
 
 def chunked(ns, chunk: int):
@@ -164,9 +165,94 @@ def test_the_default_lowering_takes_part_in_the_final_round_and_a_slower_winner_
     assert result.winner.params == {DEFAULT_LOWERING: "yes"} and result.winner.time_ms == 4.0
 
 
-def _record(key, time_ms, at, final="", params=None):
+class Rounds:
+    """An `evaluate` whose median time in the k-th round is `ms[chunk][k]` of the candidate's chunk."""
+
+    def __init__(self, real, ms):
+        self.real, self.ms, self.chunks = real, ms, []
+
+    def __call__(self, worker, plan, timeout):
+        chunk = next(c for c in self.ms if f"{c}" in plan.source)
+        t = self.ms[chunk][self.chunks.count(chunk)]
+        self.chunks.append(chunk)
+        outcome = self.real(worker, plan, timeout)
+        return dataclasses.replace(outcome, timing=dataclasses.replace(outcome.timing, median_ms=t, q1_ms=t, q3_ms=t))
+
+
+class Predicted:
+    """The search's cost model for a `DeviceModel`: `PREDICTED[chunk]` for the candidate of that chunk (read from its
+    source)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, generated):
+        return next(ms for c, ms in PREDICTED.items() if f"{c}" in generated.source)
+
+
+PREDICTED = {1024: 2.0, 2048: 1.0, 4096: 0.5}
+
+
+@needs_device
+def test_candidates_the_round_cannot_tell_apart_are_ranked_by_the_cost_model(tmp_path, monkeypatch):
+    """Chunks of 1024 have the fastest median (3.0 ms), but chunks of 2048 (3.1 ms) overlap their interquartile
+    range: the loaded rounds cannot tell them apart, and the cost model predicts 2048 faster. 4096, predicted
+    fastest of all, is clearly slower in the round, and the round's verdict stands."""
+    pf = load_program_file(ASUM)
+    store = TuningDatabase(tmp_path / "db")
+    monkeypatch.setattr(driver, "AnalyticCostModel", Predicted)
+    in_round = Rounds(EVALUATE, {1024: [2.0, 3.2, 3.0, 2.1, 3.4], 2048: [3.1, 2.9, 3.5, 3.3, 3.1],
+                                 4096: [6.0, 6.0, 6.0, 6.0, 6.0]})
+    monkeypatch.setattr(final_round, "evaluate", in_round)
+    result = search(pf, tmp_path / "out", store)
+    assert len(in_round.chunks) == 15 and result.remeasured == 3
+    chunks = [next(c for c in PREDICTED if f"{c}" in r.expression) for r in result.ranked]
+    assert chunks == [2048, 1024, 4096] and result.winner.time_ms == 3.1
+    assert (result.winner.q1_ms, result.winner.q3_ms) == (3.1, 3.3), "the rounds' quartiles are logged"
+    written = json.loads((tmp_path / "out" / "asum.derivation.json").read_text())
+    assert written["key"] == result.winner.key
+    assert store.best(program_key(pf.kernels["asum"]), result.device, SIZES).key == result.winner.key
+
+    again = Rounds(EVALUATE, {})
+    monkeypatch.setattr(final_round, "evaluate", again)
+    resumed = search(pf, tmp_path / "out", store)
+    assert again.chunks == [] and resumed.winner.key == result.winner.key, "the round stands, its winner too"
+
+
+def test_the_round_ties_candidates_whose_interquartile_ranges_overlap_the_fastest_median():
+    predicted = {"a": 2.0, "b": 1.0, "c": 0.5}
+    assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.1, 3.1, 3.3), "c": (6.0, 6.0, 6.0)}, predicted) == "b"
+    assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.3, 3.4, 3.5), "c": (6.0, 6.0, 6.0)}, predicted) == "a", \
+        "a quiet round's verdict stands"
+    assert tie_break({"a": (2.0, 3.0, 6.0), "b": (3.1, 3.1, 3.3), "c": (5.0, 6.0, 7.0)}, predicted) == "c", \
+        "a noisy fastest ties with all it overlaps"
+    assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.1, 3.1, 3.3)}, {"a": 2.0, "b": None}) == "a", "no prediction"
+    assert tie_break({"a": (3.0, 3.0, 3.0), "b": (3.0, 3.0, 3.0)}, {"a": 1.0, "b": 1.0}) == "a"
+    assert tie_break({"a": (2.1, 3.0, 3.2), "b": (3.1, 3.1, 3.3)}, {"a": 1.0, "b": 0.95}) == "a", \
+        "the model's small differences decide nothing either"
+
+
+def test_the_rounds_quartiles_are_measured_times_around_the_median():
+    def timed(ms):
+        return Outcome(OK, timing=TimingStats(ms, ms, ms, 3, (ms,), True))
+    assert quartiles([timed(t) for t in (5.0, 1.0, 4.0, 2.0, 3.0)]) == (2.0, 3.0, 4.0)
+    assert quartiles([timed(1.0), Outcome("timeout"), timed(2.0)]) == (1.0, 2.0, 2.0), "of two, both"
+    assert quartiles([Outcome("crash")]) is None
+
+
+def _record(key, time_ms, at, final="", params=None, **fields):
     return Record(key, "dev", "asum", {"N": 8}, OK, time_ms=time_ms, gbps=1.0, recorded_at=at, final=final,
-                  params=params or {})
+                  params=params or {}, **fields)
+
+
+def test_a_rounds_records_rank_its_winner_first():
+    at = "2026-01-01T00:00:01"
+    a = _record("a", 3.0, at, "x", q1_ms=2.1, q3_ms=3.2, predicted_ms=2.0)
+    b = _record("b", 3.1, at, "x", q1_ms=3.1, q3_ms=3.3, predicted_ms=1.0)
+    c = _record("c", 6.0, at, "x", q1_ms=6.0, q3_ms=6.0, predicted_ms=0.5)
+    assert by_round([c, a, b]) == [b, a, c]
+    assert by_round([c, a, dataclasses.replace(b, q1_ms=3.3)]) == [a, dataclasses.replace(b, q1_ms=3.3), c]
+    assert by_round([]) == []
 
 
 def test_the_round_takes_the_fastest_and_the_default_lowering():
@@ -196,6 +282,9 @@ def test_a_round_cut_short_crowns_the_fastest_of_its_complete_rounds():
     assert leader(records, two_rounds) == records[1], "a's third round is not compared"
     assert leader(records, {"a": [timed(5.0)], "d": []}) == records[0], "no complete round: the search's fastest"
     assert leader(records, {"a": [Outcome("timeout")], "d": [Outcome("crash")]}) == records[0]
+    tied = {"a": [timed(5.0), timed(3.9)], "d": [timed(4.0), timed(4.5)]}
+    predicted = [dataclasses.replace(records[0], predicted_ms=1.0), dataclasses.replace(records[1], predicted_ms=2.0)]
+    assert leader(predicted, tied) == predicted[0], "two rounds each, overlapping: the cost model decides"
 
 
 def test_the_median_evaluation_is_the_middle_working_one():
