@@ -10,8 +10,8 @@ from lift.errors import (LiftCodegenError, LiftDeviceError, LiftError, LiftEvalE
 from lift.ir.interpreter import interpret
 from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
-from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                              MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
+from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq, MapGlb,
+                              MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
                               Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal,
                               ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
@@ -31,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop",
-    "Expr", "Float", "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "Join", "Lambda", "LiftArray",
+    "Expr", "Float", "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "IterateHost", "Join", "Lambda", "LiftArray",
     "LiftCodegenError", "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError",
     "Literal", "Map", "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqSlide", "MapSeqUnroll", "MapSeqUnswitch",
     "MapWrg", "Pad", "PadToMultiple", "Param", "PartRed", "Reduce", "ReduceSeq", "ReduceSeqUnroll", "Reorder",

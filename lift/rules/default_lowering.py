@@ -7,9 +7,12 @@ chooses, in order:
 0. a program written as routine calls (`lift.ir.routine`: BLAS-like library calls) is their bodies
    (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead); a program whose
    result is a view of its inputs (`transpose ∘ map(transpose)`) copies it, `map^d(id)` (`copy-view`);
-0a. an iteration outside every map, `iterate^n(f)` of a constant `n` up to `MAX_UNROLLED_STEPS` (a stencil over
-   time steps), is unrolled into its steps `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)),
-   each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
+0a. an iteration outside every map (a stencil over time steps) runs its steps in kernels of their own, as a
+   step's maps need every result of the step before: a step that is one kernel, a computation of views of its
+   input keeping its type, is a host loop of that kernel, `iterate-host^n(f)` (`iterate-host`, any constant
+   `n` from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`); any other step,
+   of a constant `n` up to `MAX_UNROLLED_STEPS`, is unrolled, `f ∘ .. ∘ f` (`iterate-decomposition`,
+   `iterate-once`, Figure 3(a)); each step's kernels are lowered as below; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
    the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
 0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
@@ -472,8 +475,21 @@ def _unroll_step(focus: Focus):
     return (rewrite("iterate-decomposition", m=n.value - 1) >> argument(0, rewrite("iterate-once")))(focus)
 
 
+def _hostable(ctx) -> bool:
+    """Whether `iterate-host` applies at the iteration `ctx`, of a step written as a function `λx. ...` (whose
+    maps the steps below lower as calls)."""
+    return isinstance(ctx.node.f.f, Lambda) and next(_ITERATE_HOST.matches(ctx.node, ctx), None) is not None
+
+
+_ITERATE_HOST = next(r for r in RULES if r.name == "iterate-host")
+
+
+hosted_iterations = normalize(where(is_call(P.Iterate) & ~inside() & Selector(_hostable, "hostable"))
+                              >> rewrite("iterate-host"))
+"""Every iteration outside every map whose step is one kernel a host loop of it (module docstring, step 0a)."""
+
 unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strategy(_unroll_step, "unroll_step"))
-"""Every iteration outside every map unrolled into its steps (module docstring, step 0a)."""
+"""Every other iteration outside every map unrolled into its steps (module docstring, step 0a)."""
 
 
 def scalar_arguments(sizes: Mapping[str, int]) -> Strategy:
@@ -522,7 +538,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     scalars = scalar_arguments(sizes) if vectorises(vector_width) else identity
     general = (stencils >> structs >> scalars >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions
                >> inner_reductions >> row_blocks >> top_maps >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> copied_view >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
+    return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
             >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
             >> unrolled_userfuns >> fused_sincos)
@@ -537,12 +553,15 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
-                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)), None)
+                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)
+                           and not _hostable(c)), None)
     if long_iteration is not None:
         it = long_iteration.node.f
-        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
-                            f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
-                            f"(here {it.n}); write fewer steps and call the program repeatedly")
+        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is a host loop "
+                            f"of its step's kernel where the step is one computation of views of its input (`{{stencil}}"
+                            f"({{views}}(x))`), keeping its type, else unrolled into kernels, one step after another, only "
+                            f"for a constant count from 1 to {MAX_UNROLLED_STEPS} (here {it.n}); write fewer steps and "
+                            f"call the program repeatedly")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
