@@ -29,8 +29,8 @@ class HostLoopEmission:
         if any(k != "seq-kernel" for k in self.kinds) or self.out.stmts or self.out.loop is not None:
             raise LiftCodegenError(f"{where}: a host loop is a whole kernel (the pass check-lowered checks it)")
         if f.n.value < 1:
-            raise LiftCodegenError(f"{where}: a host loop launches its kernel at least once (iterate-0 is the "
-                                   "identity: write the input)")
+            raise LiftCodegenError(f"{where}: a host loop launches its kernel at least once (iterate-zero makes "
+                                   "no iteration a copy)")
         (a,) = args
         first, dest = _whole_memory(a, t), _whole_memory(out, t)
         if first is None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.rules.hierarchy import PARALLEL_MAPS, placement_error
-from lift.rules.iterate import host_step
+from lift.rules.iterate import one_kernel_step
 
 
 def check_lowered(body: Expr) -> Expr:
@@ -41,11 +41,11 @@ class _Check(Mapper):
         pass
 
     def map_IterateHost(self, f: P.IterateHost, enclosing: tuple, path: str) -> None:
-        """A host loop is a whole kernel: outside every map, of a step that is one kernel (`host_step`)."""
+        """A host loop is a whole kernel: outside every map, of a step that is one kernel (`one_kernel_step`)."""
         if enclosing:
             raise LiftCodegenError(f"{paper(f)} at {path}: a host loop is a whole kernel; it cannot be inside "
                                    f"{paper(enclosing[-1])}")
-        if host_step(FunCall(f, (Param("x"),))) is None:
+        if not one_kernel_step(f):
             raise LiftCodegenError(f"{paper(f)} at {path}: the step must be one kernel, a computation of views of "
                                    "its input (unroll the iteration into kernels instead: iterate-decomposition, "
                                    "iterate-once)")

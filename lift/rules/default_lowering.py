@@ -10,7 +10,8 @@ chooses, in order:
 0a. an iteration outside every map (a stencil over time steps) runs its steps in kernels of their own, as a
    step's maps need every result of the step before: a step that is one kernel, a computation of views of its
    input keeping its type, is a host loop of that kernel, `iterate-host^n(f)` (`iterate-host`, any constant
-   `n` from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`); any other step,
+   `n` from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`); no step at all a
+   copy of the input (`iterate-zero`); any other step,
    of a constant `n` up to `MAX_UNROLLED_STEPS`, is unrolled, `f ∘ .. ∘ f` (`iterate-decomposition`,
    `iterate-once`, Figure 3(a)); each step's kernels are lowered as below; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
@@ -157,6 +158,7 @@ from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
                                  inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 from lift.rules.transposition import walked_transposition
+from lift.types.arith import Cst
 from lift.types.types import ArrayType, ScalarType
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
@@ -475,18 +477,20 @@ def _unroll_step(focus: Focus):
     return (rewrite("iterate-decomposition", m=n.value - 1) >> argument(0, rewrite("iterate-once")))(focus)
 
 
+_ITERATE_HOST = next(r for r in RULES if r.name == "iterate-host")
+
+
 def _hostable(ctx) -> bool:
     """Whether `iterate-host` applies at the iteration `ctx`, of a step written as a function `λx. ...` (whose
     maps the steps below lower as calls)."""
     return isinstance(ctx.node.f.f, Lambda) and next(_ITERATE_HOST.matches(ctx.node, ctx), None) is not None
 
 
-_ITERATE_HOST = next(r for r in RULES if r.name == "iterate-host")
-
-
-hosted_iterations = normalize(where(is_call(P.Iterate) & ~inside() & Selector(_hostable, "hostable"))
-                              >> rewrite("iterate-host"))
-"""Every iteration outside every map whose step is one kernel a host loop of it (module docstring, step 0a)."""
+hosted_iterations = normalize(where(is_call(P.Iterate) & ~inside())
+                              >> (rewrite("iterate-zero") | (where(Selector(_hostable, "hostable"))
+                                                             >> rewrite("iterate-host"))))
+"""Every iteration outside every map of no step a copy, whose step is one kernel a host loop of it (module
+docstring, step 0a)."""
 
 unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strategy(_unroll_step, "unroll_step"))
 """Every other iteration outside every map unrolled into its steps (module docstring, step 0a)."""
@@ -538,8 +542,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     scalars = scalar_arguments(sizes) if vectorises(vector_width) else identity
     general = (stencils >> structs >> scalars >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions
                >> inner_reductions >> row_blocks >> top_maps >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
-            >> _FUSE_MAPS >> split_columns
+    return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements
+            >> hoist_invariants(sizes) >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
             >> unrolled_userfuns >> fused_sincos)
 
@@ -553,15 +557,14 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
-                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)
-                           and not _hostable(c)), None)
+                           if is_call(P.Iterate)(c) and not inside()(c)
+                           and not (_unrollable(c.node.f) or _hostable(c) or c.node.f.n == Cst(0))), None)
     if long_iteration is not None:
         it = long_iteration.node.f
-        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is a host loop "
-                            f"of its step's kernel where the step is one computation of views of its input (`{{stencil}}"
-                            f"({{views}}(x))`), keeping its type, else unrolled into kernels, one step after another, only "
-                            f"for a constant count from 1 to {MAX_UNROLLED_STEPS} (here {it.n}); write fewer steps and "
-                            f"call the program repeatedly")
+        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map whose step is "
+                            f"not one kernel (one computation of views of its input, keeping its type) is unrolled "
+                            f"into kernels, one step after another, only for a constant count from 1 to "
+                            f"{MAX_UNROLLED_STEPS} (here {it.n}); write fewer steps and call the program repeatedly")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:

@@ -3,6 +3,7 @@ its function; and an iteration whose step is one kernel is a host loop of that k
 
     iterate^(m+n)(f) → iterate^m(f) ∘ iterate^n(f)
     iterate^1(f) → f
+    iterate^0(f) → map^d(id)             (the identity, written as a copy)
     iterate^n(f) → iterate-host^n(f)     (outside every pattern, f : T -> T one kernel, n ≥ 1)
 
 `f^(m+n) = f^m ∘ f^n` by the definition `f^0 = id`, `f^(k+1) = f^k ∘ f` (Section 3.1); it holds for
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lift.ir.nodes import FunCall, Lambda, Node
+from lift.ir.nodes import FunCall, Lambda, Node, Param
 from lift.ir.patterns import Iterate, IterateHost, is_view
 from lift.rules.rule import requires, rule
+from lift.rules.simplification import identity_copy
 from lift.rules.sizes import integer
 
 
@@ -43,6 +45,14 @@ def iterate_once(call):
     return FunCall(call.f.f, call.args)
 
 
+@rule("iterate-zero", figure="3(a)", heads=Iterate,
+      match=lambda call: requires(call.f.n.is_constant and integer(call.f.n) == 0, "not zero iterations"),
+      description="no iteration is the identity, a copy of the input (f^0 = id)",
+      equation="iterate^0(f) → map^d(id)")
+def iterate_zero(call):
+    return identity_copy(call.t)(*call.args)
+
+
 def host_step(call: FunCall) -> Optional[FunCall]:
     """The one computation of the step of the iteration `call` (`iterate` or `iterate-host`): for a step
     `λx. v(c(w(x)))`, the call `c` its body reaches through views `v`, whose arguments are views `w` of `x`
@@ -59,6 +69,11 @@ def host_step(call: FunCall) -> Optional[FunCall]:
     if not isinstance(e, FunCall) or is_view(e.f) or isinstance(e.f, Lambda):
         return None
     return e if all(_views_of(a, x) for a in e.args) else None
+
+
+def one_kernel_step(it) -> bool:
+    """Whether the step of the iteration `it` is one kernel (`host_step`), whatever it is applied to."""
+    return host_step(FunCall(it, (Param("x"),))) is not None
 
 
 def _views_of(e: Node, x) -> bool:
@@ -81,4 +96,4 @@ def iterate_host(call):
     return IterateHost(call.f.n, call.f.f)(*call.args)
 
 
-RULES = (iterate_decomposition, iterate_once, iterate_host)
+RULES = (iterate_decomposition, iterate_once, iterate_zero, iterate_host)

@@ -1,4 +1,4 @@
-"""`transpose-copy` (lift.rules.transposition), `iterate-once` and `iterate-host` (lift.rules.iterate) and the
+"""`transpose-copy` (lift.rules.transposition), `iterate-once`, `-zero` and `-host` (lift.rules.iterate) and the
 default lowering's use of them and of `map-eta-expansion` on a map of a user function of arrays: every rewrite
 means what the program means (the interpreter, before and after, and numpy)."""
 
@@ -145,8 +145,8 @@ def _step(kernels: int):
 
 
 @SETTINGS
-@given(st.integers(1, 3), st.integers(1, 40), st.sampled_from([1, 2]), st.integers(0, 1 << 16))
-def test_an_iteration_of_one_kernel_is_a_host_loop_and_of_two_is_unrolled(steps, n, kernels, seed):
+@given(st.integers(0, 3), st.integers(1, 40), st.sampled_from([1, 2]), st.integers(0, 1 << 16))
+def test_an_iteration_of_one_kernel_is_a_host_loop_of_two_unrolled_of_none_a_copy(steps, n, kernels, seed):
     program = fun([ArrayType(Float, N)], lambda a: Iterate(steps, _step(kernels))(a))
     x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
     want = x.astype(np.float64)
@@ -155,7 +155,9 @@ def test_an_iteration_of_one_kernel_is_a_host_loop_and_of_two_is_unrolled(steps,
         want = (p[:-2] + p[1:-1] + p[2:]) / 3
     np.testing.assert_allclose(lift.interpret(program, x), want, rtol=1e-5, atol=1e-6)
     lowered = lower(program, {"N": n})
-    if kernels == 1:
+    if steps == 0:
+        assert "iterate" not in paper(lowered) and "avg3" not in paper(lowered) and "(id)" in paper(lowered)
+    elif kernels == 1:
         assert paper(lowered).startswith(f"iterate-host-{steps}(") and paper(lowered).count("avg3") == 1
     else:
         assert "iterate" not in paper(lowered) and paper(lowered).count("avg3") == steps
