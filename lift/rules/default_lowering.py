@@ -9,11 +9,12 @@ chooses, in order:
    result is a view of its inputs (`transpose ∘ map(transpose)`) copies it, `map^d(id)` (`copy-view`);
 0a. an iteration outside every map (a stencil over time steps) runs its steps in kernels of their own, as a
    step's maps need every result of the step before: a step that is one kernel, a computation of views of its
-   input keeping its type, is a host loop of that kernel, `iterate-host^n(f)` (`iterate-host`, any constant
-   `n` from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`); no step at all a
-   copy of the input (`iterate-zero`); any other step,
-   of a constant `n` up to `MAX_UNROLLED_STEPS`, is unrolled, `f ∘ .. ∘ f` (`iterate-decomposition`,
-   `iterate-once`, Figure 3(a)); each step's kernels are lowered as below; and a map
+   input keeping its type, is a host loop of that kernel, `iterate-host^n(f)` (`iterate-host`, any constant `n`
+   from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`), but for a map of the
+   input itself (no stencil) of up to `MAX_UNROLLED_STEPS` steps, which fuse into one kernel unrolled; no step at
+   all is a copy of the input (`iterate-zero`); any other step, of a constant `n` up to `MAX_UNROLLED_STEPS`, is
+   unrolled, `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)); each step's kernels are
+   lowered as below; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
    the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
 0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
@@ -148,6 +149,7 @@ from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.fusion import of_arrays
+from lift.rules.iterate import host_step
 from lift.rules.let_floating import invariant_computation, repeated_computation
 from lift.rules.memory import is_copy
 from lift.rules.paper_derivations import mapped
@@ -482,8 +484,13 @@ _ITERATE_HOST = next(r for r in RULES if r.name == "iterate-host")
 
 def _hostable(ctx) -> bool:
     """Whether `iterate-host` applies at the iteration `ctx`, of a step written as a function `λx. ...` (whose
-    maps the steps below lower as calls)."""
-    return isinstance(ctx.node.f.f, Lambda) and next(_ITERATE_HOST.matches(ctx.node, ctx), None) is not None
+    maps the steps below lower as calls), unless it is a map of `x` itself (no stencil's `slide ∘ pad`) of
+    few steps: those are unrolled, and `map-fusion` makes them one kernel of no intermediate array."""
+    step = ctx.node.f.f
+    if not isinstance(step, Lambda) or next(_ITERATE_HOST.matches(ctx.node, ctx), None) is None:
+        return False
+    c = host_step(ctx.node)
+    return not (isinstance(c.f, P.Map) and all(a == step.params[0] for a in c.args) and _unrollable(ctx.node.f))
 
 
 hosted_iterations = normalize(where(is_call(P.Iterate) & ~inside())

@@ -13,7 +13,8 @@ own, its maps on global work-items, where the code generator's `iterate` is a lo
 `iterate-host` means what `iterate` means (`f` applied `n` times); it says where the loop runs: on the host,
 which launches the step's one kernel `n` times over two buffers (`lift.opencl_gen.host_loops`), instead of `n`
 copies of the kernel. Its step must be that one kernel, a computation of views of its input (`host_step`), and
-keep its array's type, so that the two buffers hold every step's input and result.
+keep its array's type, so that the two buffers hold every step's input and result; its input and result are
+whole buffers (not views), which the launches read and write as the step's.
 """
 
 from __future__ import annotations
@@ -88,8 +89,15 @@ def _one_kernel_step(call) -> None:
     requires(host_step(call) is not None, "the step is not one computation of views of its input")
 
 
-@rule("iterate-host", figure="3(a)", heads=Iterate, match=_one_kernel_step,
-      allowed=lambda call, ctx: requires(next(ctx.enclosing(), None) is None, "inside a pattern's function"),
+def _stored_in_and_out(call, ctx) -> None:
+    requires(next(ctx.enclosing(), None) is None, "inside a pattern's function")
+    (x,) = call.args
+    requires(not (isinstance(x, FunCall) and is_view(x.f)), "its input is a view, not a buffer of its own")
+    consumer = ctx.parent.node if ctx.parent is not None else None
+    requires(not (isinstance(consumer, FunCall) and is_view(consumer.f)), "its result is viewed, not stored whole")
+
+
+@rule("iterate-host", figure="3(a)", heads=Iterate, match=_one_kernel_step, allowed=_stored_in_and_out,
       description="an iteration whose step is one kernel: the host launches the kernel n times",
       equation="iterate^n(f) → iterate-host^n(f)")
 def iterate_host(call):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import lift
-from lift import ArrayType, Float, Iterate, IterateHost, Join, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide, Split, fun
+from lift import (ArrayType, Float, Iterate, IterateHost, Join, Map, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide, Split,
+                  Transpose, fun, userfun)
 from lift.errors import LiftCodegenError, LiftTypeError
 from lift.ir.binding import to_host
 from lift.opencl_gen.kernels import generate
@@ -128,3 +129,34 @@ def test_a_host_loop_inside_a_map_is_one_clear_error():
 def test_a_host_loop_keeps_its_array_type():
     with pytest.raises(LiftTypeError, match="iterate-host-2.* keeps its array's type"):
         fun([ArrayType(Float, N)], lambda a: IterateHost(2, lambda b: Join()(MapGlb(ReduceSeq(add, 0.0))(Split(2)(b))))(a))
+
+
+@userfun
+def avg3(w: ArrayType(Float, 3)) -> Float:
+    return (w[0] + w[1] + w[2]) / 3.0
+
+
+@userfun
+def halve(x: Float) -> Float:
+    return 0.5 * x
+
+
+def _columns_step(b):
+    """A stencil down the columns of a square grid: the transposed grid's rows averaged."""
+    return Map(lambda r: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(r))))(Transpose()(b))
+
+
+SQUARE = ArrayType(ArrayType(Float, N), N)
+VIEWED = {"input transposed": (fun([SQUARE], lambda a: Iterate(3, _columns_step)(Transpose()(a))), False),
+          "result transposed": (fun([SQUARE], lambda a: Transpose()(Iterate(3, _columns_step)(a))), False),
+          "whole buffers": (fun([SQUARE], lambda a: Iterate(3, _columns_step)(a)), True),
+          "a map of the grid itself": (fun([SQUARE], lambda a: Iterate(3, lambda b: Map(Map(halve))(b))(a)), False)}
+
+
+@pytest.mark.parametrize("case", sorted(VIEWED))
+def test_a_host_loop_reads_and_writes_whole_buffers_and_a_map_of_its_input_is_fused_unrolled(device, case):
+    program, hosted = VIEWED[case]
+    x = np.random.default_rng(2).uniform(-1, 1, (7, 7)).astype(np.float32)
+    compiled = lift.compile(program, device, lowering="default")
+    assert ("iterate-host" in lift.paper(compiled.lowered({"N": 7}))) == hosted
+    np.testing.assert_allclose(compiled(x), lift.interpret(program, x, numpy_shapes=True), rtol=1e-5, atol=1e-6)
