@@ -7,13 +7,14 @@ For `examples/heat3d.py` and `examples/jacobi1d_steps.py` at the files' sizes an
 (the default lowering of the program, and of the program with its iteration unrolled first) are checked against
 the file's numpy reference, then launched once per round, rounds interleaved (unrolled, host loop, unrolled, ...),
 the inputs already on the device. Prints the OpenCL C bytes and the time from the first call to its result
-(driver build included) of each, the best and median wall-clock time of a launch of all steps (enqueue to finish)
+(lowering and driver build included, the driver's and PyOpenCL's binary caches off) of each, the best and median wall-clock time of a launch of all steps (enqueue to finish)
 and of the kernels alone (profiling events), and unrolled/host (above 1: the host loop is faster).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -54,6 +55,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--only", default="heat3d,jacobi1d_steps")
     args = parser.parse_args()
+    os.environ.update(PYOPENCL_NO_CACHE="1", POCL_KERNEL_CACHE="0")  # before the first use of OpenCL
     for stem in args.only.split(","):
         found = variants(stem)
         wall = {name: [] for name in found}
