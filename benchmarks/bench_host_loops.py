@@ -7,8 +7,9 @@ For `examples/heat3d.py` and `examples/jacobi1d_steps.py` at the files' sizes an
 (the default lowering of the program, and of the program with its iteration unrolled first) are checked against
 the file's numpy reference, then launched once per round, rounds interleaved (unrolled, host loop, unrolled, ...),
 the inputs already on the device. Prints the OpenCL C bytes and the time from the first call to its result
-(lowering and driver build included, the driver's and PyOpenCL's binary caches off) of each, the best and median wall-clock time of a launch of all steps (enqueue to finish)
-and of the kernels alone (profiling events), and unrolled/host (above 1: the host loop is faster).
+(lowering and driver build included, the driver's and PyOpenCL's binary caches off) of each, the best and median
+wall-clock time of a launch of all steps (enqueue to finish) and of the kernels alone (profiling events), and
+unrolled/host (above 1: the host loop is faster).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ from lift.ir.interpreter import interpret
 from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
 from lift.ir.patterns import (AsScalar, AsVector, Drop, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq, MapGlb,
-                              MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
-                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take, ToGlobal,
-                              ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
+                              MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple,
+                              PartRed, Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, Slide, Split, Take,
+                              ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, Unzip, Vectorize, Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph

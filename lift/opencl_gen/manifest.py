@@ -128,9 +128,9 @@ def header(g: GeneratedProgram) -> str:
                      f"local {local}")
         if "host_loop" in k:
             h = k["host_loop"]
-            lines.append(f"     launched {h['count']} times, i = 0, 1, ...: {h['reads']} is {h['first']} at i = 0, then "
-                         f"what launch i - 1 wrote; {h['writes']} is {h['buffers'][0]} where {h['count']} - 1 - i is "
-                         f"even, else {h['buffers'][1]} (the result lands in {h['buffers'][0]})")
+            lines.append(f"     launched {h['count']} times, i = 0, 1, ...: {h['reads']} is {h['first']} at i = 0, "
+                         f"then what launch i - 1 wrote; {h['writes']} is {h['buffers'][0]} where {h['count']} - 1 - i "
+                         f"is even, else {h['buffers'][1]} (the result lands in {h['buffers'][0]})")
     return "/*\n" + "\n".join((" * " + l).rstrip() for l in lines) + "\n */\n"
 
 

@@ -97,7 +97,7 @@ def _stored_in_and_out(call, ctx) -> None:
     requires(not (isinstance(consumer, FunCall) and is_view(consumer.f)), "its result is viewed, not stored whole")
 
 
-@rule("iterate-host", figure="3(a)", heads=Iterate, match=_one_kernel_step, allowed=_stored_in_and_out,
+@rule("iterate-host", figure="host", heads=Iterate, match=_one_kernel_step, allowed=_stored_in_and_out,
       description="an iteration whose step is one kernel: the host launches the kernel n times",
       equation="iterate^n(f) → iterate-host^n(f)")
 def iterate_host(call):

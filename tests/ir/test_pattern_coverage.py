@@ -15,10 +15,10 @@ import pytest
 
 import lift
 from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq,
-                  MapGlb, MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
-                  ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal,
-                  ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
-                  python_source)
+                  MapGlb, MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple,
+                  PartRed, Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take,
+                  ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
+                  infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
 from lift.ir import patterns as P

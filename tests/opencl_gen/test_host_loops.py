@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, Float, Iterate, IterateHost, Join, Map, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide, Split,
-                  Transpose, fun, userfun)
+from lift import (ArrayType, Float, Iterate, IterateHost, Join, Map, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide,
+                  Split, Transpose, fun, userfun)
 from lift.errors import LiftCodegenError, LiftTypeError
 from lift.ir.binding import to_host
 from lift.opencl_gen.kernels import generate
@@ -128,7 +128,8 @@ def test_a_host_loop_inside_a_map_is_one_clear_error():
 
 def test_a_host_loop_keeps_its_array_type():
     with pytest.raises(LiftTypeError, match="iterate-host-2.* keeps its array's type"):
-        fun([ArrayType(Float, N)], lambda a: IterateHost(2, lambda b: Join()(MapGlb(ReduceSeq(add, 0.0))(Split(2)(b))))(a))
+        fun([ArrayType(Float, N)],
+            lambda a: IterateHost(2, lambda b: Join()(MapGlb(ReduceSeq(add, 0.0))(Split(2)(b))))(a))
 
 
 @userfun
