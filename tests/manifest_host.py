@@ -3,7 +3,8 @@
     python manifest_host.py K.cl K.json inputs.npz outputs.npz
 
 The tests run it in a subprocess, so that nothing of lift is loaded: the manifest must say everything,
-struct (tuple) elements included: their named fields, offsets and size.
+struct (tuple) elements included: their named fields, offsets and size, and a kernel the host launches
+repeatedly (`host_loop`: which buffers its arguments take at each launch).
 """
 
 import json, sys
@@ -39,13 +40,25 @@ for name, host in outputs.items():
 for t in manifest["temporaries"]:
     nbytes = dtype(t["dtype"]).itemsize * int(np.prod(shape(t["shape"])))
     arguments[t["name"]] = cl.Buffer(ctx, flags.READ_WRITE, nbytes)
+def launches(k):
+    """The buffer each argument takes at each launch: one launch, or a host loop's (`host_loop`)."""
+    loop = k.get("host_loop")
+    if loop is None:
+        return [{}]
+    count, read, found = int(eval(loop["count"], {}, dict(sizes))), loop["first"], []
+    for i in range(count):
+        write = loop["buffers"][(count - 1 - i) % 2]
+        found.append({loop["reads"]: read, loop["writes"]: write})
+        read = write
+    return found
 for k in manifest["kernels"]:
     kernel = cl.Kernel(program, k["name"])
     sized = {a: np.dtype(t).type(sizes[a]) for a, t in k.get("size_args", {}).items()}
-    kernel.set_args(*[sized[a] if a in sized else arguments[a] for a in k["args"]])
     glb = list(shape(k["global_size"]))
     loc = None if k["local_size"] is None else list(shape(k["local_size"]))
-    cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
+    for bound in launches(k):
+        kernel.set_args(*[sized[a] if a in sized else arguments[bound.get(a, a)] for a in k["args"]])
+        cl.enqueue_nd_range_kernel(queue, kernel, glb, loc)
 for name, host in outputs.items():
     cl.enqueue_copy(queue, host, arguments[name])
 np.savez(sys.argv[4], **outputs)

@@ -435,6 +435,8 @@ class CostWalk(Mapper):
         self.call(step, spaces, types, step_out, spaces[0], _Scope(scope.times * repeated, scope.kinds), env)
         return spaces[0]
 
+    map_IterateHost = map_Iterate
+
     def read(self, space, t: Type, scope: _Scope) -> None:
         """Count reading a value of type `t` in `space` here: as often as it changes (`_Scope.reads`), from the
         cache where consecutive work-items share it; the loads of the copies of an unrolled loop that it varies

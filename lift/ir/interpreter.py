@@ -428,6 +428,8 @@ class Interpreter(Mapper):
             x = self.call(f.f, [x])
         return x
 
+    map_IterateHost = map_Iterate
+
     def map_Zip(self, f: P.Zip, args: list, arg_exprs):
         return tuple(args)
 

@@ -367,6 +367,25 @@ class Iterate(Pattern):
 
 
 @dataclass(frozen=True, eq=False)
+class IterateHost(Pattern):
+    """`iterate-host-n(f)`: `iterate-n(f)` whose step `f`, one kernel of type `T -> T`, the host launches `n`
+    times, each launch reading the buffer the one before wrote and writing the other of two buffers (the
+    ping-pong of the paper's `iterate`, 3.1, moved from a loop inside a kernel to the host: a step's work-items
+    need every result of the step before, so the step cannot loop inside one kernel)."""
+
+    n: ArithExpr
+    f: FunDecl
+    paper = "iterate-host"
+    size_field = "n"
+    funs = ("f",)
+    level = OPENCL_LEVEL
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "n", as_size(self.n, "IterateHost"))
+
+
+@dataclass(frozen=True, eq=False)
 class Reorder(Pattern):
     """`reorder`: some permutation of the array, the implementation's choice (Table 1)."""
 

@@ -312,6 +312,16 @@ class TypeInference(Mapper):
             t = out_a
         return replace(f, f=annotated if annotated is not None else g), t
 
+    def map_IterateHost(self, f: P.IterateHost, arg_types: list, path: str):
+        """Typed once: every launch of the step reads and writes buffers of its input's type."""
+        a = self._array(f, arg_types[0], path)
+        if not f.n.is_constant:
+            self.fail(f, path, "a constant number of iterations", f.n)
+        g, out = self.fun(f.f, [a], _join(path, "f"))
+        if out != a:
+            self.fail(f, path, f"a step that keeps its array's type {a}", out)
+        return replace(f, f=g), a
+
     def map_Reorder(self, f: P.Reorder, arg_types: list, path: str):
         return f, self._array(f, arg_types[0], path)
 

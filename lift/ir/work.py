@@ -74,5 +74,7 @@ class _Work(Mapper):
     def map_Iterate(self, f: P.Iterate, arg_types: list) -> float:
         return int(f.n.eval(self.sizes)) * self(f.f, arg_types)
 
+    map_IterateHost = map_Iterate
+
     def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types: list) -> float:
         return self(f.f, arg_types)

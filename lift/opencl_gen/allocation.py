@@ -191,6 +191,10 @@ class _Allocator(Mapper):
             self.allocate(path, t, f.space)
         self.call(f.f, arg_types, t, given(t), f"{path}.f")
 
+    def map_IterateHost(self, f: P.IterateHost, arg_types, t, out, path: str) -> None:
+        """The step is the kernel, walked once into a whole destination (the emitter's two buffers)."""
+        self.call(f.f, arg_types, t, given(t), f"{path}.f")
+
     def map_Iterate(self, f: P.Iterate, arg_types, t, out, path: str) -> None:
         """The step is walked once, typed for an input of any length (as the emitter types it)."""
         (in_t,) = arg_types

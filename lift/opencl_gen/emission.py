@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
+
+from lift.opencl_gen.program import HostLoop
 
 
 @dataclass
@@ -16,6 +19,7 @@ class Emission:
     locals: list = field(default_factory=list)
     memories: dict = field(default_factory=dict)
     sites: list = field(default_factory=list)
+    loop: Optional[HostLoop] = None  # where the host launches the kernel repeatedly
 
     def merge(self, child: "Emission") -> None:
         self.stmts += child.stmts

@@ -7,7 +7,7 @@ Data-layout patterns become views (`lift.opencl_gen.views`); `map-workgroup`, `m
 and `map-seq` become loops over group, local, global or loop ids (Figure 2(c)); folds loops over an
 accumulator (`lift.opencl_gen.folds`); `map-seq-unswitch` and `map-seq-slide` loops whose iterations are
 written out specially (`lift.opencl_gen.sequential_maps`); `iterate` a loop over two buffers whose pointers swap
-(paper 3.1);
+(paper 3.1), `iterate-host` a kernel the host launches repeatedly (`lift.opencl_gen.host_loops`);
 `toLocal`, `toGlobal`, `toPrivate` choose the memory of a result: every result that needs new memory has
 one (`lift.opencl_gen.space_inference` casts those the rules left uncast), and a result without is an
 internal error. The fixed conventions it follows are rules of their own: the kernels and destinations
@@ -43,6 +43,7 @@ from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
 from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.folds import FoldEmission
+from lift.opencl_gen.host_loops import HostLoopEmission
 from lift.opencl_gen.sequential_maps import SequentialMapEmission
 from lift.opencl_gen.in_place import Site
 from lift.opencl_gen.launch import SEQUENTIAL, Launch, derive_launch
@@ -59,7 +60,7 @@ _ID_NAMES = {"wrg": ("get_group_id", "get_num_groups"), "lcl": ("get_local_id", 
              "glb": ("get_global_id", "get_global_size")}
 
 
-class Emitter(Mapper, FoldEmission, SequentialMapEmission):
+class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
     """The emitter's state while it walks one program; `self(f, args, t, out, path)` emits a call of `f`."""
 
     prefix = "call_"
@@ -276,7 +277,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission):
             self.scope = []
             kernel, self.out = self.out, program
         self.kernels.append(Kernel(f"{self.name}_k{index}", self.launch, tuple(kernel.stmts), kernel.memories,
-                                   kernel.locals, expr=e))
+                                   kernel.locals, expr=e, loop=kernel.loop))
         program.temporaries += kernel.temporaries
         program.sites += kernel.sites
         self.launch = None

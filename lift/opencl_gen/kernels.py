@@ -217,7 +217,7 @@ def validate(c: Compilation, after: str) -> None:
         if len(set(names)) != len(names):
             raise LiftCodegenError(f"kernel names repeat: {names}")
         for k in c.kernels:
-            if any(id(m) not in known for m in k.params):
+            if any(id(m) not in known for m in k.buffers):
                 raise LiftCodegenError(f"kernel {k.name} uses a memory the program does not have")
             if not all(isinstance(s, C.Stmt) for s in C.walk(k.body)):
                 raise LiftCodegenError(f"kernel {k.name} has a body that is not C statements")

@@ -16,6 +16,7 @@ from lift.ir import patterns as P
 from lift.ir.footprint import check_fits
 from lift.ir.nodes import FunCall, FunDecl, Lambda, Node
 from lift.ir.opencl_patterns import AddressSpaceCast
+from lift.rules.iterate import host_step
 from lift.types.arith import ArithExpr, Cst, as_arith
 from lift.types.types import ArrayType
 
@@ -42,8 +43,11 @@ SEQUENTIAL = Launch((Cst(1),), (Cst(1),))
 
 
 def derive_launch(call: FunCall) -> Launch:
-    """The launch of the kernel computing `call` (its outermost pattern decides the kind)."""
+    """The launch of the kernel computing `call` (its outermost pattern decides the kind; an `iterate-host`'s is
+    its step's, `lift.rules.iterate.host_step`)."""
     f = _unwrap(call.f)
+    if isinstance(f, P.IterateHost) and host_step(call) is not None:
+        return derive_launch(host_step(call))
     if isinstance(f, P.MapWrg):
         groups = _nested(call, P.MapWrg)
         local = {}
@@ -157,7 +161,7 @@ def _all_maps(f: FunDecl, arg_types: list, kind) -> list:
         found += _all_maps(f.f, [ArrayType(arg_types[0].elem, f.size)], kind)
     elif isinstance(f, P.Fold):
         found += _all_maps(f.f, [f.init.t, arg_types[0].elem], kind)
-    elif isinstance(f, P.Iterate):
+    elif isinstance(f, (P.Iterate, P.IterateHost)):
         found += _all_maps(f.f, arg_types, kind)
     elif isinstance(f, Lambda):
         found += _maps_in_expr(f.body, kind)

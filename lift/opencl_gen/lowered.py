@@ -1,5 +1,6 @@
 """Pass `check-lowered`: a program the generator can emit uses OpenCL-level patterns only, each OpenCL map
-where the thread hierarchy allows it (`lift.rules.hierarchy.placement_error`, the check the rules use).
+where the thread hierarchy allows it (`lift.rules.hierarchy.placement_error`, the check the rules use), each
+host loop (`iterate-host`) a whole kernel of one computation.
 
 It walks the expression as the emitter will (arguments, then the function applied to them; a pattern's
 function inside the pattern, a fold's initial value outside it) and raises `LiftCodegenError` at the
@@ -15,6 +16,7 @@ from lift.ir.mapper import Mapper
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
 from lift.ir.printer import paper
 from lift.rules.hierarchy import PARALLEL_MAPS, placement_error
+from lift.rules.iterate import one_kernel_step
 
 
 def check_lowered(body: Expr) -> Expr:
@@ -37,6 +39,17 @@ class _Check(Mapper):
 
     def map_UserFun(self, f: FunDecl, enclosing: tuple, path: str) -> None:
         pass
+
+    def map_IterateHost(self, f: P.IterateHost, enclosing: tuple, path: str) -> None:
+        """A host loop is a whole kernel: outside every map, of a step that is one kernel (`one_kernel_step`)."""
+        if enclosing:
+            raise LiftCodegenError(f"{paper(f)} at {path}: a host loop is a whole kernel; it cannot be inside "
+                                   f"{paper(enclosing[-1])}")
+        if not one_kernel_step(f):
+            raise LiftCodegenError(f"{paper(f)} at {path}: the step must be one kernel, a computation of views of "
+                                   "its input (unroll the iteration into kernels instead: iterate-decomposition, "
+                                   "iterate-once)")
+        self.map_Pattern(f, enclosing, path)
 
     def map_Pattern(self, f: P.Pattern, enclosing: tuple, path: str) -> None:
         if P.is_high_level(f):

@@ -4,7 +4,9 @@ The `.cl` file compiles with no part of lift: bound sizes are constants, unbound
 arguments. Its header comment gives the expression in the paper's notation, each kernel's arguments in
 order with types and sizes, the launch configuration, and the kernels' order and temporary buffers.
 The manifest says the same as data (the shapes and sizes are size expressions in the size variables);
-it lists every output in order (one per component of a result that is a tuple of arrays). An element
+it lists every output in order (one per component of a result that is a tuple of arrays). A kernel the host
+launches repeatedly (`iterate-host`) has a `host_loop`: how often, and which buffers its two arguments take
+at each launch (`_host_loop`). An element
 that is a tuple is a C struct: its dtype lists the struct's named fields with their offsets
 (`describe_dtype`), from which a host program builds the matching record type (numpy, a C struct).
 """
@@ -22,6 +24,7 @@ from lift.ir.printer import paper
 from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.memory import Memory, output_types
+from lift.opencl_gen.program import HostLoop
 from lift.types.types import ArrayType, Type, VectorType
 
 
@@ -66,15 +69,24 @@ def manifest(g: GeneratedProgram) -> dict:
     outputs = [{"name": m.name, "dtype": _dtype(t), "shape": _shape(t)}
                for m, t in zip(g.outputs, output_types(g.typed.type))]
     temporaries = [{"name": m.name, "dtype": _mem_dtype(m), "shape": [str(m.size)] + _lanes(m)}
-                   for m in g.temporaries if any(m in k.params for k in g.kernels)]
+                   for m in g.temporaries if any(m in k.buffers for k in g.kernels)]
     kernels = [{"name": k.name,
                 "args": [m.name for m in k.params] + list(k.size_params),
                 "size_args": {s: np.dtype(DTYPES[g.index]).name for s in k.size_params},
                 "global_size": [str(n) for n in k.launch.global_size],
-                "local_size": None if k.launch.local_size is None else [str(n) for n in k.launch.local_size]}
+                "local_size": None if k.launch.local_size is None else [str(n) for n in k.launch.local_size],
+                **({} if k.loop is None else {"host_loop": _host_loop(k.loop)})}
                for k in g.kernels]
     return {"expression": paper(lam), "sizes": sizes, "index_type": g.index, "inputs": inputs, "outputs": outputs,
             "temporaries": temporaries, "kernels": kernels}
+
+
+def _host_loop(loop: HostLoop) -> dict:
+    """A kernel the host launches `count` times (`HostLoop`): argument `reads` takes `first` at the first launch,
+    then the buffer the launch before wrote; argument `writes` takes `buffers[0]` at the launches `i` (from 0)
+    where `count - 1 - i` is even, else `buffers[1]`."""
+    return {"count": str(loop.count), "reads": loop.source.name, "writes": loop.target.name, "first": loop.first.name,
+            "buffers": [m.name for m in loop.buffers]}
 
 
 def _mem_dtype(m: Memory):
@@ -113,6 +125,11 @@ def header(g: GeneratedProgram) -> str:
         local = "driver's choice" if k["local_size"] is None else f"[{', '.join(k['local_size'])}]"
         lines.append(f"  {i + 1}. {k['name']}({', '.join(k['args'])})  global [{', '.join(k['global_size'])}], "
                      f"local {local}")
+        if "host_loop" in k:
+            h = k["host_loop"]
+            lines.append(f"     launched {h['count']} times, i = 0, 1, ...: {h['reads']} is {h['first']} at i = 0, "
+                         f"then what launch i - 1 wrote; {h['writes']} is {h['buffers'][0]} where {h['count']} - 1 - i "
+                         f"is even, else {h['buffers'][1]} (the result lands in {h['buffers'][0]})")
     return "/*\n" + "\n".join((" * " + l).rstrip() for l in lines) + "\n */\n"
 
 

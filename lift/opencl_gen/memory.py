@@ -101,7 +101,7 @@ def share_buffers(kernels: list, temporaries: list, sizes) -> dict:
     """
     lifetime = {}
     for i, k in enumerate(kernels):
-        for m in k.params:
+        for m in k.buffers:
             if m in temporaries:
                 first, _ = lifetime.get(m.name, (i, i))
                 lifetime[m.name] = (first, i)

@@ -6,7 +6,8 @@ output, a temporary's buffer, a size as the program's index type, `lift.opencl_g
 launch sizes; the temporaries, sharing buffers where their lifetimes do not overlap
 (`lift.opencl_gen.memory.share_buffers`); the outputs, one per output memory. `check_device` rejects a
 plan the device cannot run before anything is allocated. `Run` binds a plan to buffers on one queue and
-launches its kernels in order, again and again, timed with profiling events; `upload` and `download`
+launches its kernels in order (a kernel the host loops, `iterate-host`, once per launch of its loop, on the
+buffers each binds), again and again, timed with profiling events; `upload` and `download`
 move host data, timed alike. `lift.opencl_gen.compiled` binds inputs from the caller (numpy arrays
 uploaded, PyOpenCL arrays as they are), the explorer's `DeviceSession` its inputs resident on the device.
 """
@@ -93,17 +94,19 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
     output_index = {m.name: i for i, m in enumerate(g.outputs)}
     kernels = []
     for k in g.kernels:
-        args = []
-        for m in k.params:
-            if m.kind == OUTPUT or m.name in output_index:
-                args.append((OUTPUT_ARG, output_index[m.name]))
-            elif m.kind == INPUT:
-                args.append((INPUT_ARG, position[m.name]))
-            else:
-                args.append((BUFFER_ARG, shared[m.name][0]))
-        args += [(SIZE_ARG, DTYPES[g.index](sizes[s])) for s in k.size_params]
         glb, loc = k.launch.evaluate(sizes)
-        kernels.append(KernelRun(k.name, tuple(args), glb, loc, sum(memory_bytes(m, sizes) for m in k.locals)))
+        local_bytes = sum(memory_bytes(m, sizes) for m in k.locals)
+        for binding in k.launches(sizes):
+            args = []
+            for m in (binding.get(m, m) for m in k.params):
+                if m.kind == OUTPUT or m.name in output_index:
+                    args.append((OUTPUT_ARG, output_index[m.name]))
+                elif m.kind == INPUT:
+                    args.append((INPUT_ARG, position[m.name]))
+                else:
+                    args.append((BUFFER_ARG, shared[m.name][0]))
+            args += [(SIZE_ARG, DTYPES[g.index](sizes[s])) for s in k.size_params]
+            kernels.append(KernelRun(k.name, tuple(args), glb, loc, local_bytes))
     return RunPlan(g.source, tuple(kernels), inputs, outputs, temporaries)
 
 

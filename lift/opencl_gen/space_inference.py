@@ -178,4 +178,4 @@ class _Spaces(Mapper):
         inner = self(f.f, given(t), t, kinds)
         return f if inner is f.f else replace(f, f=inner)
 
-    map_Iterate = map_AddressSpaceCast
+    map_Iterate = map_IterateHost = map_AddressSpaceCast

@@ -7,9 +7,14 @@ chooses, in order:
 0. a program written as routine calls (`lift.ir.routine`: BLAS-like library calls) is their bodies
    (`inline-routine`, β-reduction; `lift explore` searches their fusion into kernels instead); a program whose
    result is a view of its inputs (`transpose ∘ map(transpose)`) copies it, `map^d(id)` (`copy-view`);
-0a. an iteration outside every map, `iterate^n(f)` of a constant `n` up to `MAX_UNROLLED_STEPS` (a stencil over
-   time steps), is unrolled into its steps `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)),
-   each lowered as below, in kernels of its own: a step's maps need every result of the step before; and a map
+0a. an iteration outside every map (a stencil over time steps) runs its steps in kernels of their own, as a
+   step's maps need every result of the step before: a step that is one kernel, a computation of views of its
+   input keeping its type, is a host loop of that kernel, `iterate-host^n(f)` (`iterate-host`, any constant `n`
+   from 1: one kernel launched `n` times over two buffers, `lift.opencl_gen.host_loops`), but for a map of the
+   input itself (no stencil) of up to `MAX_UNROLLED_STEPS` steps, which fuse into one kernel unrolled; no step at
+   all is a copy of the input (`iterate-zero`); any other step, of a constant `n` up to `MAX_UNROLLED_STEPS`, is
+   unrolled, `f ∘ .. ∘ f` (`iterate-decomposition`, `iterate-once`, Figure 3(a)); each step's kernels are
+   lowered as below; and a map
    of a user function of arrays (`map(avg3)(slide(3, 1)(a))`) names its element (`map-eta-expansion`), so that
    the window is copied to private memory (`private-argument`, step 5) as in `map(λw. avg3(w))`;
 0b. a computation that a map outside every map does without reading its element (`map(λv. div(v, sum))`
@@ -145,6 +150,7 @@ from lift.rules.derivation import Derivation
 from lift.rules.engine import RewriteEngine
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.fusion import of_arrays
+from lift.rules.iterate import host_step
 from lift.rules.let_floating import invariant_computation, repeated_computation
 from lift.rules.memory import is_copy
 from lift.rules.paper_derivations import mapped
@@ -155,6 +161,7 @@ from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
                                  inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 from lift.rules.transposition import walked_transposition
+from lift.types.arith import Cst
 from lift.types.types import ArrayType, ScalarType
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
@@ -473,8 +480,28 @@ def _unroll_step(focus: Focus):
     return (rewrite("iterate-decomposition", m=n.value - 1) >> argument(0, rewrite("iterate-once")))(focus)
 
 
+_ITERATE_HOST = next(r for r in RULES if r.name == "iterate-host")
+
+
+def _hostable(ctx) -> bool:
+    """Whether `iterate-host` applies at the iteration `ctx`, of a step written as a function `λx. ...` (whose
+    maps the steps below lower as calls), unless it is a map of `x` itself (no stencil's `slide ∘ pad`) of
+    few steps: those are unrolled, and `map-fusion` makes them one kernel of no intermediate array."""
+    step = ctx.node.f.f
+    if not isinstance(step, Lambda) or next(_ITERATE_HOST.matches(ctx.node, ctx), None) is None:
+        return False
+    c = host_step(ctx.node)
+    return not (isinstance(c.f, P.Map) and all(a == step.params[0] for a in c.args) and _unrollable(ctx.node.f))
+
+
+hosted_iterations = normalize(where(is_call(P.Iterate) & ~inside())
+                              >> (rewrite("iterate-zero") | (where(Selector(_hostable, "hostable"))
+                                                             >> rewrite("iterate-host"))))
+"""Every iteration outside every map of no step a copy, whose step is one kernel a host loop of it (module
+docstring, step 0a)."""
+
 unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strategy(_unroll_step, "unroll_step"))
-"""Every iteration outside every map unrolled into its steps (module docstring, step 0a)."""
+"""Every other iteration outside every map unrolled into its steps (module docstring, step 0a)."""
 
 
 def scalar_arguments(sizes: Mapping[str, int]) -> Strategy:
@@ -523,8 +550,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     scalars = scalar_arguments(sizes) if vectorises(vector_width) else identity
     general = (stencils >> structs >> scalars >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions
                >> inner_reductions >> row_blocks >> top_maps >> lower_rest >> clean_up)
-    return (_INLINE_ROUTINES >> copied_view >> unrolled_iterations >> named_elements >> hoist_invariants(sizes)
-            >> _FUSE_MAPS >> split_columns
+    return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements
+            >> hoist_invariants(sizes) >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
             >> unrolled_userfuns >> fused_sincos)
 
@@ -538,12 +565,14 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
-                           if is_call(P.Iterate)(c) and not inside()(c) and not _unrollable(c.node.f)), None)
+                           if is_call(P.Iterate)(c) and not inside()(c)
+                           and not (_unrollable(c.node.f) or _hostable(c) or c.node.f.n == Cst(0))), None)
     if long_iteration is not None:
         it = long_iteration.node.f
-        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
-                            f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
-                            f"(here {it.n}); write fewer steps and call the program repeatedly")
+        raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map whose step is "
+                            f"not one kernel (one computation of views of its input, keeping its type) is unrolled "
+                            f"into kernels, one step after another, only for a constant count from 1 to "
+                            f"{MAX_UNROLLED_STEPS} (here {it.n}); write fewer steps and call the program repeatedly")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:

@@ -69,7 +69,7 @@ class Context:
             return (outer.elem,)
         if isinstance(parent.node, P.Fold):
             return (parent.node.init.t, outer.elem)
-        if isinstance(parent.node, (P.Iterate, AddressSpaceCast)):
+        if isinstance(parent.node, (P.Iterate, P.IterateHost, AddressSpaceCast)):
             return (outer,)
         raise TypeError(f"no argument types known for {type(node).__name__} under {type(parent.node).__name__}")
 

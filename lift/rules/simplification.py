@@ -121,13 +121,18 @@ def _program_result(call, ctx) -> None:
                   "down to its scalars (f = id ∘ f)",
       equation="v(x) → map^d(id)(v(x))", heads=Pattern)
 def copy_view(call):
-    depth, t = 0, call.t
+    return identity_copy(call.t)(call)
+
+
+def identity_copy(t) -> Pattern:
+    """`map^d(id)` for an array of type `t` of `d` dimensions: a copy down to its scalars (or vectors)."""
+    depth = 0
     while isinstance(t, ArrayType):
         depth, t = depth + 1, t.elem
     copy = Vectorize(t.width, Id()) if isinstance(t, VectorType) else Id()
     for _ in range(depth):
         copy = Map(copy)
-    return copy(call)
+    return copy
 
 
 RULES = (

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, Join, Map, MapAccumSeq, MapGlb, MapLcl,
-                  MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
-                  ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take, ToGlobal, ToLocal,
-                  ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun, infer, interpret, paper,
-                  python_source)
+from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq,
+                  MapGlb, MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple,
+                  PartRed, Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take,
+                  ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
+                  infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
 from lift.ir import opencl_patterns as O, patterns as P
@@ -88,6 +88,7 @@ EXAMPLES = {
     P.Split: (fun([A], lambda x: Split(4)(x)), (x16,), x16.reshape(4, 4)),
     P.Join: (fun([A2], lambda x: Join()(x)), (m34,), m34.reshape(-1)),
     P.Iterate: (fun([A], lambda x: Iterate(3, Map(double))(x)), (x16,), 8 * x16),
+    P.IterateHost: (fun([A], lambda x: IterateHost(3, MapGlb(double))(x)), (x16,), 8 * x16),
     P.Reorder: (fun([A], lambda x: Reorder()(x)), (x16,), x16),
     P.Transpose: (fun([A2], lambda x: Transpose()(x)), (m34,), m34.T),
     P.Id: (fun([A], lambda x: Map(Id())(x)), (x16,), x16),

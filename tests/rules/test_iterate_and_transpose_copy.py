@@ -1,6 +1,6 @@
-"""`transpose-copy` (lift.rules.transposition), `iterate-once` (lift.rules.iterate) and the default lowering's
-use of them and of `map-eta-expansion` on a map of a user function of arrays: every rewrite means what the
-program means (the interpreter, before and after, and numpy)."""
+"""`transpose-copy` (lift.rules.transposition), `iterate-once`, `-zero` and `-host` (lift.rules.iterate) and the
+default lowering's use of them and of `map-eta-expansion` on a map of a user function of arrays: every rewrite
+means what the program means (the interpreter, before and after, and numpy)."""
 
 import numpy as np
 import pytest
@@ -132,18 +132,35 @@ def avg3(w: ArrayType(Float, 3)) -> Float:
     return (w[0] + w[1] + w[2]) / 3.0
 
 
+@userfun
+def halve(x: Float) -> Float:
+    return 0.5 * x
+
+
+def _step(kernels: int):
+    """A step of the 3-point average: one kernel, or two (the array halved first, then averaged)."""
+    if kernels == 1:
+        return lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(b)))
+    return lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(Map(halve)(b))))
+
+
 @SETTINGS
-@given(st.integers(1, 3), st.integers(1, 40), st.integers(0, 1 << 16))
-def test_iterate_once_and_decomposition_unroll_an_iteration(steps, n, seed):
-    program = fun([ArrayType(Float, N)], lambda a: Iterate(steps, lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(b))))(a))
+@given(st.integers(0, 3), st.integers(1, 40), st.sampled_from([1, 2]), st.integers(0, 1 << 16))
+def test_an_iteration_of_one_kernel_is_a_host_loop_of_two_unrolled_of_none_a_copy(steps, n, kernels, seed):
+    program = fun([ArrayType(Float, N)], lambda a: Iterate(steps, _step(kernels))(a))
     x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
     want = x.astype(np.float64)
     for _ in range(steps):
-        p = np.pad(want, 1, mode="edge")
+        p = np.pad(want * (0.5 if kernels == 2 else 1), 1, mode="edge")
         want = (p[:-2] + p[1:-1] + p[2:]) / 3
     np.testing.assert_allclose(lift.interpret(program, x), want, rtol=1e-5, atol=1e-6)
     lowered = lower(program, {"N": n})
-    assert "iterate" not in paper(lowered) and paper(lowered).count("avg3") == steps
+    if steps == 0:
+        assert "iterate" not in paper(lowered) and "avg3" not in paper(lowered) and "(id)" in paper(lowered)
+    elif kernels == 1:
+        assert paper(lowered).startswith(f"iterate-host-{steps}(") and paper(lowered).count("avg3") == 1
+    else:
+        assert "iterate" not in paper(lowered) and paper(lowered).count("avg3") == steps
     np.testing.assert_allclose(lift.interpret(lowered, x), want, rtol=1e-5, atol=1e-6)
 
 
@@ -160,10 +177,12 @@ def test_a_map_of_a_user_function_of_windows_copies_each_window_to_private_memor
     assert "toPrivate(map-seq-unroll(id))" in paper(lower(program, {"N": 101}))
 
 
-def test_an_iteration_too_long_to_unroll_is_one_clear_error():
-    program = fun([ArrayType(Float, N)], lambda a: Iterate(100, lambda b: Map(avg3)(Slide(3, 1)(Pad(1, 1, "clamp")(b))))(a))
+def test_an_iteration_too_long_to_unroll_is_one_clear_error_unless_a_host_loop():
+    program = fun([ArrayType(Float, N)], lambda a: Iterate(100, _step(2))(a))
     with pytest.raises(LoweringError, match=r"iterate-100\(.*\) at body: .* from 1 to 64 \(here 100\)"):
         lower(program, {"N": 1000})
+    assert paper(lower(fun([ArrayType(Float, N)], lambda a: Iterate(100, _step(1))(a)), {"N": 1000})).startswith(
+        "iterate-host-100(")
 
 
 @SETTINGS

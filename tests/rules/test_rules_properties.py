@@ -47,7 +47,8 @@ maxf = UserFun("maxf", ("x", "y"), "return fmax(x, y);", (F, F), F, python=np.ma
 # tests/rules/test_userfun_sincos.py; maps over arrays of vectors
 # whose user functions take them apart (these programs' are on scalars): tests/rules/test_struct_of_arrays.py; a
 # product walking the rows of a matrix: tests/rules/test_product_reshaping.py; sequential maps over windows (these
-# programs build no slide): tests/rules/test_sliding_window.py.
+# programs build no slide): tests/rules/test_sliding_window.py; iterations of no step (these programs' take one at
+# least): tests/rules/test_iterate_and_transpose_copy.py.
 BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatten", "transpose-partial-reduction",
                    "map-reduce-interchange", "map-accum-fusion", "hoist-invariant", "share-computation",
                    "split-transpose", "map-map-interchange", "private-accumulator", "map-reduce-seq-interchange",
@@ -56,7 +57,7 @@ BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatte
                    "pad-transpose", "map-take-transpose", "pad-copy", "map-subterm-fission", "transpose-copy",
                    "userfun-loop-unroll", "userfun-sincos", "struct-of-arrays", "vectorize-zip-tuple-map",
                    "transpose-copy-rows", "map-seq-slide", "map-seq-slide-2d", "slide-tiling", "column-strips",
-                   "map-view-before-slide", "scalar-argument"}
+                   "map-view-before-slide", "scalar-argument", "iterate-zero"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
