@@ -286,9 +286,9 @@ is folded in a loop, so that a first kernel builds fast: conv1d's 31 taps at 1M 
 kernel 151 KB and a build of 49-135 s unrolled, 13.6 KB and 4.9 s rolled, which ran 0.75-0.93x as fast (best of
 21-31, interleaved, loaded machine). `lift explore` measures the unrolled one too."""
 
-MAX_UNROLLED_CHECKS = 16
-"""The most elements of a stencil's window whose fold the vectors at the grid's edges, which check each read,
-unroll (`map-seq-unswitch(f, rolled)`); a larger window's fold there is a loop. TODO measure."""
+MAX_UNROLLED_CHECKS, MIN_ROLLED_ROW = 16, 512
+"""The vectors at a stencil's edges, which check each read, fold a window of more than `MAX_UNROLLED_CHECKS`
+elements in a loop (`map-seq-unswitch(f, rolled)`) on rows of `MIN_ROLLED_ROW` windows or more: TODO measure."""
 
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
@@ -304,13 +304,13 @@ def _slid(ctx) -> bool:
 
 
 def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDOW,
-             unrolled_checks: int = MAX_UNROLLED_CHECKS) -> Strategy:
+             checked_copies: Optional[str] = None) -> Strategy:
     """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
     and a map over windows (`lift.rules.column_sums.windows`, or `user_function_windows`): each window's fold
     unrolled, or a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), or its
     user function as it is; the windows in blocks of up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector
     (`lift.rules.column_sums.vector_windows`), the vectors at the grid's edges folding their windows in loops
-    where a window holds more than `unrolled_checks` elements (`_rolled_checks`), padded
+    where `_rolled_checks` says so (`checked_copies`, "rolled" or "unrolled", overrides it), padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
@@ -328,7 +328,8 @@ def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDO
             windows_t = focus.ctx.node.args[0].t
             fold = rolled_window_steps if _rolled(windows_t, unrolled_window) else window_steps
             return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0, fold=fold,
-                                  rolled=_rolled_checks(windows_t, unrolled_checks))(focus)
+                                  rolled=(_rolled_checks(windows_t, length) if checked_copies is None
+                                          else checked_copies == "rolled"))(focus)
 
         return Strategy(run, "stencil_blocks")
 
@@ -352,15 +353,16 @@ def _rolled(windows: ArrayType, unrolled_window: int) -> bool:
             and window.length.value > unrolled_window)
 
 
-def _rolled_checks(windows: ArrayType, unrolled_checks: int) -> bool:
-    """Whether the vectors of `windows` that check each read (at the grid's edges) fold them in loops: where a
-    window holds more than `unrolled_checks` scalars (`MAX_UNROLLED_CHECKS`)."""
+def _rolled_checks(windows: ArrayType, length: int) -> bool:
+    """Whether the vectors of a row of `length` `windows` that check each read (at the grid's edges) fold them in
+    loops: where a window holds more than `MAX_UNROLLED_CHECKS` scalars and the row at least `MIN_ROLLED_ROW`
+    windows."""
     n, t = 1, windows.elem
     while isinstance(t, ArrayType):
         if not t.length.is_constant:
             return False
         n, t = n * t.length.value, t.elem
-    return n > unrolled_checks
+    return n > MAX_UNROLLED_CHECKS and length >= MIN_ROLLED_ROW
 
 
 def _maps_a_fold(ctx) -> bool:
@@ -514,12 +516,13 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
                      row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     unrolled_checks: int = MAX_UNROLLED_CHECKS) -> Strategy:
+                     checked_copies: Optional[str] = None) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
-    rows (1: none), a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled, and its windows of
-    up to `unrolled_checks` elements unrolled at the grid's edges too (`MAX_UNROLLED_CHECKS`). The blocks
+    rows (1: none), a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled, and its windows
+    folded at the grid's edges unrolled or rolled as `checked_copies` says ("unrolled", "rolled"; None:
+    `MAX_UNROLLED_CHECKS`). The blocks
     are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
@@ -534,7 +537,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid"))
-                          >> _stencil(sizes, unrolled_window, unrolled_checks))
+                          >> _stencil(sizes, unrolled_window, checked_copies))
                 if vectorises(vector_width) else identity)
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))
@@ -552,9 +555,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
                      row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK,
                      unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     unrolled_checks: int = MAX_UNROLLED_CHECKS) -> Derivation:
+                     checked_copies: Optional[str] = None) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `unrolled_checks`:
+    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`:
     `default_strategy`); `LoweringError`
     naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
@@ -566,8 +569,10 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
         raise LoweringError(f"{paper(it)} at {long_iteration.path}: an iteration outside every map is unrolled into "
                             f"kernels, one step after another, only for a constant count from 1 to {MAX_UNROLLED_STEPS} "
                             f"(here {it.n}); write fewer steps and call the program repeatedly")
+    if checked_copies not in (None, "unrolled", "rolled"):
+        raise LoweringError(f"checked_copies is 'unrolled', 'rolled' or None, got {checked_copies!r}")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window,
-                             unrolled_checks)(Focus(program, engine))
+                             checked_copies)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)
