@@ -73,7 +73,7 @@ def builds(stem: str, kernel: str, n: int, sizes: dict) -> dict:
     for _ in range(n):
         for form in FORMS:
             done = subprocess.run([sys.executable, "-m", "benchmarks.bench_unswitch_checks", "--build", stem, kernel,
-                                   form, json.dumps(sizes)], capture_output=True, text=True, env=env, check=True)
+                                   form, json.dumps(sizes)], stdout=subprocess.PIPE, text=True, env=env, check=True)
             found[form].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return found
 
@@ -126,8 +126,8 @@ def main() -> None:
             print(f"  {form:9} run best {min(ms):.3f} median {statistics.median(ms):.3f} ms", flush=True)
         if len(times) == 2:
             u, r = times["unrolled"], times["rolled"]
-            build = {form: statistics.median(b["build_s"] for b in found) for form, found in made.items()}
-            print(f"  unrolled/rolled: build {build['unrolled'] / build['rolled']:.2f}x, "
+            built = {form: statistics.median(b["build_s"] for b in found) for form, found in made.items()}
+            print(f"  unrolled/rolled: build {built['unrolled'] / built['rolled']:.2f}x, "
                   f"run best {min(u) / min(r):.2f}x median {statistics.median(u) / statistics.median(r):.2f}x "
                   f"(load {_load()})", flush=True)
 

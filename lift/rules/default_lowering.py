@@ -40,12 +40,14 @@ chooses, in order:
    private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
    `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
    4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
-   `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
-   (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where it does not
-   divide them (`pad-map`); the blocks on global work-items of dimension 0, the outer maps on dimensions 1 and 2;
-   a map of the fold's result after it (a 1-D window's mean, `map(λw. map(λs. s / n)(reduce(+, 0)(w)))`) is
-   first a map of its own (`map-fission`) on global work-items over the stencil's results (4M floats, a 31-point
-   mean: 391 ms before, one work-item per window in work-groups of one at a prime size);
+   `map-seq-unswitch`; the vectors at the edges, which check each read, fold a large 2-D window on long rows in
+   a loop, `map-seq-unswitch(f, rolled)`, `MAX_UNROLLED_CHECKS`), in blocks of up to `STENCIL_BLOCK` windows
+   per work-item (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where
+   it does not divide them (`pad-map`); the blocks on global work-items of dimension 0, the outer maps on
+   dimensions 1 and 2; a map of the fold's result after it (a 1-D window's mean,
+   `map(λw. map(λs. s / n)(reduce(+, 0)(w)))`) is first a map of its own (`map-fission`) on global work-items
+   over the stencil's results (4M floats, a 31-point mean: 391 ms before, one work-item per window in
+   work-groups of one at a prime size);
 1c. on a device where vectors pay, a map outside every map whose user functions take vectors apart and whose
    function folds over `MIN_CHUNK` elements or more (N-body's bodies, each folding over all bodies) computes 8
    elements per global work-item, one per lane of the vectors of their components
@@ -287,8 +289,16 @@ kernel 151 KB and a build of 49-135 s unrolled, 13.6 KB and 4.9 s rolled, which 
 21-31, interleaved, loaded machine). `lift explore` measures the unrolled one too."""
 
 MAX_UNROLLED_CHECKS, MIN_ROLLED_ROW = 16, 512
-"""The vectors at a stencil's edges, which check each read, fold a window of more than `MAX_UNROLLED_CHECKS`
-elements in a loop (`map-seq-unswitch(f, rolled)`) on rows of `MIN_ROLLED_ROW` windows or more: TODO measure."""
+"""The vectors at a stencil's edges, which check each read, fold a 2-D window of more than `MAX_UNROLLED_CHECKS`
+elements in a loop (`map-seq-unswitch(f, rolled)`) on rows of `MIN_ROLLED_ROW` windows or more, where at most 2
+vectors in 32 take that copy: the kernel is a fraction of the size and builds faster, and runs as fast. Rolled, a
+step recomputes the clamped indices of every lane, which the unrolled steps share; on shorter rows, and for a 3-D
+window (three clamped indices a lane, each of a division or remainder), the loop costs more than its build saves.
+On PoCL (Xeon, AVX-512; load 2-10; run times best of 21 interleaved rounds; `bench_unswitch_checks`), unrolled
+against rolled: conv5x5 at 1001x999 121 KB against 21 KB, builds of 4.7 s against 1.0 s, and rolled runs 1.00x
+as fast, at 499x2003 1.14x, at 5003x192 0.36x; box27 at 192^3 139 KB against 19 KB, 8.6 s against 3.9 s, 0.66x,
+at 16x64x1024 0.81x; the 3-D 27-point Jacobi at 64x1024x1024 11.0 s against 6.2 s, 0.88x; heat3d at 61x59x53 (ten
+kernels) 2.0 MB against 282 KB, 31 s against 10.5 s, 0.18x. `lift explore` measures the other form too."""
 
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
@@ -355,14 +365,14 @@ def _rolled(windows: ArrayType, unrolled_window: int) -> bool:
 
 def _rolled_checks(windows: ArrayType, length: int) -> bool:
     """Whether the vectors of a row of `length` `windows` that check each read (at the grid's edges) fold them in
-    loops: where a window holds more than `MAX_UNROLLED_CHECKS` scalars and the row at least `MIN_ROLLED_ROW`
-    windows."""
-    n, t = 1, windows.elem
+    loops: where a window of at most 2 dimensions holds more than `MAX_UNROLLED_CHECKS` scalars and the row at
+    least `MIN_ROLLED_ROW` windows."""
+    n, dims, t = 1, 0, windows.elem
     while isinstance(t, ArrayType):
         if not t.length.is_constant:
             return False
-        n, t = n * t.length.value, t.elem
-    return n > MAX_UNROLLED_CHECKS and length >= MIN_ROLLED_ROW
+        n, dims, t = n * t.length.value, dims + 1, t.elem
+    return n > MAX_UNROLLED_CHECKS and dims <= 2 and length >= MIN_ROLLED_ROW
 
 
 def _maps_a_fold(ctx) -> bool:
@@ -522,8 +532,8 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
     rows (1: none), a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled, and its windows
     folded at the grid's edges unrolled or rolled as `checked_copies` says ("unrolled", "rolled"; None:
-    `MAX_UNROLLED_CHECKS`). The blocks
-    are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    `MAX_UNROLLED_CHECKS`). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence
+    imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
@@ -558,8 +568,7 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
                      checked_copies: Optional[str] = None) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
     vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`:
-    `default_strategy`); `LoweringError`
-    naming the first pattern it leaves high-level, and where, if any."""
+    `default_strategy`); `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))

@@ -13,7 +13,7 @@ stencil's window reads it through views: unrolled, the division and remainder of
 and the bounds checks of a padded grid become constants at each step. Unswitched, an iteration whose vector
 reads of a clamped grid are all in bounds (everywhere but at the grid's edges) reads them without a check each;
 the other iterations check each read, their unrolled maps and folds unrolled too or, `rolled`, loops: a kernel of
-a fraction of the size, which builds faster, where the edges' steps need no constant indices.
+a fraction of the size, which builds faster, and runs slower where many iterations are at the edges.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _unswitch_choices(call, ctx) -> list:
                   "the copy that checks each read (at the edges) unrolled or rolled (its unrolled loops as loops)",
       equation="map-seq(f) → map-seq-unswitch(f, rolled)")
 def map_seq_unswitch(call, rolled: bool):
-    requires(rolled in (False, True), f"rolled is False or True, got {rolled!r}")
+    requires(isinstance(rolled, bool), f"rolled is True or False, got {rolled!r}")
     return MapSeqUnswitch(call.f.f, rolled)(*call.args)
 
 

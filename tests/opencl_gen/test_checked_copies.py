@@ -62,15 +62,13 @@ def _inputs_and_numpy(pf, kernel: str, sizes: dict):
 @pytest.mark.parametrize("stem, kernel, sizes", CASES + [
     ("conv5x5", "conv5x5", {"M": 3, "N": MIN_ROLLED_ROW}), ("box27", "box27", {"O": 3, "M": 2, "N": MIN_ROLLED_ROW})])
 def test_the_lowering_rolls_the_checked_copies_of_large_windows_on_long_rows_alone(examples, stem, kernel, sizes):
-    """Each form is what `checked_copies` asks for; the default rolls those of a window of more than
-    `MAX_UNROLLED_CHECKS` elements (25 of conv5x5's, 27 of the 3-D ones') on rows of `MIN_ROLLED_ROW` windows or
-    more."""
+    """Each form is what `checked_copies` asks for; the default rolls those of a 2-D window of more than
+    `MAX_UNROLLED_CHECKS` elements (conv5x5's 25) on rows of `MIN_ROLLED_ROW` windows or more, not a 3-D one's."""
     pf = examples[stem]
     forms = {form: paper(_lowered(pf, kernel, sizes, form)[1]) for form in FORMS}
     assert "map-seq-unswitch(" in forms["unrolled"] and ", rolled)" not in forms["unrolled"], forms["unrolled"]
     assert ", rolled)" in forms["rolled"], forms["rolled"]
-    window = 25 if stem == "conv5x5" else 27
-    rolled = window > MAX_UNROLLED_CHECKS and sizes["N"] >= MIN_ROLLED_ROW
+    rolled = stem == "conv5x5" and 25 > MAX_UNROLLED_CHECKS and sizes["N"] >= MIN_ROLLED_ROW
     assert paper(_lowered(pf, kernel, sizes)[1]) == forms["rolled" if rolled else "unrolled"]
     with pytest.raises(LoweringError, match="checked_copies is 'unrolled', 'rolled' or None, got 'rolling'"):
         _lowered(pf, kernel, sizes, "rolling")
@@ -91,14 +89,15 @@ def test_both_forms_compute_numpy_s(examples, stem, kernel, sizes):
         got = np.asarray(compiled(*inputs), np.float64)
         np.testing.assert_allclose(got, np.reshape(want, got.shape), rtol=1e-4, atol=1e-5, err_msg=form)
     assert 3 * len(sources["rolled"]) < len(sources["unrolled"]), {f: len(s) for f, s in sources.items()}
-    unrolled, rolled = (_to_first_checked_copy(sources[form]) for form in FORMS)
+    (unrolled, unrolled_checks), (rolled, rolled_checks) = (_at_first_checked_copy(sources[form]) for form in FORMS)
     assert unrolled == rolled and "for (" not in unrolled[unrolled.index("reads in bounds"):]
-    checked = sources["rolled"][len(rolled):]
-    assert "for (" in checked[:checked.index("vstore")], checked[:2000]
+    assert "for (" not in unrolled_checks[:unrolled_checks.index("vstore")], unrolled_checks[:2000]
+    assert "for (" in rolled_checks[:rolled_checks.index("vstore")], rolled_checks[:2000]
 
 
-def _to_first_checked_copy(source: str) -> str:
+def _at_first_checked_copy(source: str) -> tuple:
     """`source` (without its first line, the program) up to the first unswitched iteration's checked copy, its
-    names' numbers dropped."""
+    names' numbers dropped, and the rest, from that copy on."""
     test = re.search(r"\{ if \((.*)\) \{ /\* the clamped vector reads in bounds", source).group(1)
-    return re.sub(r"_\d+\b", "_", source[source.index("\n"):source.index(f"{{ if (!({test})) {{")])
+    start = source.index(f"{{ if (!({test})) {{")
+    return re.sub(r"_\d+\b", "_", source[source.index("\n"):start]), source[start:]
