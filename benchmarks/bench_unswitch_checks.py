@@ -4,11 +4,11 @@
     python -m benchmarks.bench_unswitch_checks [--only conv5x5,box27] [--sizes '{"N": 1024}'] [--builds 2] [--rounds 7]
 
 For each program of `CASES` at its example file's sizes, the default lowering with every window's checked copy
-unrolled and rolled (`checked_copies` of `default_lowering`): the bytes of OpenCL C, the build
-time (as `benchmarks.bench_kernel_sizes`: a process of its own with the binary caches off, its first call less
-its second), builds interleaved A, B, A, B; then both checked against the example's reference and timed in
-interleaved rounds (the inputs on the device, the kernels' own time). Prints best and median of each and
-unrolled/rolled (above 1: rolled is faster), with the machine's load.
+unrolled and rolled (`checked_copies` of `default_lowering`): the bytes of OpenCL C, the build time (as
+`benchmarks.bench_kernel_sizes`: a process of its own with the binary caches off, its first call less its
+second), builds interleaved A, B, A, B; then both checked against the example's reference and timed in interleaved
+rounds (wall clock around a synchronous launch, the inputs already on the device). Prints best and median of each
+and unrolled/rolled (above 1: rolled is faster), with the machine's load.
 """
 
 from __future__ import annotations
