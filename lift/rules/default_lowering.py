@@ -320,7 +320,8 @@ def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDO
     unrolled, or a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), or its
     user function as it is; the windows in blocks of up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector
     (`lift.rules.column_sums.vector_windows`), the vectors at the grid's edges folding their windows in loops
-    where `_rolled_checks` says so (`checked_copies`, "rolled" or "unrolled", overrides it), padded
+    where `_rolled_checks` says so (`checked_copies`, "rolled" or "unrolled", overrides it) and the fold is not a
+    loop already, padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
@@ -336,10 +337,11 @@ def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDO
             on_global = rewrite("map-to-global", dim=0)
             lowered = _top_map(sizes, 1) | on_global if levels == 0 else on_global
             windows_t = focus.ctx.node.args[0].t
-            fold = rolled_window_steps if _rolled(windows_t, unrolled_window) else window_steps
-            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0, fold=fold,
-                                  rolled=(_rolled_checks(windows_t, length) if checked_copies is None
-                                          else checked_copies == "rolled"))(focus)
+            rolled = _rolled(windows_t, unrolled_window)
+            checks = _rolled_checks(windows_t, length) if checked_copies is None else checked_copies == "rolled"
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0,
+                                  fold=rolled_window_steps if rolled else window_steps,
+                                  rolled=checks and not rolled)(focus)
 
         return Strategy(run, "stencil_blocks")
 

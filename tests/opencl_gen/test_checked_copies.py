@@ -74,6 +74,13 @@ def test_the_lowering_rolls_the_checked_copies_of_large_windows_on_long_rows_alo
         _lowered(pf, kernel, sizes, "rolling")
 
 
+def test_a_window_folded_in_a_loop_has_nothing_to_roll(examples):
+    """conv1d's 31 taps are folded in a loop (`MAX_UNROLLED_WINDOW`) in both copies whatever `checked_copies` says."""
+    pf, sizes = examples["conv1d"], {"N": 4099}
+    forms = {paper(_lowered(pf, "conv1d", sizes, form)[1]) for form in (None,) + FORMS}
+    assert len(forms) == 1 and "map-seq-unswitch(λ w. reduce-seq(" in forms.pop()
+
+
 @needs_device
 @pytest.mark.parametrize("stem, kernel, sizes", CASES)
 def test_both_forms_compute_numpy_s(examples, stem, kernel, sizes):
