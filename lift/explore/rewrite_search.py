@@ -167,6 +167,7 @@ class RewriteSearch:
                if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()
         yield from self.unrolled_window_variant()
+        yield from self.checked_copy_variants()
 
     def unrolled_window_variant(self) -> Iterator[tuple]:
         """The default lowering with every stencil window's fold unrolled, up to `MAX_WINDOW` elements (the default
@@ -179,6 +180,19 @@ class RewriteSearch:
         except LiftError:
             return
         yield derivation.replay(self.program, self.engine), derivation, {"window-folds": "unrolled"}
+
+    def checked_copy_variants(self) -> Iterator[tuple]:
+        """The default lowering with the folds of every stencil's vectors at the grid's edges, which check each
+        read, unrolled, then rolled (`map-seq-unswitch(f, rolled)`; the one of the two that the default lowering
+        chooses, `MAX_UNROLLED_CHECKS`, is not measured again); none where no window is slid."""
+        if not any(isinstance(n, P.Slide) for n in self.program.subterms()):
+            return
+        for form in ("unrolled", "rolled"):
+            try:
+                derivation = default_lowering(self.program, self.sizes, self.vector_width, checked_copies=form)
+            except LiftError:
+                continue
+            yield derivation.replay(self.program, self.engine), derivation, {"checked-copies": form}
 
     def stencil_row_variants(self) -> Iterator[tuple]:
         """At the first 2-D stencil's map over rows of windows outside every map (`grid_windows`), each of

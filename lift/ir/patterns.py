@@ -124,9 +124,14 @@ class MapSeqUnroll(MapSeq):
 class MapSeqUnswitch(MapSeq):
     """`map-seq-unswitch(f)`: `map-seq(f)`, each iteration testing once whether its vector reads of clamped
     (padded) arrays are all in bounds, and then reading them directly, without a check each (loop unswitching):
-    a stencil's block of vector windows tests its edges once per vector of results, not once per read."""
+    a stencil's block of vector windows tests its edges once per vector of results, not once per read.
+
+    `rolled`: the copy of an iteration that checks each read (at the arrays' edges alone) emits its unrolled maps
+    and folds (`map-seq-unroll`, `reduce-seq-unroll`) as loops, a fraction of the kernel's code (a 5x5 window's:
+    25 steps, each repeating its checks, against one), where unrolled its indices are constants at each step."""
 
     f: FunDecl
+    rolled: bool = False
     paper = "map-seq-unswitch"
 
 

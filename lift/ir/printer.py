@@ -80,6 +80,9 @@ class PaperNotation(Mapper):
     def map_AbstractMap(self, f: P.AbstractMap) -> str:
         return f"{f.paper}{f'[{f.dim}]' if f.dim else ''}({self(f.f)})"
 
+    def map_MapSeqUnswitch(self, f: P.MapSeqUnswitch) -> str:
+        return f"{f.paper}({self(f.f)}{', rolled' if f.rolled else ''})"
+
     def map_Pattern(self, f: P.Pattern) -> str:
         name = f.paper
         if f.size_field is not None:
@@ -157,6 +160,9 @@ class PythonSource(Mapper):
     def map_AbstractMap(self, f: P.AbstractMap) -> str:
         cls = type(f).__name__
         return f"{cls}({f.dim})({self(f.f)})" if f.dim else f"{cls}({self(f.f)})"
+
+    def map_MapSeqUnswitch(self, f: P.MapSeqUnswitch) -> str:
+        return f"MapSeqUnswitch({self(f.f)}{', rolled=True' if f.rolled else ''})"
 
     def map_Pattern(self, f: P.Pattern) -> str:
         return f"{type(f).__name__}({', '.join(self.field(getattr(f, k)) for k in f.field_names())})"

@@ -86,6 +86,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
         self.guards: Optional[list] = None  # the hoistable bounds checks read in a `map-seq-unswitch` iteration
         self.bound: Optional[dict] = None  # the variables declared in that iteration: a loop's count, a let's None
         self.unswitching = False  # emitting an iteration of a `map-seq-unswitch` (`unrolled_steps`)
+        self.rolling = False  # emitting the checked copy of a `map-seq-unswitch(f, rolled)` iteration: no unrolling
 
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self.names)}"
@@ -364,8 +365,10 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
 
         Where the launch gives exactly `n` ids the loop is straight-line code; where it gives more, a guard.
         `fresh`: the space of new memory the loop fills (`C.For.fresh`); `unroll`: a sequential loop unrolled,
-        by `#pragma unroll`, or, in an iteration of a `map-seq-unswitch`, into its steps (`unrolled_steps`).
+        by `#pragma unroll`, or, in an iteration of a `map-seq-unswitch`, into its steps (`unrolled_steps`); a loop
+        in the copy of such an iteration that checks its reads where the unswitch is `rolled`.
         """
+        unroll = unroll and not self.rolling
         if unroll and kind == "seq" and self.unswitching and n.is_constant:
             self.unrolled_steps(dim, n, body, label, fresh)
             return
@@ -418,7 +421,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
                 self.call(f.f, [a.index(i)], t.elem, out.index(i), f"{path}.f")
 
             if isinstance(f, P.MapSeqUnswitch):
-                self.unswitched(iteration)
+                self.unswitched(iteration, f.rolled)
             else:
                 iteration()
 

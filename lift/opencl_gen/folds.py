@@ -54,10 +54,11 @@ class FoldEmission:
         """The sequential loop of a fold; what it contains nests as inside a sequential pattern. Unrolled
         (`reduce-seq-unroll`), its steps one after another, each with its index a constant, so that the index
         arithmetic of the views it reads simplifies at each step (a flattened window's division and remainder
-        vanish, a padded read's bounds depend on the enclosing loops alone)."""
+        vanish, a padded read's bounds depend on the enclosing loops alone); a loop in the copy of an iteration of a
+        `map-seq-unswitch(f, rolled)` that checks its reads (`Emitter.rolling`)."""
         self.scope.append(("reduce", 0, None, None))
         try:
-            if not unroll:
+            if not unroll or self.rolling:
                 self.loop("seq", 0, n, body, label)
                 return
             for k in range(n.value):

@@ -2,7 +2,8 @@
 
 `map-seq-unswitch` emits each iteration twice: once reading its clamped vectors directly, under one test that
 they are all in bounds, and once as it is, checking each read (`unswitched`); the `map-seq-unroll`s inside such
-an iteration become their steps (`unrolled_steps`), so that the bounds checks depend on the enclosing loops alone.
+an iteration become their steps (`unrolled_steps`), so that the bounds checks depend on the enclosing loops alone,
+but in the copy that checks its reads of a `rolled` one, where they and the unrolled folds are loops.
 `map-seq-slide` keeps its window in private variables at constant indices, loading only the elements that enter
 it each iteration (register rotation: Stoltzfus, Hagedorn et al.).
 """
@@ -74,18 +75,18 @@ class SequentialMapEmission:
         for k in range(t.length.value):
             self.window_copy(src.index(Cst(k)), dst.index(Cst(k)), path)
 
-    def unswitched(self, emit) -> None:
+    def unswitched(self, emit, rolled: bool) -> None:
         """One iteration of a `map-seq-unswitch`: where its vector reads of clamped arrays are all in bounds (one
         test of the bounds checks that read no variable declared within it, or one loop counter within it in
         affine indices, tested at its first and last value: `_hoisted`), the iteration reading them directly;
-        elsewhere the iteration emitted again as it is."""
+        elsewhere the iteration emitted again as it is, its unrolled maps and folds loops where `rolled`."""
         unswitching, self.unswitching = self.unswitching, True
         try:
-            self.unswitched_iteration(emit)
+            self.unswitched_iteration(emit, rolled)
         finally:
             self.unswitching = unswitching
 
-    def unswitched_iteration(self, emit) -> None:
+    def unswitched_iteration(self, emit, rolled: bool) -> None:
         outer = self.guards, self.bound
         try:
             self.guards, self.bound = [], {}
@@ -93,8 +94,11 @@ class SequentialMapEmission:
             guards, bound = self.guards, self.bound
             tests = {g.condition: _hoisted(g, bound) for g in guards}
             tests = {c: t for c, t in tests.items() if t is not None}
-            self.guards, self.bound = [], {}
-            checked = self.nested(emit) if tests else ()
+            self.guards, self.bound, rolling, self.rolling = [], {}, self.rolling, self.rolling or rolled
+            try:
+                checked = self.nested(emit) if tests else ()
+            finally:
+                self.rolling = rolling
         finally:
             self.guards, self.bound = outer
         if outer[0] is not None:

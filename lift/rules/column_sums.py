@@ -191,7 +191,7 @@ rolled_window_steps = sequential_window_fold | where(user_function_windows)
 
 
 def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool = False,
-                   fold: Strategy = window_steps) -> Strategy:
+                   fold: Strategy = window_steps, rolled: bool = False) -> Strategy:
     """At `windows` or `user_function_windows`: each window's fold made sequential (`fold`), then blocks of `w`
     windows (split-join, 3(c)), each block's windows `width` at a time in the lanes of vectors (`vectorize-windows`,
     4(e)), one vector after the other, each testing the grid's edges once (`map-seq-unswitch`); the map over the
@@ -199,8 +199,9 @@ def vector_windows(w: int, width: int, lowered: Strategy = GLOBAL0, padded: bool
     multiple of `w` (`pad-map`, `lift.rules.padding`), the results of the padding dropped, so that `w` need not
     divide their number; the vectors that read past the last window test that once too. `fold`: what makes each
     window's computation sequential, unrolled by default (`rolled_window_steps`: a loop; a stencil's row blocks,
-    `lift.rules.stencil_row_blocking`, give it their own: their windows are columns of windows)."""
-    vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch"))
+    `lift.rules.stencil_row_blocking`, give it their own: their windows are columns of windows). `rolled`: the
+    vectors at the edges, which check each read, fold their windows in loops (`map-seq-unswitch(f, rolled)`)."""
+    vectors = everywhere(computes, rewrite("map-to-seq") >> rewrite("map-seq-unswitch", rolled=rolled))
     lanes = try_(rewrite("map-eta-expansion")) >> mapped_body(rewrite("vectorize-windows", n=width) >> vectors)
     blocks = fold >> rewrite("split-join", n=w) >> argument(0, lanes >> lowered)
     return rewrite("pad-map", k=w) >> argument(0, blocks) if padded else blocks

@@ -45,12 +45,14 @@ chooses, in order:
    private copy unrolled, `lift.rules.column_sums.user_function_windows`), and computes
    `STENCIL_LANES` windows at once in the lanes of vectors (`vectorize-windows`, Figure
    4(e): unaligned vector loads of shifted rows of the grid, tested once per vector for its edges,
-   `map-seq-unswitch`), in blocks of up to `STENCIL_BLOCK` windows per work-item
-   (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where it does not
-   divide them (`pad-map`); the blocks on global work-items of dimension 0, the outer maps on dimensions 1 and 2;
-   a map of the fold's result after it (a 1-D window's mean, `map(λw. map(λs. s / n)(reduce(+, 0)(w)))`) is
-   first a map of its own (`map-fission`) on global work-items over the stencil's results (4M floats, a 31-point
-   mean: 391 ms before, one work-item per window in work-groups of one at a prime size);
+   `map-seq-unswitch`; the vectors at the edges, which check each read, fold a large 2-D window on long rows in
+   a loop, `map-seq-unswitch(f, rolled)`, `MAX_UNROLLED_CHECKS`), in blocks of up to `STENCIL_BLOCK` windows
+   per work-item (`lift.rules.column_sums.vector_windows`), the windows padded to a multiple of the block where
+   it does not divide them (`pad-map`); the blocks on global work-items of dimension 0, the outer maps on
+   dimensions 1 and 2; a map of the fold's result after it (a 1-D window's mean,
+   `map(λw. map(λs. s / n)(reduce(+, 0)(w)))`) is first a map of its own (`map-fission`) on global work-items
+   over the stencil's results (4M floats, a 31-point mean: 391 ms before, one work-item per window in
+   work-groups of one at a prime size);
 1c. on a device where vectors pay, a map outside every map whose user functions take vectors apart and whose
    function folds over `MIN_CHUNK` elements or more (N-body's bodies, each folding over all bodies) computes 8
    elements per global work-item, one per lane of the vectors of their components
@@ -294,6 +296,18 @@ is folded in a loop, so that a first kernel builds fast: conv1d's 31 taps at 1M 
 kernel 151 KB and a build of 49-135 s unrolled, 13.6 KB and 4.9 s rolled, which ran 0.75-0.93x as fast (best of
 21-31, interleaved, loaded machine). `lift explore` measures the unrolled one too."""
 
+MAX_UNROLLED_CHECKS, MIN_ROLLED_ROW = 16, 512
+"""The vectors at a stencil's edges, which check each read, fold a 2-D window of more than `MAX_UNROLLED_CHECKS`
+elements in a loop (`map-seq-unswitch(f, rolled)`) on rows of `MIN_ROLLED_ROW` windows or more, where at most 2
+vectors in 32 take that copy: the kernel is a fraction of the size and builds faster, and runs as fast. Rolled, a
+step recomputes the clamped indices of every lane, which the unrolled steps share; on shorter rows, and for a 3-D
+window (three clamped indices a lane, each of a division or remainder), the loop costs more than its build saves.
+On PoCL (Xeon, AVX-512; load 2-10; run times best of 21 interleaved rounds; `bench_unswitch_checks`), unrolled
+against rolled: conv5x5 at 1001x999 121 KB against 21 KB, builds of 4.7 s against 1.0 s, and rolled runs 1.00x
+as fast, at 499x2003 1.14x, at 5003x192 0.36x; box27 at 192^3 139 KB against 19 KB, 8.6 s against 3.9 s, 0.66x,
+at 16x64x1024 0.81x; the 3-D 27-point Jacobi at 64x1024x1024 11.0 s against 6.2 s, 0.88x; heat3d at 61x59x53 (ten
+kernels) 2.0 MB against 282 KB, 31 s against 10.5 s, 0.18x. `lift explore` measures the other form too."""
+
 STENCIL_BLOCK, STENCIL_LANES = 64, 16
 """The windows each work-item of a stencil computes (at most), and the lanes of its vectors (at most): blocks of
 64 windows of 16 lanes are among the fastest `lift explore` finds for jacobi2d on PoCL (issue 18)."""
@@ -307,12 +321,15 @@ def _slid(ctx) -> bool:
     return bool(slides) and all(s.step == 1 for s in slides)
 
 
-def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDOW) -> Strategy:
+def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDOW,
+             checked_copies: Optional[str] = None) -> Strategy:
     """At a map outside every map over windows of step 1 (`_slid`), with up to 2 maps (under views) between it
     and a map over windows (`lift.rules.column_sums.windows`, or `user_function_windows`): each window's fold
     unrolled, or a loop where the window is a 1-D one of more than `unrolled_window` elements (`_rolled`), or its
     user function as it is; the windows in blocks of up to `STENCIL_BLOCK`, `STENCIL_LANES` windows to a vector
-    (`lift.rules.column_sums.vector_windows`), padded
+    (`lift.rules.column_sums.vector_windows`), the vectors at the grid's edges folding their windows in loops
+    where `_rolled_checks` says so (`checked_copies`, "rolled" or "unrolled", overrides it) and the fold is not a
+    loop already, padded
     to a multiple of the block where it does not divide their number; the blocks on global work-items of
     dimension 0 (of `GROUP` where at the top, as `_top_map` places them), each outer map on the next dimension
     (module docstring, step 1b)."""
@@ -327,8 +344,12 @@ def _stencil(sizes: Mapping[str, int], unrolled_window: int = MAX_UNROLLED_WINDO
             w = min(STENCIL_BLOCK, 1 << max(length - 1, 1).bit_length())
             on_global = rewrite("map-to-global", dim=0)
             lowered = _top_map(sizes, 1) | on_global if levels == 0 else on_global
-            fold = rolled_window_steps if _rolled(focus.ctx.node.args[0].t, unrolled_window) else window_steps
-            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0, fold=fold)(focus)
+            windows_t = focus.ctx.node.args[0].t
+            rolled = _rolled(windows_t, unrolled_window)
+            checks = _rolled_checks(windows_t, length) if checked_copies is None else checked_copies == "rolled"
+            return vector_windows(w, min(STENCIL_LANES, w), lowered, padded=length % w != 0,
+                                  fold=rolled_window_steps if rolled else window_steps,
+                                  rolled=checks and not rolled)(focus)
 
         return Strategy(run, "stencil_blocks")
 
@@ -350,6 +371,18 @@ def _rolled(windows: ArrayType, unrolled_window: int) -> bool:
     window = windows.elem
     return (isinstance(window, ArrayType) and isinstance(window.elem, ScalarType) and window.length.is_constant
             and window.length.value > unrolled_window)
+
+
+def _rolled_checks(windows: ArrayType, length: int) -> bool:
+    """Whether the vectors of a row of `length` `windows` that check each read (at the grid's edges) fold them in
+    loops: where a window of at most 2 dimensions holds more than `MAX_UNROLLED_CHECKS` scalars and the row at
+    least `MIN_ROLLED_ROW` windows."""
+    n, dims, t = 1, 0, windows.elem
+    while isinstance(t, ArrayType):
+        if not t.length.is_constant:
+            return False
+        n, dims, t = n * t.length.value, dims + 1, t.elem
+    return n > MAX_UNROLLED_CHECKS and dims <= 2 and length >= MIN_ROLLED_ROW
 
 
 def _maps_a_fold(ctx) -> bool:
@@ -522,12 +555,15 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
-                     row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW) -> Strategy:
+                     row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW,
+                     checked_copies: Optional[str] = None) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
-    rows (1: none), and a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled. The blocks
-    are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    rows (1: none), a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled, and its windows
+    folded at the grid's edges unrolled or rolled as `checked_copies` says ("unrolled", "rolled"; None:
+    `MAX_UNROLLED_CHECKS`). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence
+    imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
@@ -541,7 +577,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     top_map = _MAP_OF_MAPS | (where(reduces_rows(sizes)) >> to_global) | _top_map(sizes, vector_width) | to_global
     top_maps = normalize(where(is_call(P.Map) & ~inside() & high_level) >> top_map)
     stencils = (normalize(where(is_call(P.Map) & ~inside() & high_level & Selector(_slid, "slid"))
-                          >> _stencil(sizes, unrolled_window))
+                          >> _stencil(sizes, unrolled_window, checked_copies))
                 if vectorises(vector_width) else identity)
     split_columns, split_rows = ((folds_split_off(blocks_columns(sizes)),
                                   folds_split_off(blocks_rows(sizes, row_block)))
@@ -558,10 +594,11 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
                      row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK,
-                     unrolled_window: int = MAX_UNROLLED_WINDOW) -> Derivation:
+                     unrolled_window: int = MAX_UNROLLED_WINDOW,
+                     checked_copies: Optional[str] = None) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`: `default_strategy`); `LoweringError`
-    naming the first pattern it leaves high-level, and where, if any."""
+    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`:
+    `default_strategy`); `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
@@ -573,7 +610,10 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
                             f"not one kernel (one computation of views of its input, keeping its type) is unrolled "
                             f"into kernels, one step after another, only for a constant count from 1 to "
                             f"{MAX_UNROLLED_STEPS} (here {it.n}); write fewer steps and call the program repeatedly")
-    focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window)(Focus(program, engine))
+    if checked_copies not in (None, "unrolled", "rolled"):
+        raise LoweringError(f"checked_copies is 'unrolled', 'rolled' or None, got {checked_copies!r}")
+    focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window,
+                             checked_copies)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)

@@ -113,3 +113,14 @@ def test_default_stencils_benchmark_checks_each_stencil_against_numpy(device, mo
     for name in ("jacobi2d-5pt-clamp", "stencil2d-9pt-mirror", "jacobi3d-7pt-clamp"):
         assert f"{name} " in out and "numpy/lift best" in out
     assert out.count("reduce-seq-unroll") == 3
+
+
+def test_unswitch_checks_benchmark_builds_checks_and_times_both_forms(device, monkeypatch, capsys):
+    from benchmarks import bench_unswitch_checks as buc
+
+    monkeypatch.setattr(sys, "argv", ["bench_unswitch_checks", "--only", "conv5x5,jacobi3d_high", "--sizes",
+                                      '{"M": 3, "N": 37, "O": 2}', "--builds", "1", "--rounds", "2"])
+    buc.main()
+    out = capsys.readouterr().out
+    assert "WRONG" not in out and out.count("unrolled/rolled: build") == 2, out
+    assert out.count("  rolled    run best") == 2 and out.count(" bytes  build best ") == 4, out

@@ -213,3 +213,24 @@ def test_padded_row_blocks_are_searched_where_the_blocks_do_not_divide_the_rows(
     variants, moves = _row_variants_and_moves(examples, {"M": 25, "N": 128})
     assert {"lanes=4, rows=2", "lanes=16, rows=4"} <= variants
     assert moves and moves <= {"row-blocks(padded=True, rows=2)", "row-blocks(padded=True, rows=4)"}
+
+
+@pytest.mark.parametrize("stem, sizes", [("conv5x5", {"M": 7, "N": 37}), ("box27", {"O": 3, "M": 5, "N": 19})])
+def test_the_other_form_of_a_stencils_checked_copies_is_a_candidate(examples, stem, sizes):
+    """The default lowering with its stencil's vectors at the edges folding their windows unrolled, then rolled
+    (`map-seq-unswitch(f, rolled)`): the one the default does not choose is a candidate of its own, replayable and
+    meaning what the program means."""
+    program = examples[stem].kernels[stem]
+    default = default_lowering(program, sizes).replay(program)
+    variants = {params["checked-copies"]: lowered for lowered, _, params in RewriteSearch(program, sizes)
+                .checked_copy_variants()}
+    assert ", rolled)" in lift.paper(variants["rolled"]) and ", rolled)" not in lift.paper(variants["unrolled"])
+    assert sum(alpha_equal(default, lowered) for lowered in variants.values()) == 1
+    other = next(form for form, lowered in variants.items() if not alpha_equal(default, lowered))
+    candidates = [c for _, c in zip(range(40), RewriteSearch(program, sizes, seed=2))]
+    found = [c for c in candidates if c.params == {"checked-copies": other}]
+    assert len(found) == 1 and alpha_equal(found[0].program, variants[other])
+    assert alpha_equal(_derivation(found[0], sizes).replay(program), found[0].program)
+    inputs = examples[stem].inputs(stem, sizes, seed=1)
+    np.testing.assert_allclose(interpret(found[0].program, *inputs, numpy_shapes=True),
+                               interpret(program, *inputs, numpy_shapes=True), rtol=1e-5, atol=1e-5)

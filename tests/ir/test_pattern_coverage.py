@@ -67,7 +67,7 @@ EXAMPLES = {
     P.Map: (fun([A], lambda x: Map(neg)(x)), (x16,), -x16),
     P.MapSeq: (fun([A], lambda x: MapSeq(neg)(x)), (x16,), -x16),
     P.MapSeqUnroll: (fun([A], lambda x: MapSeq(MapSeqUnroll(neg))(Split(4)(x))), (x16,), -x16.reshape(4, 4)),
-    P.MapSeqUnswitch: (fun([A], lambda x: MapSeqUnswitch(neg)(x)), (x16,), -x16),
+    P.MapSeqUnswitch: (fun([A], lambda x: MapSeqUnswitch(neg, rolled=True)(x)), (x16,), -x16),
     P.MapSeqSlide: (fun([A], lambda x: MapSeqSlide(ReduceSeq(add, 0.0), 3, 2)(x)), (x16[:15],),
                     np.lib.stride_tricks.sliding_window_view(x16[:15], 3)[::2].sum(axis=1, keepdims=True)),
     P.MapGlb: (fun([A2], lambda x: MapGlb(1)(MapGlb(neg))(x)), (m34,), -m34),

@@ -11,8 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Join, Map, MapSeq, Pad, Reduce, ReduceSeq, SizeVar, Slide, Zip, fun, infer,
-                  interpret, paper)
+import lift
+from lift import (ArrayType, Float, Join, Map, MapSeq, Pad, Reduce, ReduceSeq, ReduceSeqUnroll, SizeVar, Slide, Zip,
+                  fun, infer, interpret, paper)
+from lift.ir.printer import python_source
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.column_sums import grid_windows, vector_grid, vector_windows, windows
 from lift.rules.default_lowering import clean_up, lower_rest
@@ -102,12 +104,14 @@ def test_reduce_seq_unroll(m, seed):
 
 
 @SETTINGS
-@given(st.integers(1, 6), st.integers(0, 1 << 16))
-def test_map_seq_unswitch(m, seed):
+@given(st.integers(1, 6), st.booleans(), st.integers(0, 1 << 16))
+def test_map_seq_unswitch(m, rolled, seed):
+    """Either form of the checked copy (`rolled`) means the map; the form is printed, and kept by the DSL source."""
     x = _rand(np.random.default_rng(seed), m, 3)
-    program = fun([ArrayType(ArrayType(Float, 3), m)], lambda v: MapSeq(lambda r: ReduceSeq(add, 0.0)(r))(v))
-    new = _applied(program, "map-seq-unswitch")
-    assert paper(new).startswith("map-seq-unswitch(")
+    program = fun([ArrayType(ArrayType(Float, 3), m)], lambda v: MapSeq(lambda r: ReduceSeqUnroll(add, 0.0)(r))(v))
+    new = _applied(program, "map-seq-unswitch", rolled=rolled)
+    assert paper(new) == f"map-seq-unswitch(reduce-seq-unroll(add, 0.0){', rolled' if rolled else ''})", paper(new)
+    assert eval(python_source(new), {**vars(lift), "add": add}) == new
     np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
     assert not _rewrites(new, "map-seq-unswitch"), "already unswitched"
 
