@@ -4,8 +4,8 @@ read as `m[0]` taken as its element.
 Random user functions `f(x: Float, m: [Float]1)` reading `m[0]` in a few expressions mean the same with `m` a scalar:
 the interpreter agrees exactly before and after each rule, on a map over an array of one given as input and on a
 row's reduction of a map whose `m` is the row's maximum; a function reading `m` otherwise is left alone. The default
-lowering of such a row reduction sums `vect-n` lanes, the scalar broadcast, where 4 divides the row, and its kernel
-agrees with numpy."""
+lowering of such a row reduction sums `vect-n` lanes, the scalar broadcast, where 4 divides the row or it holds 16
+elements at least (the rest a tail, `reduce-tail`), and its kernel agrees with numpy."""
 
 import math
 
@@ -111,7 +111,7 @@ def test_an_argument_reading_the_mapped_element_stays_an_array():
 
 
 @needs_device
-@pytest.mark.parametrize("c, vectorised", [(64, True), (40, True), (41, False)])
+@pytest.mark.parametrize("c, vectorised", [(64, True), (40, True), (41, True), (13, False)])
 def test_the_default_lowering_sums_a_row_reduction_of_its_maximum_in_vector_lanes(c, vectorised):
     @userfun
     def exp_minus(x: Float, m: ArrayType(Float, 1)) -> Float:
