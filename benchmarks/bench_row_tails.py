@@ -1,10 +1,11 @@
 """Row reductions at odd lengths with and without `reduce-tail`: the default lowering's kernel times, in one run.
 
-    python -m benchmarks.bench_row_tails [--rounds 7] [--repeat 10] [--programs softmax,cross_entropy,lse_outer]
+    python -m benchmarks.bench_row_tails [--rounds 7] [--repeat 10] [--programs softmax,cross_entropy,...]
 
-Softmax, cross-entropy and log-sum-exp of every row (`examples/`) sum `exp(x - max)` over each row, which no
-padding keeps (`exp(0 - s)` is not the sum's neutral 0). Where the lanes do not divide the row (999, 1001 and
-997 columns, the examples' own sizes, and 1001 at 4001 rows), the default lowering sums the lanes of the row's first
+Softmax (of rows and of columns), cross-entropy, log-sum-exp of every row and attention (`examples/`) sum
+`exp(x - max)` over each row, layer normalisation the squares of `x - mean`, correlation those of `x - mean` over
+each column: no padding keeps these sums (`exp(0 - s)` is not their neutral 0). Where the lanes do not divide the
+row (the examples' own sizes, odd, and 1001 at 4001 rows), the default lowering sums the lanes of the row's first
 `8·⌊n/8⌋` elements and folds the rest after them (`row_tails=True`, `reduce-tail`), or, as before, sums the row
 in scalars (`row_tails=False`). Both are compiled and checked against numpy first, then timed in turn, `--rounds`
 times, the order alternating, so that both see the same load. The table gives the median and best kernel times
@@ -26,7 +27,9 @@ from benchmarks.bench_odd_sizes import EXAMPLES
 
 CASES = (("softmax", {"R": 1001, "C": 999}), ("softmax", {"R": 4001, "C": 1001}),
          ("cross_entropy", {"R": 4001, "C": 1001}), ("lse_outer", {"M": 1009, "N": 997}),
-         ("lse_outer", {"M": 1009, "N": 1001}))
+         ("lse_outer", {"M": 1009, "N": 1001}), ("softmax_cols", {"R": 1001, "C": 999}),
+         ("layernorm", {"R": 1001, "C": 999}), ("attention", {"S": 257, "D": 61}),
+         ("correlation", {"M": 251, "N": 1001}))
 """lse_outer is not run at 4001 rows: its kernel, with or without the tail, stops PoCL 3.1 with a segmentation fault
 there (each work-item holds its row of `x yᵀ`, 1001 floats, in private memory)."""
 
@@ -40,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--programs", default="softmax,cross_entropy,lse_outer")
+    parser.add_argument("--programs", default=",".join(dict.fromkeys(name for name, _ in CASES)))
     args = parser.parse_args()
     rows = []
     for name, sizes in CASES:

@@ -4,7 +4,7 @@
 The interpreter agrees before and after at every `n` and `k` (`n < k`, `n = k`, `n = k·m + r` for every `r`), from
 neutral and other initial values, of a plain array, a map and a map over a zip, concrete and symbolic. The default
 lowering splits the tail off a row reduction that no padding keeps (softmax's, cross-entropy's and log-sum-exp's
-`exp(x - max)`) at odd row lengths, and its kernels agree with numpy."""
+`exp(x - max)`, layer normalisation's squares of `x - mean`) at odd row lengths, and its kernels agree with numpy."""
 
 import itertools
 import math
@@ -93,7 +93,8 @@ def test_the_engine_offers_the_ks_that_leave_a_tail_and_a_head():
     assert "take-8" in paper(split) and "drop-8" in paper(split)
 
 
-EXAMPLES = {"softmax": ("R", "C"), "cross_entropy": ("R", "C"), "lse_outer": ("M", "N")}
+EXAMPLES = {"softmax": ("R", "C", "exp_minus"), "cross_entropy": ("R", "C", "exp_minus"),
+            "lse_outer": ("M", "N", "exp_minus"), "layernorm": ("R", "C", "centre")}
 
 
 @needs_device
@@ -101,10 +102,10 @@ EXAMPLES = {"softmax": ("R", "C"), "cross_entropy": ("R", "C"), "lse_outer": ("M
 @pytest.mark.parametrize("columns", [999, 1001, 1003])
 def test_row_reductions_at_odd_lengths_sum_vector_lanes_and_a_tail_and_agree_with_numpy(examples, name, columns):
     pf = examples[name]
-    rows, cols = EXAMPLES[name]
+    rows, cols, f = EXAMPLES[name]
     sizes = {rows: 7, cols: columns}
     compiled = lift.compile(pf.kernels[name], lowering="default", sizes=sizes)
-    assert "exp_minus_scalar_v8(vload8(" in compiled.source
+    assert f"{f}_scalar_v8(vload8(" in compiled.source
     inputs = pf.inputs(name, sizes, seed=columns)
     want = np.asarray(pf.namespace["reference"](*inputs), np.float64)
     got = np.asarray(compiled(*inputs), np.float64)

@@ -84,6 +84,37 @@ def test_a_row_reduction_moved_into_the_map_over_its_maximum_keeps_the_meaning(f
     np.testing.assert_array_equal(lift.interpret(moved, xss), expected)
 
 
+@userfun
+def sq(x: Float) -> Float:
+    return x * x
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(functions_of_one_element(), st.integers(1, 5), st.integers(1, 9), st.integers(0, 2**16))
+def test_a_call_inside_the_mapped_function_takes_the_element_and_keeps_the_meaning(f, n, c, seed):
+    """`sq(f(v, max(row)))`, layer normalisation's `sq(centre(x, s, n))`: the call of `f` is an argument."""
+    xss = np.random.default_rng(seed).uniform(-3, 3, (n, c)).astype(np.float32)
+    program = fun([ArrayType(ArrayType(Float, C), N)], lambda xss: Map(
+        lambda row: Reduce(add, 0.0)(Map(lambda v: sq(f(v, Reduce(maxf, -math.inf)(row))))(row)))(xss))
+    scalar = _applied(program, "scalar-argument")
+    assert "g_scalar" in lift.paper(scalar)
+    moved = _applied(scalar, "reduce-join-map")
+    expected = lift.interpret(program, xss)
+    np.testing.assert_array_equal(lift.interpret(scalar, xss), expected)
+    np.testing.assert_array_equal(lift.interpret(moved, xss), expected)
+
+
+def test_an_argument_reading_a_parameter_bound_inside_the_mapped_function_stays_an_array():
+    @userfun
+    def first(x: Float, m: ArrayType(Float, 1)) -> Float:
+        return x - m[0]
+
+    program = fun([ArrayType(ArrayType(Float, C), N)], lambda xss: Map(
+        lambda row: Map(lambda v: first(v, Reduce(maxf, -math.inf)(row)))(row))(xss))
+    paths = [rw.location for rw in ENGINE.rewrites(program) if rw.rule == "scalar-argument"]
+    assert len(paths) == 1 and paths[0] != "body", "only at the inner map, whose function does not bind the row"
+
+
 def test_a_function_reading_its_array_otherwise_keeps_it():
     @userfun
     def at(x: Float, m: ArrayType(Float, 1), i: Int) -> Float:
