@@ -38,8 +38,6 @@ def _viewed(call: FunCall, view):
 def _heads(call, ctx) -> list:
     """The powers of two `k` that do not divide the length (`lift.rules.padding.multiples`), up to the length
     where it is known: a head of one element at least."""
-    requires(call.args[0].t.elem == call.f.init.t,
-             f"needs an operator of type (T, T) -> T, got an accumulator {call.f.init.t} over {call.args[0].t.elem}")
     n = ctx.choices.value(call.args[0].t.length)
     return [c for c in multiples(call, ctx) if n is None or c["k"] <= n]
 
