@@ -69,8 +69,9 @@ def test_the_tail_reduced_from_the_head_s_result_keeps_the_meaning(op_z, n, k, s
 def test_at_a_symbolic_length_the_head_is_a_multiple_of_k_and_the_tail_the_rest():
     program = _program(add, 0.0, N, "map")
     split = _split(program, 8)
-    assert paper(split) == ("λ x, y. join ∘ map(λ s_0. reduce(add, s_0) ∘ map(shifted) ∘ drop-(8*(N//8))(x)) ∘ "
-                            "reduce(add, 0.0) ∘ map(shifted) ∘ take-(8*(N//8))(x)").replace("s_0", _bound(split))
+    expected = ("λ x, y. join ∘ map(λ s_0. reduce(add, s_0) ∘ map(shifted) ∘ drop-(8*(N//8))(x)) "
+                "∘ reduce(add, 0.0) ∘ map(shifted) ∘ take-(8*(N//8))(x)")
+    assert paper(split) == expected.replace("s_0", _bound(split))
     x = np.random.default_rng(1).uniform(-1, 1, 1003).astype(np.float32)
     np.testing.assert_allclose(lift.interpret(split, x, x), [(x * 0.5 + 1.0).sum(dtype=np.float64)], rtol=1e-5)
 
