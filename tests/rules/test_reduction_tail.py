@@ -66,6 +66,16 @@ def test_the_tail_reduced_from_the_head_s_result_keeps_the_meaning(op_z, n, k, s
     np.testing.assert_allclose(lift.interpret(split, x, y), lift.interpret(program, x, y), rtol=1e-5)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 8])
+def test_every_remainder_and_a_k_above_the_length_keep_the_sum(k):
+    """`n < k` (no head), `n = k` (no tail) and `n = k·m + r` for every `r`, a map over a zip from 2.5."""
+    for n in range(1, 3 * k + 1):
+        x, y = (np.random.default_rng(n).uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+        program = _program(add, 2.5, n, "zip")
+        np.testing.assert_allclose(lift.interpret(_split(program, k), x, y), [2.5 + (x - y).sum(dtype=np.float64)],
+                                   rtol=1e-5, atol=1e-6)
+
+
 def test_at_a_symbolic_length_the_head_is_a_multiple_of_k_and_the_tail_the_rest():
     program = _program(add, 0.0, N, "map")
     split = _split(program, 8)
