@@ -51,7 +51,7 @@ from lift.rules.location import subtree, walk
 from lift.rules.column_sums import MAX_WINDOW, column_reduction, grid_windows, private_folds, transposition, windows
 from lift.rules.default_lowering import (MAX_UNROLLED_WINDOW, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
                                         copied_view, default_lowering, fused_sincos, high_level, hoist_invariants,
-                                        named_elements, unrolled_iterations, unrolled_userfuns)
+                                        named_elements, scalar_arguments, unrolled_iterations, unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.index_columns import index_columns
@@ -250,7 +250,9 @@ class RewriteSearch:
         element let-bound before it (as the default lowering does), the folds off the spine of a map's function
         that read a component of its element mapped on their own or not (a decision of the bandit, where any is:
         `map-subterm-fission`), a list of indices walked by rows or as the columns of a copy of its transposition
-        (a decision, where one is: `lift.rules.index_columns`), moves at reductions and outermost maps, then
+        (a decision, where one is: `lift.rules.index_columns`), the one-element arrays of user functions in row
+        reductions taken as their element or not (a decision, where any is: `scalar-argument`, so that the rows'
+        lanes, and a tail, `reduce-tail`, are moves), moves at reductions and outermost maps, then
         lowering and clean-up, the user functions' loops of constant trip count unrolled or not (a decision of
         the bandit, where any is: `userfun-loop-unroll`), and their sines and cosines of one angle fused
         (`userfun-sincos`)."""
@@ -260,6 +262,8 @@ class RewriteSearch:
         split = self.apply(focus, folds_split_off(column_reduction | reduces_rows(self.sizes)))
         focus = self.either("fission", ("whole", "split"), focus, split, choices)
         focus = self.either("index-rows", ("rows", "columns"), focus, self.apply(focus, index_columns), choices)
+        focus = self.either("scalar-arguments", ("arrays", "scalars"), focus,
+                            self.apply(focus, scalar_arguments(self.sizes)), choices)
         for _ in range(16):
             point = self.next_point(focus.program)
             if point is None:

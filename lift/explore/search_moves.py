@@ -48,9 +48,13 @@ def reduction_moves(length: int, in_map: bool, scalars: bool, zipped: bool) -> t
         moves.append((name, params, strategy))
 
     for width in ROW_LANES if scalars and in_map else (4,) if scalars else ():
+        lanes = argument(0, rewrite("vectorize-zip-map" if zipped else "vectorize-map", n=width)) >> rewrite(
+            "reduce-lanes")
         if width == 4 or length % width == 0:
-            add("vectorize", {"width": width}, width, argument(0, rewrite(
-                "vectorize-zip-map" if zipped else "vectorize-map", n=width)) >> rewrite("reduce-lanes"))
+            add("vectorize", {"width": width}, width, lanes)
+        if length % width and length > width:  # the head's lanes, the tail's few elements folded after them
+            moves.append(("vectorize", {"width": width, "tail": True},
+                          rewrite("reduce-tail", k=width) >> argument(0, argument(0, lanes))))
     if in_map:
         return tuple(moves)
     finish = rewrite("reduce-to-seq")

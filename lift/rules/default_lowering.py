@@ -83,9 +83,11 @@ chooses, in order:
    input, `reduce-map-id`), of `ROW_LANES` = 8 lanes where 8 divides the length and it holds 4 float8s at
    least, else of 4: gemv's rows are dot products of float8s, a row sum a sum of float8s; where 4 does
    not divide a length of 16 or more, the input is padded to a multiple of 4 first (`pad-reduction`,
-   `pad-reduction-repeat`); first, a map of a user function of a one-element array it reads as `m[0]` (a row's
-   maximum, cross-entropy's `exp(x - m[0])`) takes the element, bound by a map over the array of one, into which
-   the reduction moves (`scalar-argument`, `reduce-join-map`), where 4 divides the length: a user function of
+   `pad-reduction-repeat`), or, where no padding value is known, its first `k·⌊n/k⌋` elements reduce lanes and
+   the fewer than `k` left fold from their result (`reduce-tail`, `lift.rules.reduction_tail`; `k` the lanes);
+   first, a map of a user function of a one-element array it reads as `m[0]` (a row's maximum, cross-entropy's
+   `exp(x - m[0])`) takes the element, bound by a map over the array of one, into which the reduction moves
+   (`scalar-argument`, `reduce-join-map`), where 4 divides the length or it is 16 or more: a user function of
    scalars has vector versions (cross-entropy's row sums at 4001×1024 15x faster on PoCL);
 3b. a map outside every map of such reductions of its rows (`reduces_rows`) folds its rows in blocks of
    `ROW_BLOCK` = 4 rows, padded with copies of the last row where 4 does not divide them
@@ -537,17 +539,19 @@ unrolled_iterations = normalize(where(is_call(P.Iterate) & ~inside()) >> Strateg
 """Every other iteration outside every map unrolled into its steps (module docstring, step 0a)."""
 
 
-def scalar_arguments(sizes: Mapping[str, int]) -> Strategy:
-    """Every reduction inside a map, of a length that `LANES` divides, of a map of a user function of a one-element
-    array (a row's maximum) taking its element instead, the reduction moved inside the map over that element
-    (module docstring, step 3; `lift.rules.scalar_argument`): step 3 then reduces its vector lanes, where no
-    padding would do (`exp(x - s)` is the neutral 0 for no finite `x`)."""
-    def lanes_divide(ctx) -> bool:
+def scalar_arguments(sizes: Mapping[str, int], tails: bool = True) -> Strategy:
+    """Every reduction inside a map whose vector lanes step 3 reduces (a length that `LANES` divides, or of `LANES`
+    float4s at least), of a map of a user function of a one-element array (a row's maximum) taking its element
+    instead, the reduction moved inside the map over that element (module docstring, step 3;
+    `lift.rules.scalar_argument`). No padding would do (`exp(x - s)` is the neutral 0 for no finite `x`): where
+    `LANES` does not divide the length, step 3 splits a tail off (`reduce-tail`), if `tails`."""
+    def has_lanes(ctx) -> bool:
         length = bound_length(ctx.node.args[0].t, sizes)
-        return length is not None and length % LANES == 0
+        return length is not None and (length % LANES == 0 or tails and length >= LANES * LANES)
 
-    return normalize(where(is_call(P.Reduce) & inside() & Selector(lanes_divide, "lanes_divide"))
+    return normalize(where(is_call(P.Reduce) & inside() & Selector(has_lanes, "has_lanes"))
                      >> argument(0, rewrite("scalar-argument")) >> rewrite("reduce-join-map"))
+
 
 named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(_head(ctx.node).f), "of_arrays"))
                             >> rewrite("map-eta-expansion"))
@@ -556,20 +560,21 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
                      row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     checked_copies: Optional[str] = None) -> Strategy:
+                     checked_copies: Optional[str] = None, row_tails: bool = True) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
     rows (1: none), a stencil's 1-D windows of up to `unrolled_window` elements folded unrolled, and its windows
     folded at the grid's edges unrolled or rolled as `checked_copies` says ("unrolled", "rolled"; None:
-    `MAX_UNROLLED_CHECKS`). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence
-    imported here."""
+    `MAX_UNROLLED_CHECKS`); with `row_tails`, a reduction inside a map that no padding keeps reduces the lanes of
+    a head and folds the tail after them (`reduce-tail`; without, it stays scalar where the lanes do not divide
+    it). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
 
     top_reductions = normalize(where(is_call(P.Reduce) & ~inside()) >> top_reduction(sizes, vector_width))
-    inner_reductions = (normalize(where(is_call(P.Reduce) & inside()) >> inner_lanes(sizes, row_lanes))
+    inner_reductions = (normalize(where(is_call(P.Reduce) & inside()) >> inner_lanes(sizes, row_lanes, row_tails))
                         if vectorises(vector_width) else identity)
     column_blocks = fold_column_blocks(sizes) if vectorises(vector_width) else identity
     row_blocks = fold_row_blocks(sizes, row_block) if vectorises(vector_width) else identity
@@ -583,7 +588,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                                   folds_split_off(blocks_rows(sizes, row_block)))
                                  if vectorises(vector_width) else (identity, identity))
     structs = all_pairs_of_structs(sizes) if vectorises(vector_width) else identity
-    scalars = scalar_arguments(sizes) if vectorises(vector_width) else identity
+    scalars = scalar_arguments(sizes, row_tails) if vectorises(vector_width) else identity
     general = (stencils >> structs >> scalars >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions
                >> inner_reductions >> row_blocks >> top_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements
@@ -595,9 +600,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
                      row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK,
                      unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     checked_copies: Optional[str] = None) -> Derivation:
+                     checked_copies: Optional[str] = None, row_tails: bool = True) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`:
+    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`, `row_tails`:
     `default_strategy`); `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
@@ -613,7 +618,7 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     if checked_copies not in (None, "unrolled", "rolled"):
         raise LoweringError(f"checked_copies is 'unrolled', 'rolled' or None, got {checked_copies!r}")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window,
-                             checked_copies)(Focus(program, engine))
+                             checked_copies, row_tails)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)

@@ -75,7 +75,7 @@ from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
 
-def _multiples(call, ctx) -> list:
+def multiples(call, ctx) -> list:
     """The powers of two up to the length's next one (up to the engine's largest factor where the length is
     unknown) that do not divide the length: where one does, no padding is needed."""
     n = ctx.choices.value(call.args[0].t.length)
@@ -143,12 +143,12 @@ def _padded(arrays: tuple, values: tuple, k) -> tuple:
 
 def _reduction_multiples(call, ctx) -> list:
     _reduction_padding(call)
-    return _multiples(call, ctx)
+    return multiples(call, ctx)
 
 
 def _map_multiples(call, ctx) -> list:
     _arrays(call.args[0])
-    return _multiples(call, ctx)
+    return multiples(call, ctx)
 
 
 @rule("pad-reduction", figure="any-size", heads=Reduce, sized=True, choices=_reduction_multiples,
@@ -172,7 +172,7 @@ def _result_padding(call: FunCall) -> Literal:
 
 def _result_multiples(call, ctx) -> list:
     _result_padding(call)
-    return _multiples(call, ctx)
+    return multiples(call, ctx)
 
 
 @rule("pad-reduction-result", figure="any-size", heads=Reduce, sized=True, choices=_result_multiples,
@@ -196,7 +196,7 @@ def _repeated_padding(call: FunCall):
 
 def _repeated_multiples(call, ctx) -> list:
     _repeated_padding(call)
-    return _multiples(call, ctx)
+    return multiples(call, ctx)
 
 
 @rule("pad-reduction-repeat", figure="any-size", heads=Reduce, sized=True, choices=_repeated_multiples,

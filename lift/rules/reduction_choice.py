@@ -127,11 +127,13 @@ def pad_results(k: int) -> Strategy:
     return rewrite("pad-reduction-result", k=k) >> rewrite("reduce-map-id")
 
 
-def inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
+def inner_lanes(sizes: Mapping[str, int], lanes: int = LANES, tails: bool = True) -> Strategy:
     """At a reduction inside a map, not already of lanes (of `asScalar`): its vector lanes (`reduce_lanes`; a
     reduction of no map, of `LANES` vectors at least, reduces `map(id)` of its input), of `lanes` lanes where
     that many divide the length `LANES` times over, else of `LANES`, over its input padded to a multiple of
-    `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at least
+    `LANES` first where `LANES` does not divide the length and it holds `LANES` float4s at least, or, where no
+    padding keeps its value and `tails`, the lanes of its first `k·⌊n/k⌋` elements, the rest folded after them
+    (`reduce-tail`; `k` of `lanes` lanes where it holds `LANES` of their vectors, else `LANES`)
     (`lift.rules.default_lowering`, step 3)."""
     def run(focus: Focus):
         arg = focus.ctx.node.args[0]
@@ -146,7 +148,14 @@ def inner_lanes(sizes: Mapping[str, int], lanes: int = LANES) -> Strategy:
         reduced = reduced if of_map else rewrite("reduce-map-id") >> reduced
         if length % n == 0 and (of_map or length >= n * LANES):
             return reduced(focus)
-        return (pad_reduction(LANES) >> reduced)(focus) if length >= LANES * LANES else None
+        if length < LANES * LANES:
+            return None
+        padded = (pad_reduction(LANES) >> reduced)(focus)
+        if padded is not None or not tails:
+            return padded
+        k = lanes if length >= lanes * LANES else LANES
+        head = reduce_lanes(k) if of_map else rewrite("reduce-map-id") >> reduce_lanes(k)
+        return (rewrite("reduce-tail", k=k) >> argument(0, argument(0, head)))(focus)
 
     inner = Strategy(run, "inner_lanes")
     return inner

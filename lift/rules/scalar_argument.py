@@ -1,11 +1,14 @@
 """A one-element array passed to a user function as its element: `scalar-argument`.
 
-    map(λv. f(.., v, .., e, ..))(xs) → join(map(λs. map(λv. f'(.., v, .., s, ..))(xs))(e))
+    map(λv. B[f(.., e, ..)])(xs) → join(map(λs. map(λv. B[f'(.., s, ..)])(xs))(e))
 
-for `e: [T]1` in which `v` is not free, read by `f` only as `e[0]` (a reduction's result: cross-entropy's row
-maximum in `exp(x - m[0])`), and `f'` the same function taking that argument as `T` (`lift.ir.userfun_scalars`),
-named `<f>_scalar`. Both sides are equal: with `e = [a]`, the right is `join([map(λv. f'(.., v, .., a, ..))(xs)])`,
-the map of `f'` with `a`, which is the left's map of `f` with `[a]`, as `f'(.., a, ..) = f(.., [a], ..)`.
+for a call of `f` anywhere in the mapped function's body `B` (its body itself, `exp(x - m[0])`, or an argument
+of another call, layer normalisation's `sq(centre(x, s, n))`), `e: [T]1` reading no parameter that the function
+binds (not `v`, not one of a lambda inside `B`), read by `f` only as `e[0]` (a reduction's result: cross-entropy's
+row maximum), and `f'` the same function taking that argument as `T` (`lift.ir.userfun_scalars`), named
+`<f>_scalar`. Both sides are equal: with `e = [a]`, the right is `join([map(λv. B[f'(.., a, ..)])(xs)])`, the map
+of `B` with `f'` of `a`, which is the left's map with `f` of `[a]`, as `f'(.., a, ..) = f(.., [a], ..)`, and `e`
+has the same value wherever `B` computes it, reading nothing `B` binds.
 
 The map over the one element of `e` binds the scalar `s` with the IR's own means (it has no indexing pattern), and
 `f'` is a function of scalars: `vect-n` applies to it, broadcasting `s` to every lane (`lift.rules.vectorize_function`),
@@ -28,6 +31,7 @@ from lift.ir.names import fresh_name
 from lift.ir.nodes import FunCall, Lambda, Param, free_params
 from lift.ir.patterns import Join, Map, Reduce
 from lift.ir.userfun import UserFun
+from lift.rules.let_floating import replaced
 from lift.rules.rule import arg_call, requires, rule
 from lift.types.types import is_one_element
 
@@ -50,28 +54,32 @@ def scalar_userfun(f: UserFun, k: int) -> Optional[UserFun]:
 
 
 def _one_element_argument(call) -> tuple:
+    """`(v, u, f', k)`: the map's parameter, the first call `u` of a user function `f` in its function's body whose
+    argument `k` is an array of one that reads only what the map's function does not bind (not `v`, not a
+    parameter bound inside it), `f` reading it only as `[0]`; `f'` taking it as its element."""
     lam = call.f.f
-    requires(isinstance(lam, Lambda) and len(lam.params) == 1 and isinstance(lam.body, FunCall)
-             and isinstance(lam.body.f, UserFun), "the map's function is not λv. f(..) of a user function f")
-    u, args = lam.body.f, lam.body.args
-    for k, a in enumerate(args):
-        if is_one_element(a.t) and lam.params[0] not in free_params(a):
-            scalar = scalar_userfun(u, k)
-            if scalar is not None:
-                return lam.params[0], scalar, k
-    requires(False, f"{u.name} takes no array of one element (free of the map's element) that it reads only as [0]")
+    requires(isinstance(lam, Lambda) and len(lam.params) == 1, "the map's function is not λv. ..")
+    outside = free_params(lam)
+    for u in lam.body.subterms():
+        if isinstance(u, FunCall) and isinstance(u.f, UserFun):
+            for k, a in enumerate(u.args):
+                if is_one_element(a.t) and free_params(a) <= outside:
+                    scalar = scalar_userfun(u.f, k)
+                    if scalar is not None:
+                        return lam.params[0], u, scalar, k
+    requires(False, "no user function in the map's function takes an array of one element that reads nothing the "
+                    "function binds and that it reads only as [0]")
 
 
 @rule("scalar-argument", figure="userfun", heads=Map, on_functions=False, match=_one_element_argument,
-      description="a user function of a one-element array it reads as [0], mapped, takes the element: a map over "
-                  "the array of one binds it",
-      equation="map(λv. f(.., v, .., e, ..))(xs) → join(map(λs. map(λv. f'(.., v, .., s, ..))(xs))(e)), e: [T]1, "
-               "f' = f reading e[0] as s")
-def scalar_argument(call, v, scalar: UserFun, k: int):
-    args = call.f.f.body.args
+      description="a user function of a one-element array it reads as [0], in a mapped function, takes the element: "
+                  "a map over the array of one binds it",
+      equation="map(λv. B[f(.., e, ..)])(xs) → join(map(λs. map(λv. B[f'(.., s, ..)])(xs))(e)), e: [T]1 reading "
+               "nothing B binds, f' = f reading e[0] as s")
+def scalar_argument(call, v, u: FunCall, scalar: UserFun, k: int):
     s = Param(fresh_name("s"))
-    inner = replace(call.f, f=Lambda((v,), FunCall(scalar, args[:k] + (s,) + args[k + 1:])))(*call.args)
-    return Join()(Map(Lambda((s,), inner))(args[k]))
+    body = replaced(call.f.f.body, u, FunCall(scalar, u.args[:k] + (s,) + u.args[k + 1:]))
+    return Join()(Map(Lambda((s,), replace(call.f, f=Lambda((v,), body))(*call.args)))(u.args[k]))
 
 
 def _reduced_map_of_one(call) -> tuple:

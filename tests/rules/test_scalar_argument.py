@@ -4,8 +4,8 @@ read as `m[0]` taken as its element.
 Random user functions `f(x: Float, m: [Float]1)` reading `m[0]` in a few expressions mean the same with `m` a scalar:
 the interpreter agrees exactly before and after each rule, on a map over an array of one given as input and on a
 row's reduction of a map whose `m` is the row's maximum; a function reading `m` otherwise is left alone. The default
-lowering of such a row reduction sums `vect-n` lanes, the scalar broadcast, where 4 divides the row, and its kernel
-agrees with numpy."""
+lowering of such a row reduction sums `vect-n` lanes, the scalar broadcast, where 4 divides the row or it holds 16
+elements at least (the rest a tail, `reduce-tail`), and its kernel agrees with numpy."""
 
 import math
 
@@ -84,6 +84,37 @@ def test_a_row_reduction_moved_into_the_map_over_its_maximum_keeps_the_meaning(f
     np.testing.assert_array_equal(lift.interpret(moved, xss), expected)
 
 
+@userfun
+def sq(x: Float) -> Float:
+    return x * x
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(functions_of_one_element(), st.integers(1, 5), st.integers(1, 9), st.integers(0, 2**16))
+def test_a_call_inside_the_mapped_function_takes_the_element_and_keeps_the_meaning(f, n, c, seed):
+    """`sq(f(v, max(row)))`, layer normalisation's `sq(centre(x, s, n))`: the call of `f` is an argument."""
+    xss = np.random.default_rng(seed).uniform(-3, 3, (n, c)).astype(np.float32)
+    program = fun([ArrayType(ArrayType(Float, C), N)], lambda xss: Map(
+        lambda row: Reduce(add, 0.0)(Map(lambda v: sq(f(v, Reduce(maxf, -math.inf)(row))))(row)))(xss))
+    scalar = _applied(program, "scalar-argument")
+    assert "g_scalar" in lift.paper(scalar)
+    moved = _applied(scalar, "reduce-join-map")
+    expected = lift.interpret(program, xss)
+    np.testing.assert_array_equal(lift.interpret(scalar, xss), expected)
+    np.testing.assert_array_equal(lift.interpret(moved, xss), expected)
+
+
+def test_an_argument_reading_a_parameter_bound_inside_the_mapped_function_stays_an_array():
+    @userfun
+    def first(x: Float, m: ArrayType(Float, 1)) -> Float:
+        return x - m[0]
+
+    program = fun([ArrayType(ArrayType(Float, C), N)], lambda xss: Map(
+        lambda row: Map(lambda v: first(v, Reduce(maxf, -math.inf)(row)))(row))(xss))
+    paths = [rw.location for rw in ENGINE.rewrites(program) if rw.rule == "scalar-argument"]
+    assert len(paths) == 1 and paths[0] != "body", "only at the inner map, whose function does not bind the row"
+
+
 def test_a_function_reading_its_array_otherwise_keeps_it():
     @userfun
     def at(x: Float, m: ArrayType(Float, 1), i: Int) -> Float:
@@ -111,7 +142,7 @@ def test_an_argument_reading_the_mapped_element_stays_an_array():
 
 
 @needs_device
-@pytest.mark.parametrize("c, vectorised", [(64, True), (40, True), (41, False)])
+@pytest.mark.parametrize("c, vectorised", [(64, True), (40, True), (41, True), (13, False)])
 def test_the_default_lowering_sums_a_row_reduction_of_its_maximum_in_vector_lanes(c, vectorised):
     @userfun
     def exp_minus(x: Float, m: ArrayType(Float, 1)) -> Float:
