@@ -235,8 +235,9 @@ def _serve(conn, role: str, device_spec: Optional[str], data: Optional[Path], po
     try:
         device = runtime.select_device(device_spec)
         session = _session(device, data, policy) if role == DEVICE else None
-    except LiftError as e:
-        conn.send(("error", str(e)))
+    except Exception as e:
+        conn.send(("error", str(e) if isinstance(e, LiftError) else
+                   f"the device worker could not open the device: {type(e).__name__}: {e}"))
         return
     conn.send(("ready", device_facts(device)))
     while True:

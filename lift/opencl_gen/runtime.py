@@ -192,10 +192,14 @@ def memory_pool(queue):
 
 @lru_cache(maxsize=None)
 def context_and_queue(device):
-    """A context and a profiling command queue for `device`, made once."""
+    """A context and a profiling command queue for `device`, made once; `LiftDeviceError` where the driver
+    refuses them (a GPU's driver out of memory for one more context, say)."""
     cl = _cl()
-    ctx = cl.Context([device])
-    queue = cl.CommandQueue(ctx, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    try:
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    except cl.Error as e:
+        raise LiftDeviceError(f"the OpenCL driver refused a context on {device.name.strip()}: {e}") from None
     return ctx, queue
 
 

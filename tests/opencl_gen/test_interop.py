@@ -1,6 +1,8 @@
 """PyOpenCL interop: a user's context, queue and device arrays in and out of compiled programs, `out=`, the
 memory pool, numpy's result shapes; host transfers counted by wrapping `pyopencl.enqueue_copy`."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -192,3 +194,17 @@ def test_a_device_is_found_by_its_platforms_vendor(device):
     assert runtime.select_device(device.platform.vendor).platform == device.platform
     if "pocl" in device.platform.vendor.lower():
         assert runtime.select_device("POCL").platform == device.platform
+
+
+def test_a_context_the_driver_refuses_is_one_device_error(device, monkeypatch):
+    """A driver out of memory for one more context (NVIDIA's `OUT_OF_HOST_MEMORY` with many processes on one GPU) is
+    a `LiftDeviceError` naming the device, which the CLI and the explorer's workers print as one line."""
+    from lift.opencl_gen import runtime
+
+    def refuse(*args, **kwargs):
+        raise cl.RuntimeError("clCreateContext failed: OUT_OF_HOST_MEMORY")
+
+    monkeypatch.setattr(cl, "Context", refuse)
+    with pytest.raises(LiftDeviceError, match=f"refused a context on {re.escape(device.name.strip())}: "
+                                              "clCreateContext failed: OUT_OF_HOST_MEMORY"):
+        runtime.context_and_queue.__wrapped__(device)

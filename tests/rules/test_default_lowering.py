@@ -201,7 +201,7 @@ def test_cli_compiles_the_high_level_asum_and_its_kernel_runs(tmp_path):
     done = subprocess.run([sys.executable, "-m", "lift.cli", "compile", "examples/asum.py", "--size", "N=16384",
                            "-o", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert len(json.loads((tmp_path / "asum.json").read_text())["kernels"]) == 3
+    assert len(json.loads((tmp_path / "asum.json").read_text())["kernels"]) >= 2, "a reduction in several kernels"
     x = _f32(1 << 14)
     np.savez(tmp_path / "inputs.npz", x=x)
     subprocess.run([sys.executable, str(MANIFEST_HOST), str(out), str(tmp_path / "asum.json"),

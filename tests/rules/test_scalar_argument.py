@@ -18,7 +18,7 @@ import lift
 from lift import ArrayType, Float, Int, Map, Reduce, SizeVar, UserFun, fun, userfun
 from lift.rules import RewriteEngine
 from lift.rules.scalar_argument import scalar_userfun
-from opencl_device import needs_device
+from opencl_device import needs_device, vector_lowering
 
 N, C = SizeVar("N"), SizeVar("C")
 ENGINE = RewriteEngine()
@@ -149,7 +149,8 @@ def test_the_default_lowering_sums_a_row_reduction_of_its_maximum_in_vector_lane
         return math.exp(x - m[0])
 
     xss = (3 * np.random.default_rng(c).standard_normal((9, c))).astype(np.float32)
-    compiled = lift.compile(_row_sums(exp_minus), lowering="default", sizes={"N": 9, "C": c})
+    program, sizes = _row_sums(exp_minus), {"N": 9, "C": c}
+    compiled = lift.compile(program, lowering=vector_lowering(program, sizes), sizes=sizes)
     assert ("exp_minus_scalar_v" in compiled.source) == vectorised
     z = xss.astype(np.float64)
     np.testing.assert_allclose(compiled(xss), np.exp(z - z.max(axis=1, keepdims=True)).sum(axis=1), rtol=1e-5)
