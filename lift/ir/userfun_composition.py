@@ -58,6 +58,18 @@ class _Substitute(ast.NodeTransformer):
         return ast.copy_location(ast.Name(self.renames.get(node.id, node.id), node.ctx), node)
 
 
+def contracts(f: UserFun, i: int, g: UserFun) -> bool:
+    """Whether `f ∘ᵢ g` is a multiply-add the OpenCL compiler may contract: `g` returns a product and `f` adds
+    (or subtracts) its `i`-th parameter to something (`acc + x * w`)."""
+    expr = _returned(g) if g.origin is not None else None
+    if f.origin is None or not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
+        return False
+    param = f.param_names[i]
+    return any(isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))
+               and any(isinstance(side, ast.Name) and side.id == param for side in (node.left, node.right))
+               for node in ast.walk(f.origin.definition))
+
+
 def _plain(f: UserFun) -> bool:
     """`f` written in Python, read as written (no loops unrolled, sines fused, or scalar arrays)."""
     return f.origin is not None and not (f.origin.unroll or f.origin.sincos or f.origin.scalars)

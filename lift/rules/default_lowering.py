@@ -106,8 +106,8 @@ chooses, in order:
    `lift.rules.userfun_unrolling`): a window it reads by the loops' counters (copied to private memory, step 5)
    is then read at constant indices, registers rather than memory, and the loops' control is gone; a small,
    constant trip count is a stencil's window (3x3, 5x5), whose loop costs more than its body; a long loop
-   (Mandelbrot's 64 steps) stays a loop; before that, a fold's step that applies a user function to another's
-   result (`add(acc, mult(x, w))`) applies their composition, one expression (`userfun-composition`,
+   (Mandelbrot's 64 steps) stays a loop; before that, a fold's step adding a user function's product
+   (`add(acc, mult(x, w))`) applies their composition, one expression (`userfun-composition`,
    `lift.rules.userfun_composition`), which the OpenCL compiler contracts into a multiply-add;
 7. a user function computing the sine and cosine of one angle computes both by one call of `sincos`
    (`userfun-sincos`, `lift.rules.userfun_sincos`): a naive DFT's twiddle factors took half the time on PoCL.
@@ -156,6 +156,7 @@ from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
                                  inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 from lift.rules.transposition import walked_transposition
+from lift.rules.userfun_composition import multiply_add
 from lift.types.types import ArrayType, ScalarType
 
 CLEANUP = ("reduce-seq-map-seq-fusion", "map-fusion", "split-join-id", "join-split-id", "asScalar-asVector-id",
@@ -188,10 +189,10 @@ rows or windows are copied to private memory (`private-argument`), by unrolled l
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
 
-composed_userfuns = normalize(where(is_call((UserFun, P.Vectorize)) & inside(P.Fold))
-                              >> rewrite("userfun-composition"))
-"""Every call of a user function in a fold's function applied to another's result composed with it (step 6): a
-fold's step `add(acc, mult(x, w))` one expression, contracted into a multiply-add."""
+composed_userfuns = normalize(where(is_call((UserFun, P.Vectorize)) & inside(P.Fold)
+                                    & Selector(multiply_add, "multiply_add")) >> rewrite("userfun-composition"))
+"""Every fold's step of a user function adding another's product composed with it (step 6): `add(acc, mult(x, w))`
+one expression, contracted into a multiply-add; compositions that contract nothing are left as they are."""
 
 unrolled_userfuns = normalize(where(is_call((UserFun, P.Vectorize))) >> rewrite("userfun-loop-unroll"))
 """Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled

@@ -14,11 +14,13 @@ weighted Jacobi (`stencils.py`'s jacobi2d_high) at 2048² on PoCL (Xeon, AVX-512
 
 from __future__ import annotations
 
+from typing import Optional
+
 from lift.ir.nodes import FunCall
 from lift.ir.patterns import Get, Vectorize
 from lift.ir.userfun import UserFun
-from lift.ir.userfun_composition import composed
-from lift.rules.rule import called_userfun, requires, rule
+from lift.ir.userfun_composition import composed, contracts
+from lift.rules.rule import RuleNotApplicable, called_userfun, requires, rule
 
 
 def _applied(e, lanes):
@@ -30,18 +32,39 @@ def _applied(e, lanes):
     return e.f.f if isinstance(e.f, Vectorize) and e.f.n == lanes and isinstance(e.f.f, UserFun) else None
 
 
-def _composable(call: FunCall) -> tuple:
+def composes(call: FunCall) -> Optional[tuple]:
+    """`(h, i, args, g)`: the composition `h` of the user function `call` applies with the first user function `g`
+    applied to its argument `i` that it composes with, and `g`'s arguments; None where there is none."""
     f = called_userfun(call)
     lanes = call.f.n if isinstance(call.f, Vectorize) else None
-    requires(len(call.args) == f.arity, f"user function {f.name} takes a tuple spread over its parameters")
+    if len(call.args) != f.arity:
+        return None
     for i, arg in enumerate(call.args):
         g = _applied(arg, lanes)
         h = g and composed(f, i, g)
         if h is not None:
             args = arg.args if len(arg.args) == g.arity else tuple(Get(arg.args[0], j) for j in range(g.arity))
-            return (h, i, args)
-    requires(False, f"user function {f.name} applies no user function it composes with (a single `return e` "
-                    f"written in Python, read once outside every loop)")
+            return h, i, args, g
+    return None
+
+
+def multiply_add(ctx) -> bool:
+    """At a call of a user function whose composition (`composes`) is a multiply-add
+    (`lift.ir.userfun_composition.contracts`): `add(acc, mult(x, w))`."""
+    if not isinstance(ctx.node, FunCall) or not isinstance(ctx.node.f, (UserFun, Vectorize)):
+        return False
+    try:
+        found = composes(ctx.node)
+    except RuleNotApplicable:
+        return False
+    return found is not None and contracts(called_userfun(ctx.node), found[1], found[3])
+
+
+def _composable(call: FunCall) -> tuple:
+    found = composes(call)
+    requires(found is not None, f"user function {called_userfun(call).name} applies no user function it composes "
+                                f"with (written in Python, `return e` alone, its result read once outside every loop)")
+    return found[:3]
 
 
 @rule("userfun-composition", figure="userfun", heads=(UserFun, Vectorize), on_functions=False, match=_composable,

@@ -21,7 +21,7 @@ from lift import ArrayType, Float, Get, Map, SizeVar, UserFun, VectorType, Vecto
 from lift.ir.userfun_composition import composed
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import grid_windows
-from lift.rules.default_lowering import clean_up, composed_userfuns, lower_rest
+from lift.rules.default_lowering import clean_up, composed_userfuns, default_lowering, lower_rest
 from lift.rules.stencil_row_blocking import stencil_row_blocks
 from lift.rules.strategy import Focus, outermost
 from opencl_device import needs_device
@@ -139,7 +139,7 @@ def test_a_vectorised_call_of_a_tuple_spread_composes_into_its_components():
 
 
 def test_the_default_lowering_composes_the_weighted_stencils_fold_step():
-    derivation = lift.rules.default_lowering.default_lowering(jacobi2d_high, {"M": 61, "N": 67})
+    derivation = default_lowering(jacobi2d_high, {"M": 61, "N": 67})
     assert "userfun-composition" in [s.rule for s in derivation.steps]
 
 
@@ -165,3 +165,15 @@ def test_the_composed_jacobi2d_agrees_with_numpy_at_odd_sizes(m, n, lowering):
     compiled = lift.compile(program, sizes=sizes)
     assert "add_mult" in compiled.source
     np.testing.assert_allclose(np.reshape(compiled(a, k), (m, n)), _jacobi2d(a, k), rtol=1e-5, atol=1e-5)
+
+
+def test_the_default_lowering_composes_only_what_contracts(examples):
+    """asum's step `add(acc, absf(x))` contracts into nothing: left as the paper writes it (Figure 9)."""
+    program = examples["asum"].kernels["asum"]
+    assert "userfun-composition" not in [s.rule for s in default_lowering(program, {"N": 1 << 20}).steps]
+    assert composed(add, 1, absf) is not None
+
+
+@userfun
+def absf(x: Float) -> Float:
+    return abs(x)
