@@ -42,8 +42,8 @@ def _reads(definition: ast.FunctionDef, name: str) -> list:
 
 def _names(tree: ast.AST, stored: bool = False) -> set:
     """The names a tree reads or binds (its parameters included); only those it binds where `stored`."""
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not (stored and isinstance(n.ctx, ast.Load))} \
-        | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not (stored and isinstance(n.ctx, ast.Load))}
+    return names | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
 
 
 class _Substitute(ast.NodeTransformer):
@@ -90,7 +90,8 @@ def composed(f: UserFun, i: int, g: UserFun) -> Optional[UserFun]:
     f_scope, g_scope = namespace(f.origin.function), namespace(g.origin.function)
     free = _names(expr) - set(g.param_names)
     taken = _names(f.origin.definition) | free
-    if free & _names(f.origin.definition, stored=True) or any(n in f_scope and n in g_scope and f_scope[n] is not g_scope[n] for n in free):
+    clash = any(n in f_scope and n in g_scope and f_scope[n] is not g_scope[n] for n in free)
+    if clash or free & _names(f.origin.definition, stored=True):
         return None
     renames = {}
     for p in g.param_names:

@@ -8,8 +8,10 @@ Both sides compute `f` of `g`'s result (the composition's equation); `g` called 
 parameters passes the tuple's components (`get-j`). Why: a fold's step `add(acc, mult(x, w))` becomes one
 expression, `acc + x * w`, which the OpenCL compiler contracts into a fused multiply-add (`FP_CONTRACT`, on by
 default; `lift explore --fp-contract off` forbids it): one instruction a step instead of two. The 2-D 9-point
-weighted Jacobi (`stencils.py`'s jacobi2d_high) at 2048² on PoCL (Xeon, AVX-512, load 6-7): rows blocks of
-4x256 in float8s 0.85-0.88 of the streaming copy (medians), 0.93-0.95 composed.
+weighted Jacobi (`stencils.py`'s jacobi2d_high) at 2048² on PoCL (Xeon, AVX-512, 2 shared cores, load 6-10,
+interleaved): row blocks of 4x256 in float8s or float16s at 0.85-0.90 of the streaming copy's median time,
+0.93-0.95 composed. The default lowering and the search compose only a fold's multiply-adds (`multiply_add`):
+a composition that contracts nothing (asum's `add(acc, absf(x))`) would change no instruction.
 """
 
 from __future__ import annotations

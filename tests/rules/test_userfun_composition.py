@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import lift
 from lift import ArrayType, Float, Get, Map, SizeVar, UserFun, VectorType, Vectorize, Zip, fun, userfun
-from lift.ir.userfun_composition import composed
+from lift.ir.userfun_composition import composed, contracts
 from lift.rules import RewriteEngine
 from lift.rules.column_sums import grid_windows
 from lift.rules.default_lowering import clean_up, composed_userfuns, default_lowering, lower_rest
@@ -114,14 +114,28 @@ def scaled(x: Float, y: Float) -> Float:
     return s * y
 
 
+@userfun
+def looped(a: Float, r: Float) -> Float:
+    acc = a
+    for i in range(2):
+        acc = acc + r
+    return acc
+
+
+@userfun
+def absf(x: Float) -> Float:
+    return abs(x)
+
+
 def test_what_would_change_the_work_or_is_written_in_c_is_not_composed():
-    """An outer function reading the result twice (the inner one would be computed twice), an inner one of two
-    statements, a function in C: no composition."""
+    """An outer function reading the result twice or in a loop (the inner one would be computed more often), an
+    inner one of two statements, a function in C: no composition; a sum of a product is a multiply-add."""
     c_mult = UserFun("c_mult", ("x", "y"), "return x * y;", (Float, Float), Float, python=lambda x, y: x * y)
-    assert composed(twice, 1, mult) is None
+    assert composed(twice, 1, mult) is None and composed(looped, 1, mult) is None
     assert composed(add, 1, scaled) is None
     assert composed(add, 1, c_mult) is None
     assert composed(add, 1, mult).origin.source.endswith("return x + mult_x * mult_y")
+    assert contracts(add, 1, mult) and not contracts(add, 1, absf) and not contracts(mult, 1, mult)
 
 
 def test_a_vectorised_call_of_a_tuple_spread_composes_into_its_components():
@@ -172,8 +186,3 @@ def test_the_default_lowering_composes_only_what_contracts(examples):
     program = examples["asum"].kernels["asum"]
     assert "userfun-composition" not in [s.rule for s in default_lowering(program, {"N": 1 << 20}).steps]
     assert composed(add, 1, absf) is not None
-
-
-@userfun
-def absf(x: Float) -> Float:
-    return abs(x)
