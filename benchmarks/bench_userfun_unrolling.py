@@ -1,6 +1,7 @@
 """The default lowering of the examples whose user functions loop, with and without `userfun-loop-unroll` (issue:
 unrolling loops inside user functions), against numpy; with `--rule userfun-sincos`, of the DFT with and without
-its sine and cosine computed by one call.
+its sine and cosine computed by one call; with `--rule userfun-composition`, of weighted sums (stencils, gemv, dot)
+with and without their folds' steps `add(acc, mult(x, w))` composed into multiply-adds.
 
     python -m benchmarks.bench_userfun_unrolling [--rounds 7] [--rule userfun-sincos] [--program life pdist ...]
 
@@ -25,7 +26,8 @@ from lift.rules.default_lowering import default_lowering
 from lift.rules.derivation import Derivation
 
 PROGRAMS = ("life", "pdist", "spmv_ell", "kmeans", "mandelbrot", "sobel", "conv5x5", "gauss_sep", "maxpool")
-RULES = {"userfun-loop-unroll": ("rolled", PROGRAMS), "userfun-sincos": ("sin, cos", ("dft",))}
+RULES = {"userfun-loop-unroll": ("rolled", PROGRAMS), "userfun-sincos": ("sin, cos", ("dft",)),
+         "userfun-composition": ("add, mult", ("conv5x5", "box27", "gauss_sep", "gemv", "dot"))}
 """Each rule: the label of the lowering without it, and the programs it applies to by default."""
 
 
@@ -50,7 +52,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--rule", default="userfun-loop-unroll", choices=sorted(RULES))
-    parser.add_argument("--program", nargs="*", default=None, choices=PROGRAMS + ("dft",))
+    parser.add_argument("--program", nargs="*", default=None,
+                        choices=sorted({p for _, programs in RULES.values() for p in programs}))
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'program':11} {'contender':9} {'sizes':22} {'rel. error':>10} {'best ms':>9} {'median ms':>9} "

@@ -12,8 +12,9 @@ program means. The search builds one in three stages, as the issue describes:
     2-D too), transpositions in tiles;
 (b) lowering what is left (`lower_rest`: a map outside every map runs on global work-items, any other map
     and every reduction sequentially, reorders keep their order), then cleaning up with the fusion and
-    identity rules until none applies (`clean_up`), and the loops of constant trip count in user functions
-    unrolled or not (`userfun-loop-unroll`, where it applies: unrolled, a window the loops index is registers),
+    identity rules until none applies (`clean_up`), a fold's multiply-add of two user functions composed into
+    one (`userfun-composition`: contracted), the loops of constant trip count in user functions unrolled or
+    not (`userfun-loop-unroll`, where it applies: unrolled, a window the loops index is registers),
     and the sine and cosine of one angle computed by one call (`userfun-sincos`, where it applies);
 (c) at each place, the kind of move and then its parameters (chunk sizes, work-items per group, vector
     width), each drawn by a UCB1 bandit whose reward is the measured throughput relative to the best so
@@ -50,8 +51,9 @@ from lift.rules import location as L
 from lift.rules.location import subtree, walk
 from lift.rules.column_sums import MAX_WINDOW, column_reduction, grid_windows, private_folds, transposition, windows
 from lift.rules.default_lowering import (MAX_UNROLLED_WINDOW, ROW_BLOCK, ROW_LANES as DEFAULT_ROW_LANES, clean_up,
-                                        copied_view, default_lowering, fused_sincos, high_level, hoist_invariants,
-                                        named_elements, scalar_arguments, unrolled_iterations, unrolled_userfuns)
+                                        composed_userfuns, copied_view, default_lowering, fused_sincos, high_level,
+                                        hoist_invariants, named_elements, scalar_arguments, unrolled_iterations,
+                                        unrolled_userfuns)
 from lift.rules.default_lowering import lower_rest as lower_high_level
 from lift.rules.fold_splitting import folds_split_off
 from lift.rules.index_columns import index_columns
@@ -214,8 +216,8 @@ class RewriteSearch:
                 continue
             params, strategy = move
             focus = self.apply(Focus(self.program, self.engine).to(place), strategy)
-            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> unrolled_userfuns
-                                                   >> fused_sincos)
+            focus = focus and self.apply(focus.back_to(""), lower_rest >> clean_up >> composed_userfuns
+                                                   >> unrolled_userfuns >> fused_sincos)
             if focus is not None:
                 yield focus.program, focus.derivation(), {name: ", ".join(f"{k}={v}" for k, v in params.items())}
 
@@ -288,7 +290,7 @@ class RewriteSearch:
                 choices[-1] = (decision, options[0][0])
             focus = applied.back_to("")
             choices.append((f"{decision}/{options[pick][0]}", options[pick]))
-        focus = self.apply(focus, lower_rest >> clean_up >> private_folds)
+        focus = self.apply(focus, lower_rest >> clean_up >> private_folds >> composed_userfuns)
         if focus is None:
             return None
         focus = self.either("userfun-unroll", ("rolled", "unrolled"), focus, self.apply(focus, unrolled_userfuns),

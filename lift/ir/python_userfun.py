@@ -187,7 +187,7 @@ def function_from_source(source: str, names: Optional[dict] = None) -> Callable:
         raise LiftTypeError("userfun(source=...): the source must define exactly one function with `def`")
     scope = {n: getattr(lift_types, n) for n in ("ArrayType", "Bool", "Double", "Float", "Int", "TupleType",
                                                   "VectorType")}
-    scope.update(math=math, **(names or {}))
+    scope.update({"math": math, **(names or {})})
     try:
         exec(compile(tree, "<userfun>", "exec"), scope)
     except Exception as e:

@@ -115,7 +115,9 @@ chooses, in order:
    `lift.rules.userfun_unrolling`): a window it reads by the loops' counters (copied to private memory, step 5)
    is then read at constant indices, registers rather than memory, and the loops' control is gone; a small,
    constant trip count is a stencil's window (3x3, 5x5), whose loop costs more than its body; a long loop
-   (Mandelbrot's 64 steps) stays a loop.
+   (Mandelbrot's 64 steps) stays a loop; before that, a fold's step adding a user function's product
+   (`add(acc, mult(x, w))`) applies their composition, one expression (`userfun-composition`,
+   `lift.rules.userfun_composition`), which the OpenCL compiler contracts into a multiply-add;
 7. a user function computing the sine and cosine of one angle computes both by one call of `sincos`
    (`userfun-sincos`, `lift.rules.userfun_sincos`): a naive DFT's twiddle factors took half the time on PoCL.
 
@@ -165,6 +167,7 @@ from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
                                  inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
 from lift.rules.transposition import walked_transposition
+from lift.rules.userfun_composition import multiply_add
 from lift.types.arith import Cst
 from lift.types.types import ArrayType, ScalarType
 
@@ -197,6 +200,11 @@ first one it cannot lower so (`lower` then names it). Then the array arguments o
 rows or windows are copied to private memory (`private-argument`), by unrolled loops (`map-seq-unroll`: the
 copy's indices are constants, so the array is registers and only the elements the function reads are
 loaded)."""
+
+composed_userfuns = normalize(where(is_call((UserFun, Vectorize)) & inside(P.Fold)
+                                    & Selector(multiply_add, "multiply_add")) >> rewrite("userfun-composition"))
+"""Every fold's step of a user function adding another's product composed with it (step 6): `add(acc, mult(x, w))`
+one expression, contracted into a multiply-add; compositions that contract nothing are left as they are."""
 
 unrolled_userfuns = normalize(where(is_call((UserFun, Vectorize))) >> rewrite("userfun-loop-unroll"))
 """Every call of a user function whose loops of constant trip count fit `MAX_UNROLLED_STATEMENTS` unrolled
@@ -594,7 +602,7 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements
             >> hoist_invariants(sizes) >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
-            >> unrolled_userfuns >> fused_sincos)
+            >> composed_userfuns >> unrolled_userfuns >> fused_sincos)
 
 
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,

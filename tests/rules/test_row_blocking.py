@@ -128,7 +128,7 @@ def test_the_default_lowering_blocks_rows_where_4_divides_them_or_padding_adds_a
     where that adds at most an eighth (25 rows, not 17: `lift.rules.block_choice.row_padding`); float8s where 8
     divides the rows' length, else float4s, over rows padded to a multiple of 4 where 4 does not divide it."""
     shown = paper(lower(PROGRAMS["gemv"], {"M": m, "N": n}))
-    assert (f"vectorize-{lanes}(mult)" in shown) and ("split-4" in shown) == blocked
+    assert (f"vectorize-{lanes}(add_mult)" in shown) and ("split-4" in shown) == blocked
     assert ("toPrivate(reduce-seq(" in shown) == blocked
     assert ("split-4 ∘ pad-to-multiple-4(clamp)(A)" in shown) == padded and ("split-4(A)" in shown) == (
         blocked and not padded)
@@ -147,8 +147,8 @@ def test_the_default_lowering_takes_the_lanes_and_blocks_it_is_given():
         derivation = default_lowering(PROGRAMS["gemv"], sizes, row_lanes=lanes, row_block=rows)
         return paper(derivation.replay(PROGRAMS["gemv"], RewriteEngine(sizes=sizes)))
 
-    assert "vectorize-16(mult)" in lowered(16, 8) and "split-8(A)" in lowered(16, 8)
-    assert "split-" not in lowered(4, 1) and "vectorize-4(mult)" in lowered(4, 1)
+    assert "vectorize-16(add_mult)" in lowered(16, 8) and "split-8(A)" in lowered(16, 8)
+    assert "split-" not in lowered(4, 1) and "vectorize-4(add_mult)" in lowered(4, 1)
 
 
 def test_an_array_literal_of_vectors_holds_one_scalar_in_every_lane():

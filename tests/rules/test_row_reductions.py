@@ -43,7 +43,7 @@ def test_a_batched_dot_over_rows_4_does_not_divide_reduces_padded_float4_lanes_u
     rows (which bound-checked every element read), each row's dot product in float4 lanes padded to 1024."""
     shown = paper(lower(batched_dot, {"M": 4099, "N": 1023}))
     assert shown == ("λ A, B. map-global(λ ab. reduce-seq(add, 0.0) ∘ asScalar ∘ reduce-seq(λ acc_0, x_1. "
-                     "vectorize-4(add)(acc_0, vectorize-4(mult)(x_1)), vectorize-4(0.0)) ∘ zip(asVector-4 ∘ "
+                     "vectorize-4(add_mult)(acc_0, get-0(x_1), get-1(x_1)), vectorize-4(0.0)) ∘ zip(asVector-4 ∘ "
                      "pad-to-multiple-4(0.0) ∘ get-0(ab), asVector-4 ∘ pad-to-multiple-4(0.0) ∘ get-1(ab))) "
                      "∘ zip(A, B)")
 
