@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Optional
 
 from lift.ir.userfun import UserFun, userfun
-from lift.ir.userfun_typing import namespace
+from lift.ir.userfun_scope import namespace
 
 
 def _returned(g: UserFun) -> Optional[ast.expr]:

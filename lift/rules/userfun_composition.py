@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Optional
 
 from lift.ir.nodes import FunCall
-from lift.ir.patterns import Get, Vectorize
+from lift.ir.opencl_patterns import Vectorize
+from lift.ir.patterns import Get
 from lift.ir.userfun import UserFun
 from lift.ir.userfun_composition import composed, contracts
 from lift.rules.rule import RuleNotApplicable, called_userfun, requires, rule
