@@ -10,7 +10,8 @@ import pytest
 
 from lift import ArrayType, Float, SizeVar, fun, paper
 from lift.opencl_gen.compiled import compile
-from lift.rules.default_lowering import MAX_UNROLLED_CHECKS, MIN_ROLLED_ROW, LoweringError, default_lowering
+from lift.rules.default_lowering import LoweringError, default_lowering
+from lift.rules.stencil_lowering import MAX_UNROLLED_CHECKS, MIN_ROLLED_ROW
 from lift.rules.engine import RewriteEngine
 
 from opencl_device import needs_device
