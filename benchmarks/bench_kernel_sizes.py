@@ -35,7 +35,12 @@ def measure(path: str, kernel: str) -> dict:
     name, expr = pf.kernel(kernel)
     sizes = pf.bind()
     program = compile(expr, name=name, lowering=None if is_lowered(expr) else "default")
-    inputs = pf.inputs(name, sizes)
+    return first_calls(program, pf.inputs(name, sizes))
+
+
+def first_calls(program, inputs) -> dict:
+    """A compiled program's bytes of OpenCL C, its build time (its first call less its second, in a fresh process
+    with PyOpenCL's cache off) and its run time (the second call)."""
     source = program.generated_for(*inputs).source
     start = time.perf_counter()
     program(*inputs)

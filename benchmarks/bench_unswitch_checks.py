@@ -19,12 +19,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.bench_default_stencils import shifted_sum
+from benchmarks.bench_kernel_sizes import first_calls
 from benchmarks.measure import checked_and_timed
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -55,15 +55,7 @@ def build(stem: str, kernel: str, form: str, sizes: dict) -> dict:
     from lift.opencl_gen.compiled import compile
 
     pf, name, sizes, program = lowered(stem, kernel, form, sizes)
-    compiled = compile(program, name=name)
-    inputs = pf.inputs(name, sizes)
-    source = compiled.generated_for(*inputs).source
-    start = time.perf_counter()
-    compiled(*inputs)
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    compiled(*inputs)
-    return {"bytes": len(source.encode()), "build_s": first - (time.perf_counter() - start)}
+    return first_calls(compile(program, name=name), pf.inputs(name, sizes))
 
 
 def builds(stem: str, kernel: str, n: int, sizes: dict) -> dict:
