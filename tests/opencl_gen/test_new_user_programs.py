@@ -58,7 +58,7 @@ def test_a_batch_of_small_products_is_register_blocked(examples):
     pf, sizes = examples["batched_matmul"], {"B": 13}
     compiled = lift.compile(pf.kernels["batched_matmul"], sizes=sizes, lowering="default")
     lowered = lift.paper(compiled.lowered())
-    assert "toPrivate(reduce-seq" in lowered and "vectorize-4(mult)" in lowered, lowered
+    assert "toPrivate(reduce-seq" in lowered and "vectorize-4(add_mult)" in lowered, lowered
     inputs = pf.inputs("batched_matmul", sizes, seed=4)
     np.testing.assert_allclose(compiled(*inputs), pf.namespace["reference"](*inputs), rtol=1e-5, atol=1e-6)
 
