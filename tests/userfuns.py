@@ -27,3 +27,13 @@ def divide_by(x: Float, total: ArrayType(Float, 1)) -> Float:
 def pair_force(p: Float, q: Float) -> Float:
     """N-body's shape: the pull of `q` on `p`, summed over every `q` (not associative itself)."""
     return (q - p) / (1.0 + (q - p) * (q - p))
+
+
+@userfun
+def avg3(w: ArrayType(Float, 3)) -> Float:
+    return (w[0] + w[1] + w[2]) / 3.0
+
+
+@userfun
+def halve(x: Float) -> Float:
+    return 0.5 * x

@@ -11,7 +11,7 @@ import pytest
 
 import lift
 from lift import (ArrayType, Float, Iterate, IterateHost, Join, Map, MapGlb, MapSeq, Pad, ReduceSeq, SizeVar, Slide,
-                  Split, Transpose, fun, userfun)
+                  Split, Transpose, fun)
 from lift.errors import LiftCodegenError, LiftTypeError
 from lift.ir.binding import to_host
 from lift.opencl_gen.kernels import generate
@@ -21,7 +21,7 @@ from lift.opencl_gen.program import HostLoop
 from lift.types.arith import Cst
 
 from opencl_device import MANIFEST_HOST, needs_device
-from userfuns import add
+from userfuns import add, avg3, halve
 
 N = SizeVar("N")
 STEPS = (0, 1, 2, 3, 8)
@@ -130,16 +130,6 @@ def test_a_host_loop_keeps_its_array_type():
     with pytest.raises(LiftTypeError, match="iterate-host-2.* keeps its array's type"):
         fun([ArrayType(Float, N)],
             lambda a: IterateHost(2, lambda b: Join()(MapGlb(ReduceSeq(add, 0.0))(Split(2)(b))))(a))
-
-
-@userfun
-def avg3(w: ArrayType(Float, 3)) -> Float:
-    return (w[0] + w[1] + w[2]) / 3.0
-
-
-@userfun
-def halve(x: Float) -> Float:
-    return 0.5 * x
 
 
 def _columns_step(b):

@@ -13,7 +13,7 @@ from lift import (ArrayType, Float, Get, Iterate, Join, Map, Pad, Reduce, SizeVa
 from lift.rules import Rewrite, RewriteEngine, RuleNotApplicable
 from lift.rules.default_lowering import LoweringError, lower
 
-from userfuns import add, mult
+from userfuns import add, avg3, halve, mult
 
 M, N = SizeVar("M"), SizeVar("N")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -125,16 +125,6 @@ def test_the_default_lowering_copies_a_transposition_walked_once_per_element(nam
 
 def test_short_columns_are_not_copied():
     assert "map(map(id))" not in paper(lower(PROGRAMS["gram"][0], {"M": 5, "N": 300})).replace("-global", "")
-
-
-@userfun
-def avg3(w: ArrayType(Float, 3)) -> Float:
-    return (w[0] + w[1] + w[2]) / 3.0
-
-
-@userfun
-def halve(x: Float) -> Float:
-    return 0.5 * x
 
 
 def _step(kernels: int):

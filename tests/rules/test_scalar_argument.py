@@ -19,20 +19,11 @@ from lift import ArrayType, Float, Int, Map, Reduce, SizeVar, UserFun, fun, user
 from lift.rules import RewriteEngine
 from lift.rules.scalar_argument import scalar_userfun
 from opencl_device import needs_device, vector_lowering
+from userfuns import add, maxf
 
 N, C = SizeVar("N"), SizeVar("C")
 ENGINE = RewriteEngine()
 TERMS = ("x - m[0]", "x * m[0]", "m[0] * m[0] + x", "math.exp(x - m[0])", "(x if x > m[0] else m[0])", "x + 0.5")
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def maxf(x: Float, y: Float) -> Float:
-    return max(x, y)
 
 
 @st.composite

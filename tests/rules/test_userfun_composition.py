@@ -25,6 +25,7 @@ from lift.rules.default_lowering import clean_up, composed_userfuns, default_low
 from lift.rules.stencil_row_blocking import stencil_row_blocks
 from lift.rules.strategy import Focus, outermost
 from opencl_device import needs_device
+from userfuns import add, mult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from stencils import jacobi2d_high  # noqa: E402
@@ -96,16 +97,6 @@ def test_the_kernel_of_a_random_composition_agrees_with_the_interpreter(f, g):
 @userfun
 def twice(a: Float, r: Float) -> Float:
     return a * r + r
-
-
-@userfun
-def add(x: Float, y: Float) -> Float:
-    return x + y
-
-
-@userfun
-def mult(x: Float, y: Float) -> Float:
-    return x * y
 
 
 @userfun
