@@ -11,21 +11,23 @@ lowered by the default lowering; so this space only enumerates its parameters, c
   to a multiple of them where that adds at most an eighth (`lift.rules.macro_rules.MAX_PADDING`; the padded
   results dropped), and their product, the private accumulators a work-item holds, stays within
   `MAX_ACCUMULATORS` (an estimate of what stays in registers; more spill);
-- the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars);
+- the vector width (2-16 lanes, Figure 4(e)) divides `w` and is smaller, or is None (scalars); the accumulators of
+  a vectorised block are vectors (`vector-accumulator`), one register each;
 - the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1), or the blocks are tiled
   into work-groups of `TILES` work-items (rows × columns; the explorer checks the device's work-group limit;
   nothing is staged in local memory, so its size does not constrain them).
 
 Every combination is tried by its strategy; one that does not apply (a padding that adds too much, a program
 of another shape) yields nothing. The work-group sizes are tuned by the explorer (`work_group_sizes`). The
-order puts blocks of about `TARGET_ACCUMULATORS` results first, scalars before vectors and rows on dimension
-1 first, so that a short budget measures the likely winners; the explorer measures them all given time.
+order (`parameters`) puts the device's own vector width first and blocks of about `TARGET_REGISTERS` vector
+registers (`TARGET_ACCUMULATORS` scalars), so that a short budget measures the likely winners; the explorer
+measures them all given time.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, Optional
 
 from lift.errors import LiftError
 from lift.ir.nodes import Lambda
@@ -41,16 +43,31 @@ DIMS = ((1, 0), (0, 1))
 TILES = ((4, 4), (8, 8), (1, 32))
 MAX_ACCUMULATORS = 256
 TARGET_ACCUMULATORS = 64
+TARGET_REGISTERS = 16
 
 
-def parameters() -> list:
+def preferred_vector(vector_width: int) -> Optional[int]:
+    """The widest of `VECTORS` within the device's native vector width (None, scalars, on a GPU's width 1)."""
+    return max((v for v in VECTORS if v is not None and v <= vector_width), default=None)
+
+
+def parameters(vector_width: int = LANES) -> list:
     """Every `(h, w, vector, mapping)` within the constraints that do not depend on the program, likely first;
-    `mapping` is global work-items' dimensions `(rows, columns)` or `("tiles", rows, cols)` (work-groups)."""
+    `mapping` is global work-items' dimensions `(rows, columns)` or `("tiles", rows, cols)` (work-groups).
+
+    Likely first: vectors of the device's native width (`preferred_vector`), then blocks whose accumulators fill
+    about `TARGET_REGISTERS` vector registers (`TARGET_ACCUMULATORS` scalars, a GPU's many registers, where the
+    width is None), rows on dimension 1 and taller blocks (more rows share each vector of the right operand) first."""
     mappings = list(DIMS) + [("tiles", *t) for t in TILES]
+    preferred = preferred_vector(vector_width)
+
+    def target(v):
+        return TARGET_ACCUMULATORS if v is None else TARGET_REGISTERS * v
+
     out = [(h, w, v, m) for h in ROWS for w in COLUMNS for v in VECTORS for m in mappings
            if h * w <= MAX_ACCUMULATORS and (v is None or (v < w and w % v == 0))]
-    return sorted(out, key=lambda p: (abs(math.log2(p[0] * p[1] / TARGET_ACCUMULATORS)), p[2] is not None,
-                                      mappings.index(p[3]) if p[3] != (0, 1) else len(mappings), -p[1]))
+    return sorted(out, key=lambda p: (p[2] != preferred, abs(math.log2(p[0] * p[1] / target(p[2]))),
+                                      mappings.index(p[3]) if p[3] != (0, 1) else len(mappings), -p[0]))
 
 
 def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: int = LANES) -> Iterator[tuple]:
@@ -63,7 +80,7 @@ def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: i
         return
     start = (unrolled_iterations >> named_elements >> hoist_invariants(sizes))(start)
     rest = default_strategy(sizes, vector_width)
-    for h, w, vector, mapping in parameters():
+    for h, w, vector, mapping in parameters(vector_width):
         tiles = mapping[1:] if mapping[0] == "tiles" else None
         blocked = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True)
         found = set()

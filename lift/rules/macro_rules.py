@@ -8,6 +8,8 @@ derivation that uses them replays like any other.
 - `block_rows(h)`: the rows of the enclosing map in blocks of `h`, interchanged with the blocks of columns,
   each block one fold into `h × w` accumulators (work per thread along the rows: register blocking);
 - `vectorised_block(n)`: the innermost update of the accumulators as `n`-lane vectors (4(e));
+- `vector_accumulators`: the accumulators kept as vectors where the update reads and writes them only as vectors
+  (`vector-accumulator`, `lift.rules.vector_accumulators`);
 - `global_2d(outer, inner)`: the blocks of rows and of columns on two dimensions of global work-items
   (`map-global[1] ∘ map-global[0]`, or transposed);
 - `tiled_workgroups(rows, cols)`: the blocks in 2-D tiles, one work-group each (`map-workgroup[1] ∘
@@ -149,6 +151,11 @@ def vectorised_block(n: int) -> Strategy:
     return normalize(where(update) >> rewrite("vectorize-zip-map", n=n))
 
 
+vector_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("vector-accumulator"))
+"""Every fold whose accumulator's rows are read and written only as vectors keeps them as vectors
+(`vector-accumulator`): after `vectorised_block`, the private accumulators are vector registers."""
+
+
 def global_2d(outer: int = 1, inner: int = 0) -> Strategy:
     """The outermost computing map on global work-items of dimension `outer`, and the outermost computing map in
     its function on dimension `inner` (4(a)): `map-global[1](.. map-global[0](..) ..)`."""
@@ -192,7 +199,7 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     pad_rows = padded_rows(h * tile_rows) if padded and h * tile_rows > 1 else identity
     pad_columns = padded_columns(w * tile_cols) if padded else identity
     rows = block_rows(h) if h > 1 else identity
-    lanes = vectorised_block(vector) if vector else identity
+    lanes = vectorised_block(vector) >> vector_accumulators if vector else identity
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
     return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up
             >> private_accumulators >> unrolled)

@@ -8,10 +8,11 @@ from lift.rules import (call_fusion, fusion, interchange, iterate, join_folding,
                         overlapped_tiling, padding, reduce_lowering, reduction, reduction_tail, register_blocking,
                         reorder, routine_inlining, scalar_argument, simplification, sliding_window, split_join,
                         struct_of_arrays, subterm_fission, tiling, transposition, unrolling, userfun_composition,
-                        userfun_sincos, userfun_unrolling, vectorization, window_vectorization)
+                        userfun_sincos, userfun_unrolling, vector_accumulators, vectorization,
+                        window_vectorization)
 
 _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
-            vectorization, transposition, call_fusion, padding, reduction_tail, let_floating, tiling, interchange,
+            vectorization, vector_accumulators, transposition, call_fusion, padding, reduction_tail, let_floating, tiling, interchange,
             register_blocking, unrolling, join_folding, window_vectorization, routine_inlining, subterm_fission,
             userfun_unrolling, userfun_sincos, userfun_composition, scalar_argument, struct_of_arrays, sliding_window,
             overlapped_tiling)

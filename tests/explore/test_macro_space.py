@@ -30,11 +30,19 @@ def test_matmul_candidates_start_with_the_macro_space(examples):
     assert next(search).params == {"default-lowering": "yes"}  # what lift.compile runs, measured first
     first = [next(search) for _ in range(6)]
     assert all("register-blocked" in c.params for c in first)
-    assert first[0].params["register-blocked"] == "h=1, w=64, vector=1, dims=10"
+    assert first[0].params["register-blocked"] == "h=8, w=8, vector=4, dims=10"  # the default width, 4 lanes
     for c in first:
         assert alpha_equal(_replayed(c, program, SIZES), c.program)
     later = next(c for c in search if "register-blocked" not in c.params)
     assert alpha_equal(_replayed(later, program, SIZES), later.program)
+
+
+def test_a_gpu_gets_scalar_blocks_first(examples):
+    """A GPU's native vector width is 1: its blocks are scalars, of about `TARGET_ACCUMULATORS` results."""
+    search = RewriteSearch(examples["matmul"].kernels["matmul"], SIZES)
+    search.vector_width = 1
+    blocked = [c for c in itertools.islice(search, 6) if "register-blocked" in c.params]
+    assert blocked[0].params["register-blocked"] == "h=8, w=8, vector=1, dims=10"
 
 
 @pytest.mark.parametrize("stem, sizes", [("dot", {"N": 1 << 12}), ("gemv", {"M": 64, "N": 64})])

@@ -39,8 +39,10 @@ def test_the_launch_covers_both_dimensions_of_blocks():
 
 
 def test_the_accumulators_are_private():
+    """Private, and, in a vectorised block, vectors (`vector-accumulator`): one register each, no `vload` of them."""
+    assert "float pmem" in generate(_blocked(4, 8), "matmul", SIZES).source
     source = generate(_blocked(4, 8, 4), "matmul", SIZES).source
-    assert "float pmem" in source and "vload4" in source
+    assert "float4 pmem" in source and "vload4(0, B" in source and "vload4(0, pmem" not in source
 
 
 def test_the_loops_over_the_accumulators_are_unrolled():

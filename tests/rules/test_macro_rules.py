@@ -10,11 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, Float, Get, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar, Split, Transpose,
-                  Zip, fun, infer, interpret, paper)
+from lift import (ArrayType, AsScalar, AsVector, Float, Get, Join, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar,
+                  Split, Transpose, Vectorize, Zip, fun, infer, interpret, paper)
+from lift.ir.nodes import FunCall
 from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
 from lift.rules import RewriteEngine
-from lift.rules.macro_rules import block_columns, block_rows, register_blocked
+from lift.rules.macro_rules import block_columns, block_rows, register_blocked, vectorised_block
 from lift.rules.registry import rule_named
 from lift.rules.rule import RuleNotApplicable
 from lift.rules.strategy import StrategyFailed, derive
@@ -141,6 +142,59 @@ def test_private_accumulator_only_in_a_work_item():
         lambda acc, row: MapSeq(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, row)),
         Literal(0.0, ArrayType(Float, 3)))(x))
     assert not [rw for rw in ENGINE.rewrites(program) if rw.rule == "private-accumulator"]
+
+
+@SETTINGS
+@given(st.integers(1, 3), st.sampled_from([1, 2, 3]), st.sampled_from([2, 4, 8]), st.sampled_from([1, 2]),
+       st.integers(1, 3), st.integers(1, 3), st.integers(0, 1 << 16))
+def test_vector_accumulator_of_register_blocks(row_blocks, h, lanes, vectors, col_blocks, k, seed):
+    """Matrix multiply's vectorised register blocks (`vectorised_block`) keep their accumulators as vectors: the
+    fold's accumulator type becomes one of vectors, and the result is the interpreter's, at every block shape."""
+    w = lanes * vectors
+    sizes = {"M": h * row_blocks, "K": k, "N": w * col_blocks}
+    rng = np.random.default_rng(seed)
+    a, b = _rand(rng, sizes["M"], k), _rand(rng, k, sizes["N"])
+    blocks = block_columns(w) >> block_rows(h) if h > 1 else block_columns(w)
+    vectorised = derive(blocks >> vectorised_block(lanes), matmul, sizes).replay(matmul)
+    new = _rewritten(vectorised, "vector-accumulator")
+    inits = [str(s.f.init.t) for s in infer(new).expr.subterms() if isinstance(s, FunCall) and isinstance(s.f, ReduceSeq)]
+    assert inits and all(f"Float{lanes}" in t for t in inits), inits
+    np.testing.assert_array_equal(interpret(new, a, b), interpret(matmul, a, b))
+
+
+def _row_fold(body, width=8, rows=3):
+    return fun([ArrayType(ArrayType(Float, width), rows)],
+               lambda X: ReduceSeq(body, Literal(0.5, ArrayType(Float, width)))(X))
+
+
+vadd = Vectorize(4, add)
+
+
+def test_vector_accumulator_of_one_row():
+    """A fold of rows into one row: the accumulator `[float]8` becomes `[float4]2`, its result scalarised once."""
+    program = _row_fold(lambda acc, x: AsScalar()(Map(lambda e: vadd(Get(e, 0), Get(e, 1)))(
+        Zip(AsVector(4)(acc), AsVector(4)(x)))))
+    new = _rewritten(program, "vector-accumulator")
+    assert paper(new).startswith("asScalar ∘ reduce-seq(λ acc, x. map(") and "zip(acc, asVector-4(x)), asVector-4(0.5))" in paper(new)
+    x = _rand(np.random.default_rng(2), 3, 8)
+    np.testing.assert_array_equal(interpret(new, x), interpret(program, x))
+    np.testing.assert_array_equal(interpret(new, x)[0], x.sum(axis=0) + 0.5)
+
+
+@pytest.mark.parametrize("body, why", [
+    (lambda acc, x: Map(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, x)), "reads no vectors"),
+    (lambda acc, x: AsScalar()(Map(lambda e: vadd(Get(e, 0), Get(e, 1)))(
+        Zip(AsVector(4)(Map(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(acc, x))), AsVector(4)(x)))),
+     "zips a row of the accumulator with its scalars"),
+    (lambda acc, x: AsScalar()(Map(lambda e: vadd(Get(e, 0), Get(e, 1)))(
+        Zip(AsVector(4)(acc), AsVector(4)(Join()(Split(2)(acc)))))), "other than as 4-lane vectors"),
+    (lambda acc, x: Map(lambda e: add(Get(e, 0), Get(e, 1)))(Zip(x, AsScalar()(Map(
+        lambda e: vadd(Get(e, 0), Get(e, 1)))(Zip(AsVector(4)(acc), AsVector(4)(x)))))), "not asScalar"),
+])
+def test_vector_accumulator_needs_rows_read_and_written_as_vectors(body, why):
+    program = infer(_row_fold(body)).expr
+    with pytest.raises(RuleNotApplicable, match=why):
+        rule_named("vector-accumulator").check(program.body, None, {})
 
 
 def test_parameters_are_constrained():
