@@ -89,8 +89,11 @@ class _Conjugation:
 
     def expr(self, e: Expr, tracked: dict) -> Expr:
         """`e` with each `asVector-n(row)` of the accumulator's rows replaced by the row."""
-        if self.level(e, tracked) is not None:
+        if self.level(e, tracked) is not None or (
+                isinstance(e, Param) and any(name == e.name for name, _ in tracked)):
             raise RuleNotApplicable(f"reads the accumulator's {e} other than as {self.n}-lane vectors of its rows")
+        if isinstance(e, FunCall) and isinstance(e.f, Get) and isinstance(e.args[0], Param):
+            return e
         if not isinstance(e, FunCall):
             return e
         if isinstance(e.f, AsVector) and self.level(e.args[0], tracked) == 0:
@@ -119,22 +122,25 @@ class _Conjugation:
         return self._mapped(e, tracked, lambda body, inner: self.result(body, level - 1, inner))
 
 
-def _width(body: Expr) -> Optional[int]:
-    """The width of an `asVector-n` in `body`: the only candidate for `n`."""
-    return next((s.f.n for s in body.subterms() if isinstance(s, FunCall) and isinstance(s.f, AsVector)), None)
+def _widths(body: Expr) -> list:
+    """The widths of the `asVector-n` in `body`: the candidates for `n`."""
+    return sorted({s.f.n for s in body.subterms() if isinstance(s, FunCall) and isinstance(s.f, AsVector)})
 
 
 def _conjugated(call) -> tuple:
     fold = call.f
     requires(isinstance(fold.f, Lambda) and len(fold.f.params) == 2, "the fold's function is not a λacc, x.")
-    acc = fold.f.params[0]
     levels = _levels(fold.init.t)
     requires(levels is not None, f"the accumulator is {fold.init.t}, not an array of scalars")
-    n = _width(fold.f.body)
-    requires(n is not None, "the fold reads no vectors")
-    conjugation = _Conjugation(acc, n, levels)
-    body = conjugation.result(fold.f.body, levels, {})
-    return n, body
+    widths = _widths(fold.f.body)
+    requires(widths, "the fold reads no vectors")
+    refusals = []
+    for n in widths:
+        try:
+            return n, _Conjugation(fold.f.params[0], n, levels).result(fold.f.body, levels, {})
+        except RuleNotApplicable as e:
+            refusals.append(str(e))
+    raise RuleNotApplicable("; ".join(refusals))
 
 
 @rule("vector-accumulator", figure="4(e)", heads=ReduceSeq, on_functions=False, match=_conjugated,

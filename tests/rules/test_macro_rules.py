@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from lift import (ArrayType, AsScalar, AsVector, Float, Get, Join, Literal, Map, MapGlb, MapSeq, Reduce, ReduceSeq, SizeVar,
                   Split, Transpose, Vectorize, Zip, fun, infer, interpret, paper)
-from lift.ir.nodes import FunCall
+from lift.ir.nodes import FunCall, Lambda, Param
 from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
 from lift.rules import RewriteEngine
 from lift.rules.macro_rules import block_columns, block_rows, register_blocked, vectorised_block
@@ -195,6 +195,17 @@ def test_vector_accumulator_needs_rows_read_and_written_as_vectors(body, why):
     program = infer(_row_fold(body)).expr
     with pytest.raises(RuleNotApplicable, match=why):
         rule_named("vector-accumulator").check(program.body, None, {})
+
+
+def test_vector_accumulator_refuses_a_tuple_of_its_rows_read_whole():
+    """`e` holds a row of the accumulator: bound whole by a let, it would hold vectors where `q` is read as scalars."""
+    q = Param("q")
+    program = fun([ArrayType(ArrayType(ArrayType(Float, 8), 2), 3)], lambda X: ReduceSeq(
+        lambda acc, x: Map(lambda e: AsScalar()(Map(lambda u: vadd(Get(u, 0), Get(u, 1)))(
+            Zip(FunCall(Lambda((q,), AsVector(4)(Get(q, 0))), (e,)), AsVector(4)(Get(e, 1))))))(Zip(acc, x)),
+        Literal(0.0, ArrayType(ArrayType(Float, 8), 2)))(X))
+    with pytest.raises(RuleNotApplicable, match="other than as 4-lane vectors"):
+        rule_named("vector-accumulator").check(infer(program).expr.body, None, {})
 
 
 def test_parameters_are_constrained():
