@@ -17,6 +17,7 @@ class Emission:
     stmts: list = field(default_factory=list)
     temporaries: list = field(default_factory=list)
     locals: list = field(default_factory=list)
+    privates: list = field(default_factory=list)
     memories: dict = field(default_factory=dict)
     sites: list = field(default_factory=list)
     loop: Optional[HostLoop] = None  # where the host launches the kernel repeatedly
@@ -25,5 +26,6 @@ class Emission:
         self.stmts += child.stmts
         self.temporaries += child.temporaries
         self.locals += child.locals
+        self.privates += child.privates
         self.memories.update(child.memories)
         self.sites += child.sites

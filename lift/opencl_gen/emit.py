@@ -278,7 +278,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
             self.scope = []
             kernel, self.out = self.out, program
         self.kernels.append(Kernel(f"{self.name}_k{index}", self.launch, tuple(kernel.stmts), kernel.memories,
-                                   kernel.locals, expr=e, loop=kernel.loop))
+                                   kernel.locals, expr=e, loop=kernel.loop, privates=kernel.privates))
         program.temporaries += kernel.temporaries
         program.sites += kernel.sites
         self.launch = None
@@ -461,6 +461,7 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
             self.out.locals.append(mem)
         else:
             mem = Memory(name, PRIVATE, a.elem, a.size, PRIVATE)
+            self.out.privates.append(mem)
             self.add(C.Decl(c_type_name(a.elem), name, size=a.size.value))
         return V.MemView(mem, a.type, prefix)
 

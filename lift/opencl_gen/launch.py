@@ -8,6 +8,7 @@ work-group size to the driver; a sequential kernel runs one work-item. A user ma
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -94,6 +95,25 @@ def fitting_overrides(kernels, local_size: Optional[int], sizes: Mapping[str, in
     except LiftError:
         return None
     return overrides
+
+
+MAX_PRIVATE_GROUP_BYTES = 4 << 20
+"""The most private memory the work-items of one group may declare together where the driver picks the group.
+PoCL 3.1 runs a group's work-items in one thread whose frame holds all their private arrays, and reports 4096 as
+every kernel's largest group (`CL_KERNEL_WORK_GROUP_SIZE`) whatever they declare: log-sum-exp rows of 1001 floats in
+private memory (4 KB a work-item) over 4001 rows (a prime, so the driver's group is all 4001) crashed the process,
+as groups of 3000 do; groups of 2048 (8 MB) ran."""
+
+
+def private_group(global_size: tuple, private_bytes: int) -> Optional[tuple]:
+    """The work-group for a launch that leaves it to the driver, where the kernel's work-items declare `private_bytes`
+    of private arrays each: the driver's choice (None) where all the work-items together stay within
+    `MAX_PRIVATE_GROUP_BYTES`, else the largest group along dimension 0 that does (a divisor of its global size)."""
+    if private_bytes * math.prod(global_size) <= MAX_PRIVATE_GROUP_BYTES:
+        return None
+    most = max(MAX_PRIVATE_GROUP_BYTES // private_bytes, 1)
+    first = next(d for d in range(min(global_size[0], most), 0, -1) if global_size[0] % d == 0)
+    return (first,) + (1,) * (len(global_size) - 1)
 
 
 def check_launch(launch: Launch, sizes: Mapping[str, int], max_work_group: int, max_item_sizes: tuple,

@@ -42,7 +42,8 @@ class Kernel:
     """One generated kernel: its name, launch, body (C statements), the global memories it reads or writes
     (`memories`, by name), its local memories, the free sizes it takes as arguments, and `expr`, the
     top-level computation it computes (a call of an OpenCL pattern, typed; the cost model reads it); `loop`, for
-    a kernel the host launches repeatedly (`HostLoop`), the buffers each launch binds."""
+    a kernel the host launches repeatedly (`HostLoop`), the buffers each launch binds; `privates`, the private
+    arrays a work-item declares."""
 
     name: str
     launch: Launch
@@ -52,6 +53,7 @@ class Kernel:
     size_params: tuple = ()
     expr: Optional[FunCall] = None
     loop: Optional[HostLoop] = None
+    privates: list = field(default_factory=list)
 
     @property
     def params(self) -> list:

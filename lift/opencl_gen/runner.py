@@ -25,7 +25,7 @@ from lift.ir.binding import host_dtype, host_shape
 from lift.opencl_gen import runtime
 from lift.opencl_gen.index_width import DTYPES
 from lift.opencl_gen.kernels import GeneratedProgram
-from lift.opencl_gen.launch import Launch, check_allocation, check_global_memory, check_launch
+from lift.opencl_gen.launch import Launch, check_allocation, check_global_memory, check_launch, private_group
 from lift.opencl_gen.memory import INPUT, OUTPUT, memory_bytes, output_types, share_buffers
 
 INPUT_ARG, OUTPUT_ARG, BUFFER_ARG, SIZE_ARG = "input", "output", "buffer", "size"
@@ -96,6 +96,8 @@ def make_plan(g: GeneratedProgram, sizes: Mapping[str, int]) -> RunPlan:
     for k in g.kernels:
         glb, loc = k.launch.evaluate(sizes)
         local_bytes = sum(memory_bytes(m, sizes) for m in k.locals)
+        if loc is None:
+            loc = private_group(glb, sum(memory_bytes(m, sizes) for m in k.privates))
         for binding in k.launches(sizes):
             args = []
             for m in (binding.get(m, m) for m in k.params):

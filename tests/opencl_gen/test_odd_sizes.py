@@ -13,6 +13,7 @@ from lift.ir import patterns as P
 from lift.ir.program_file import load_program_file
 from lift.opencl_gen.c_ast import assuming
 from lift.opencl_gen.kernels import generate
+from lift.opencl_gen.launch import MAX_PRIVATE_GROUP_BYTES, private_group
 from lift.opencl_gen.runner import make_plan
 from lift.opencl_gen.runtime import select_device
 from lift.rules import RewriteEngine
@@ -200,3 +201,25 @@ def test_assuming_a_condition_drops_the_conditionals_on_it():
         "f((vload4(0, x + i)), 2)"
     assert assuming(c, f"g((({c}) ? a[(i)] : b), (({c}) ? c[i] : d))") == "g((a[(i)]), (c[i]))"
     assert assuming("j < n", f"((({c}) ? v : w))") == f"((({c}) ? v : w))"
+
+
+def test_a_group_the_driver_picks_holds_at_most_a_bound_of_private_memory():
+    """`private_group`: the driver's choice where every work-item together fits `MAX_PRIVATE_GROUP_BYTES`, else
+    the largest group along dimension 0 dividing its global size that fits."""
+    assert private_group((4096,), 1024) is None and private_group((64, 64), 1024) is None
+    assert private_group((4001,), 4004) == (1,)  # a prime: no group of more than one divides it
+    assert private_group((4000,), 4004) == (1000,) and private_group((4000, 3), 4004) == (1000, 1)
+    assert private_group((8,), MAX_PRIVATE_GROUP_BYTES * 2) == (1,)
+
+
+@needs_device
+def test_rows_in_private_memory_over_a_prime_number_of_rows(examples):
+    """lse_outer keeps each row of 1001 floats in private memory; over 4001 rows (a prime) PoCL picked one group
+    of all of them and crashed. The launch now names a group within `MAX_PRIVATE_GROUP_BYTES`."""
+    sizes = {"M": 4001, "N": 1001}
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(-1, 1, sizes["M"]).astype(np.float32), rng.uniform(-1, 1, sizes["N"]).astype(np.float32)
+    got = np.asarray(lift.compile(examples["lse_outer"].kernels["lse_outer"], sizes=sizes)(x, y))
+    v = np.outer(x, y).astype(np.float64)
+    top = v.max(axis=1)
+    np.testing.assert_allclose(got.ravel(), np.log(np.exp(v - top[:, None]).sum(axis=1)) + top, rtol=1e-5)
