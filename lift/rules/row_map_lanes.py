@@ -21,7 +21,7 @@ from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
 from lift.rules.reduction_choice import LANES, to_vectors
 from lift.rules.sizes import bound_length
-from lift.rules.strategy import Focus, Selector, Strategy, argument, mapped_body, rewrite
+from lift.rules.strategy import Focus, Selector, Strategy, argument, inside, mapped_body, rewrite
 from lift.rules.vectorize_function import has_vectors
 
 
@@ -34,17 +34,8 @@ def _row_result(ctx) -> bool:
         if isinstance(g.node, FunCall) and g.node.f is p.node:
             c, p = g, g.parent
             continue
-        top = g.parent
-        return (isinstance(g.node, P.AbstractMap) and top is not None
-                and not any(isinstance(a.node, (P.AbstractMap, P.Fold, P.Iterate)) for a in _ancestors(top)))
+        return isinstance(g.node, P.AbstractMap) and g.parent is not None and not inside()(g.parent)
     return False
-
-
-def _ancestors(ctx):
-    ctx = ctx.parent
-    while ctx is not None:
-        yield ctx
-        ctx = ctx.parent
 
 
 row_results = Selector(_row_result, "row_result")
