@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Concat, Drop, Float, Get, Lambda, Map, MapGlb, MapSeq, ReduceSeq, SizeVar, Take, Zip, fun
-from lift import paper
+from lift import (ArrayType, Concat, Drop, Float, Get, Lambda, Map, MapGlb, MapSeq, ReduceSeq, SizeVar, Take, Zip, fun,
+                  paper, userfun)
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.default_lowering import default_lowering
@@ -29,12 +29,12 @@ N, R = SizeVar("N"), SizeVar("R")
 MAP_TAIL = rule_named("map-tail")
 
 
-@lift.userfun
+@userfun
 def shifted(x: Float) -> Float:
     return x * 0.5 + 1.0
 
 
-@lift.userfun
+@userfun
 def diff(x: Float, y: Float) -> Float:
     return x - y
 
