@@ -11,9 +11,10 @@ from lift.ir.interpreter import interpret
 from lift.ir.opencl_patterns import AsScalar, AsVector, ReorderStride, ToGlobal, ToLocal, ToPrivate, Vectorize
 from lift.ir.operators import LIFT_MATH, eq, math_userfun, ne, operator_userfun
 from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Literal, Param, fun
-from lift.ir.patterns import (Drop, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq, MapGlb, MapLcl, MapSeq,
-                              MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed, Reduce,
-                              ReduceSeq, ReduceSeqUnroll, Reorder, Slide, Split, Take, Transpose, Tuple, Unzip, Zip)
+from lift.ir.patterns import (Concat, Drop, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq, MapGlb, MapLcl,
+                              MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple, PartRed,
+                              Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, Slide, Split, Take, Transpose, Tuple, Unzip,
+                              Zip)
 from lift.ir.printer import paper, python_source
 from lift.ir.routine import Routine, inline_routines, routine
 from lift.ir.call_graph import CallGraph
@@ -30,7 +31,8 @@ globals().update(LIFT_MATH)  # lift.sqrt, lift.exp, ..., lift.fmin, lift.fmax: o
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Cst", "Double", "Drop",
+    "AsScalar", "AsVector", "ArithExpr", "ArrayType", "compile", "Bool", "CallGraph", "Concat", "Cst", "Double",
+    "Drop",
     "Expr", "Float", "FunCall", "FunDecl", "Get", "Id", "Int", "Iterate", "IterateHost", "Join", "Lambda", "LiftArray",
     "LiftCodegenError", "LiftDeviceError", "LiftError", "LiftEvalError", "LiftSizeError", "LiftTypeError",
     "Literal", "Map", "MapAccumSeq", "MapGlb", "MapLcl", "MapSeq", "MapSeqSlide", "MapSeqUnroll", "MapSeqUnswitch",

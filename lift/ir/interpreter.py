@@ -433,6 +433,9 @@ class Interpreter(Mapper):
     def map_Zip(self, f: P.Zip, args: list, arg_exprs):
         return tuple(args)
 
+    def map_Concat(self, f: P.Concat, args: list, arg_exprs):
+        return concat(list(args), self.d)
+
     def map_Tuple(self, f: P.Tuple, args: list, arg_exprs):
         return tuple(args)
 

@@ -298,6 +298,20 @@ class Zip(_NaryValues):
 
 
 @dataclass(frozen=True, eq=False)
+class Concat(_NaryValues):
+    """`concat(a, b, ...)`: arrays of one element type, of lengths `m, n, ...`, to one array of `m + n + ...`, their
+    elements in order (Lift's `Concat`); `concat(take-h(x), drop-h(x)) = x`.
+
+    A view: reading element `i` reads `a[i]` where `i < m`, else the next array's `[i - m]`. Computed into a
+    destination, each array is computed into its own slice of it, `a` into the first `m` elements, `b` into the
+    next `n`, with no test of the index (`lift.rules.map_tail`)."""
+
+    n: int
+    paper = "concat"
+    is_view = True
+
+
+@dataclass(frozen=True, eq=False)
 class Tuple(_NaryValues):
     """Tuple construction: values to one tuple value (BlackScholes returns a pair)."""
 

@@ -268,6 +268,18 @@ class TypeInference(Mapper):
                 self.fail(f, path, "arrays of one length", ", ".join(str(t) for t in arrays))
         return f, ArrayType(TupleType(*(a.elem for a in arrays)), arrays[0].length)
 
+    def map_Concat(self, f: P.Concat, arg_types: list, path: str):
+        if f.n < 2:
+            self.fail(f, path, "two or more arrays", f"{f.n}")
+        arrays = [self._array(f, t, path, "arrays") for t in arg_types]
+        for a in arrays[1:]:
+            if a.elem != arrays[0].elem:
+                self.fail(f, path, "arrays of one element type", ", ".join(str(t) for t in arrays))
+        length = arrays[0].length
+        for a in arrays[1:]:
+            length = length + a.length
+        return f, ArrayType(arrays[0].elem, length)
+
     def map_Unzip(self, f: P.Unzip, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path, "an array of tuples")
         if not isinstance(a.elem, TupleType):

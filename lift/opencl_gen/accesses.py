@@ -3,8 +3,9 @@
 A memory element at an index (`MemAccess`, `width > 1`: a vector of adjacent scalars, `vloadN`/`vstoreN`),
 the same read through `pad`'s boundary mode (`ClampedAccess`, with its unclamped form for vector reads away
 from the edges), a value not in memory (`ValueAccess`), a vector gathered from scalars that are not adjacent
-(`GatherAccess`), and an access guarded by a condition (`GuardedAccess`: `pad` with a constant, `take`'s
-destination). Each gives a C expression to read (`read()`) and a C statement to write (`write(value)`).
+(`GatherAccess`), an access guarded by a condition (`GuardedAccess`: `pad` with a constant, `take`'s
+destination), and one of two accesses as a condition says (`SelectAccess`: `concat`). Each gives a C expression
+to read (`read()`) and a C statement to write (`write(value)`).
 """
 
 from __future__ import annotations
@@ -203,3 +204,18 @@ class GuardedAccess(Access):
         parts = tuple(lane.write(f"{computed}.s{k:x}") for k, lane in enumerate(self.lanes))
         declared = C.Decl(c_type_name(self.vtype), computed, value)
         return C.Block((whole, C.Block((declared,) + parts, guard=f"!({self.condition})")))
+
+
+@dataclass(frozen=True)
+class SelectAccess(Access):
+    """`parts[0]` where `condition` holds, else `parts[1]`, read and written (an element of `concat(a, b)`)."""
+
+    condition: str = ""
+    parts: tuple = ()
+
+    def read(self) -> str:
+        return f"(({self.condition}) ? {self.parts[0].read()} : {self.parts[1].read()})"
+
+    def write(self, value: str) -> C.Stmt:
+        return C.Block((C.Block((self.parts[0].write(value),), guard=self.condition),
+                        C.Block((self.parts[1].write(value),), guard=f"!({self.condition})")))

@@ -28,6 +28,7 @@ from lift.opencl_gen import views as V
 from lift.opencl_gen.memory import is_storable
 from lift.opencl_gen.pattern_views import MapView
 from lift.opencl_gen.vector_views import AsScalarView, AsVectorView
+from lift.types.arith import Cst
 from lift.types.types import ArrayType, TupleType, Type, element_type
 
 
@@ -85,7 +86,19 @@ def argument_destinations(e: FunCall, out: Optional[V.View], top_level: bool) ->
     `zip(asScalar ∘ get-0 ∘ unzip(m), asScalar ∘ get-1 ∘ unzip(m))`, `lift.rules.vectorization`)."""
     if isinstance(e.f, P.Zip) and out is not None:
         return tuple(out.get(k) for k in range(len(e.args)))
+    if isinstance(e.f, P.Concat) and out is not None:
+        return concatenated_destinations(e, out)
     return (inverse(e, out, top_level),) * len(e.args)
+
+
+def concatenated_destinations(e: FunCall, out: V.View) -> tuple:
+    """Where each array of `concat(a, b, ..)` goes so that the concatenation lands in `out`: its slice of `out`,
+    the elements after the arrays before it (`drop-m` of `out` for `b`, `a` of `m` elements)."""
+    dests, offset = [], Cst(0)
+    for a in e.args:
+        dests.append(V.DropView(out, offset, a.t))
+        offset = offset + a.t.length
+    return tuple(dests)
 
 
 def inverse(e: FunCall, out: Optional[V.View], top_level: bool) -> Optional[V.View]:

@@ -15,8 +15,8 @@ from lift.ir.printer import paper
 from lift.opencl_gen.accesses import Access
 from lift.opencl_gen.userfuns import c_literal
 from lift.opencl_gen.vector_views import AsScalarView, AsVectorView
-from lift.opencl_gen.views import (DropView, JoinView, PadView, ReorderStrideView, SlideView, SplitView, TakeView,
-                                   TransposeView, TupleView, View)
+from lift.opencl_gen.views import (ConcatView, DropView, JoinView, PadView, ReorderStrideView, SlideView, SplitView,
+                                   TakeView, TransposeView, TupleView, View)
 from lift.types.arith import as_arith
 from lift.types.types import Type, element_type
 
@@ -88,6 +88,8 @@ def view_of(f: FunDecl, args: list, t: Type) -> View:
         return TakeView(a, t)
     if isinstance(f, P.Drop):
         return DropView(a, f.n, t)
+    if isinstance(f, P.Concat):
+        return ConcatView(tuple(args), t)
     if isinstance(f, P.PadToMultiple):
         return PadView(a, 0, a.type.length, f.value if isinstance(f.value, str) else c_literal(f.value), t)
     if isinstance(f, P.Id):

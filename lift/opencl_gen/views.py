@@ -1,9 +1,9 @@
 """Views: data-layout patterns as index arithmetic, never as copies (Lift's views).
 
 `split`, `join`, `zip`, `unzip`, `get`, `transpose`, `reorder-stride`, `asVector`/`asScalar`, `slide`, `pad`,
-`pad-to-multiple`, `take`, and a `map` of any of them (so in N dimensions), emit no loop and no temporary array.
-Each wraps the view of its input and rewrites the indices of an access, so that reading element `[i][j]` of
-`split-n(x)` reads `x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
+`pad-to-multiple`, `take`, `drop`, `concat`, and a `map` of any of them (so in N dimensions), emit no loop and no
+temporary array. Each wraps the view of its input and rewrites the indices of an access, so that reading element
+`[i][j]` of `split-n(x)` reads `x[i*n + j]`. A view resolves to an `Access`: a C expression that reads (and, for memory, writes) one scalar, vector
 or struct. Indices are size expressions, simplified with their ranges (`(4*i + j) / 4` is `i` when `0 <= j < 4`).
 
 The same views carry outputs downwards: a producer under `join` writes through a `split` view of the
@@ -21,7 +21,7 @@ from typing import Optional
 
 from lift.errors import LiftCodegenError
 from lift.ir import patterns as P
-from lift.opencl_gen.accesses import Access, ClampedAccess, GuardedAccess, MemAccess, ValueAccess
+from lift.opencl_gen.accesses import Access, ClampedAccess, GuardedAccess, MemAccess, SelectAccess, ValueAccess
 from lift.ir.names import fresh_name
 from lift.opencl_gen.c_arith import c_arith
 from lift.opencl_gen.c_types import c_type_name
@@ -340,6 +340,24 @@ class DropView(_IndexMap):
 
     def remap(self, idx):
         return (idx[0] + self.n,) + idx[1:]
+
+
+@dataclass(eq=False)
+class ConcatView(View):
+    """`concat(a, b, ..)`: element `[i]` is `a[i]` where `i < m` (`a`'s length), else the next parts' `[i - m]`."""
+
+    parts: tuple
+    type: Type
+
+    def access(self, idx: tuple) -> Access:
+        (first, *rest), i = self.parts, idx[0]
+        m = first.type.length
+        second = rest[0] if len(rest) == 1 else ConcatView(tuple(rest), ArrayType(self.type.elem, self.type.length - m))
+        a, b = first.access(tuple(idx)), second.access((i - m,) + tuple(idx[1:]))
+        return SelectAccess(lets=a.lets + b.lets, condition=f"{c_arith(i)} < {c_arith(m)}", parts=(a, b))
+
+    def get(self, k: int) -> View:
+        return ConcatView(tuple(p.get(k) for p in self.parts), component_type(self.type, k))
 
 
 _OUTER_INDICES = {SplitView: 2, JoinView: 1, TransposeView: 2, TakeView: 1, DropView: 1}

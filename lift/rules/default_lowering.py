@@ -108,6 +108,13 @@ chooses, in order:
    (`pad-map`, the extra results dropped): a prime global size would leave the driver work-groups of one;
    but not a map of reductions over rows of 16 elements or more (`reduces_rows`), whose work-items each
    reduce a row and whose padding would bound-check every element of it;
+4b. on a device where vectors pay, a map of scalars inside such a map whose results are the row's result, through
+   lets alone (softmax's `map(λx. x / s[0])(e)` after the row's reductions, layer normalisation's
+   `scale(centre(x))`), of 16 elements or more, maps vectors of `ROW_LANES` lanes where it holds 4 of them, else
+   of 4, its one-element arguments first taken as scalars (`scalar-argument`), and, where the lanes do not divide
+   the row, its first `k·⌊n/k⌋` elements in vectors and the fewer than `k` left in scalars, each part written into
+   its slice of the row (`map-tail`, `concat`; `lift.rules.row_map_lanes`): vector loads and stores, no index
+   tested; a map whose results the row reads again is left to fuse with what reads it;
 5. everything left is sequential (`map-seq`, `reduce-seq`, reorders keeping the order), then the fusion
    and identity rules apply wherever they do (`reduce-seq ∘ map-seq` fused, `join ∘ split` removed);
 6. a user function with loops of constant trip count is replaced by the same function with those loops unrolled
@@ -163,6 +170,7 @@ from lift.rules.paper_derivations import mapped
 from lift.rules.reduction_choice import (LANES, MIN_CHUNK, inner_lanes, reduces_rows, to_vectors, top_reduction,
                                           vectorises)
 from lift.rules.registry import RULES
+from lift.rules.row_map_lanes import row_map_lanes, row_results
 from lift.rules.sizes import bound_length
 from lift.rules.strategy import (Focus, Selector, Strategy, argument, at_first, body, first_of, function, identity,
                                  inside, is_call, is_fun, mapped_body, normalize, repeat, rewrite, try_, where)
@@ -455,7 +463,7 @@ named_elements = normalize(where(is_fun(P.Map) & Selector(lambda ctx: of_arrays(
 
 def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_lanes: int = ROW_LANES,
                      row_block: int = ROW_BLOCK, unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     checked_copies: Optional[str] = None, row_tails: bool = True) -> Strategy:
+                     checked_copies: Optional[str] = None, row_tails: bool = True, row_maps: bool = True) -> Strategy:
     """The default lowering as a strategy, under the size binding `sizes` (it picks the chunks and paddings),
     for a device of native vector width `vector_width` (module docstring); a reduction inside a map of
     `row_lanes` lanes where they divide it, a map of such reductions over rows in blocks of `row_block`
@@ -463,7 +471,9 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
     folded at the grid's edges unrolled or rolled as `checked_copies` says ("unrolled", "rolled"; None:
     `MAX_UNROLLED_CHECKS`); with `row_tails`, a reduction inside a map that no padding keeps reduces the lanes of
     a head and folds the tail after them (`reduce-tail`; without, it stays scalar where the lanes do not divide
-    it). The blocks are `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
+    it); with `row_maps`, an elementwise map giving a row's result maps vector lanes, a head and a scalar tail where
+    they do not divide it (`lift.rules.row_map_lanes`; without, it stays scalar). The blocks are
+    `lift.rules.block_choice`'s, which builds on this module, hence imported here."""
     from lift.rules.block_choice import (blocks_columns, blocks_rows, fold_column_blocks, fold_row_blocks,
                                          register_blocks)
     from lift.rules.struct_of_vectors import all_pairs_of_structs
@@ -484,8 +494,10 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
                                  if vectorises(vector_width) else (identity, identity))
     structs = all_pairs_of_structs(sizes) if vectorises(vector_width) else identity
     scalars = scalar_arguments(sizes, row_tails) if vectorises(vector_width) else identity
+    row_maps = (normalize(where(is_call(P.Map) & inside() & row_results) >> row_map_lanes(sizes, row_lanes))
+                if vectorises(vector_width) and row_maps else identity)
     general = (stencils >> structs >> scalars >> fold_joins >> _FUSE_MAPS >> split_rows >> top_reductions
-               >> inner_reductions >> row_blocks >> top_maps >> lower_rest >> clean_up)
+               >> inner_reductions >> row_blocks >> top_maps >> row_maps >> lower_rest >> clean_up)
     return (_INLINE_ROUTINES >> copied_view >> hosted_iterations >> unrolled_iterations >> named_elements
             >> hoist_invariants(sizes) >> _FUSE_MAPS >> split_columns
             >> register_blocks(sizes) >> _transposes_copied(sizes) >> column_blocks >> general
@@ -495,10 +507,12 @@ def default_strategy(sizes: Mapping[str, int], vector_width: int = LANES, row_la
 def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None, vector_width: int = LANES,
                      row_lanes: int = ROW_LANES, row_block: int = ROW_BLOCK,
                      unrolled_window: int = MAX_UNROLLED_WINDOW,
-                     checked_copies: Optional[str] = None, row_tails: bool = True) -> Derivation:
+                     checked_copies: Optional[str] = None, row_tails: bool = True,
+                     row_maps: bool = True) -> Derivation:
     """The derivation of the default lowering of `program` (see the module docstring) for a device of native
-    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`, `row_tails`:
-    `default_strategy`); `LoweringError` naming the first pattern it leaves high-level, and where, if any."""
+    vector width `vector_width` (`row_lanes`, `row_block`, `unrolled_window`, `checked_copies`, `row_tails`,
+    `row_maps`: `default_strategy`); `LoweringError` naming the first pattern it leaves high-level, and where, if
+    any."""
     sizes = dict(sizes or {})
     engine = RewriteEngine(sizes=sizes)
     long_iteration = next((c for c in L.subtree(L.root(infer(program).expr, engine.choices))
@@ -513,7 +527,7 @@ def default_lowering(program: Lambda, sizes: Optional[Mapping[str, int]] = None,
     if checked_copies not in (None, "unrolled", "rolled"):
         raise LoweringError(f"checked_copies is 'unrolled', 'rolled' or None, got {checked_copies!r}")
     focus = default_strategy(sizes, vector_width, row_lanes, row_block, unrolled_window,
-                             checked_copies, row_tails)(Focus(program, engine))
+                             checked_copies, row_tails, row_maps)(Focus(program, engine))
     left = next((c for c in L.subtree(L.root(infer(focus.program).expr, engine.choices)) if high_level(c)), None)
     if left is not None:
         f = _head(left.node)

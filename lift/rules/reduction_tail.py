@@ -26,16 +26,21 @@ from lift.rules.padding import multiples
 from lift.rules.rule import requires, rule
 
 
+def sliced(x, view):
+    """`view` applied to the array `x`, or to each array of a zip `x` (`view ∘ zip(a, b) = zip(view(a), view(b))`
+    for `take` and `drop`)."""
+    return Zip(*(view(a) for a in x.args)) if isinstance(x, FunCall) and isinstance(x.f, Zip) else view(x)
+
+
 def _viewed(call: FunCall, view):
     """The reduction's input with `view` applied to the arrays it reads: through its map, and each of a zip's."""
     arg = call.args[0]
     if not (isinstance(arg, FunCall) and isinstance(arg.f, Map)):
         return view(arg)
-    x = arg.args[0]
-    return arg.f(Zip(*(view(a) for a in x.args)) if isinstance(x, FunCall) and isinstance(x.f, Zip) else view(x))
+    return arg.f(sliced(arg.args[0], view))
 
 
-def _heads(call, ctx) -> list:
+def heads(call, ctx) -> list:
     """The powers of two `k` that do not divide the length (`lift.rules.padding.multiples`), up to the length
     where it is known: a head of one element at least."""
     n = ctx.choices.value(call.args[0].t.length)
@@ -43,7 +48,7 @@ def _heads(call, ctx) -> list:
 
 
 @rule("reduce-tail", figure="any-size", heads=Reduce, on_functions=False, sized=True, reassociates=True,
-      choices=_heads,
+      choices=heads,
       description="a reduction reduces its first k·⌊n/k⌋ elements, then the rest from that result",
       equation="reduce(f, z)(x) → join(map(λs. reduce(f, s)(drop-h(x)))(reduce(f, z)(take-h(x)))), h = k·⌊n/k⌋ "
                "(through map(g): map(g) ∘ take-h)")

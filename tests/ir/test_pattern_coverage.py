@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import lift
-from lift import (ArrayType, AsScalar, AsVector, Drop, Float, Get, Id, Iterate, IterateHost, Join, Map, MapAccumSeq,
-                  MapGlb, MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad, PadToMultiple,
-                  PartRed, Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide, Split, Take,
-                  ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
+from lift import (ArrayType, AsScalar, AsVector, Concat, Drop, Float, Get, Id, Iterate, IterateHost, Join, Map,
+                  MapAccumSeq, MapGlb, MapLcl, MapSeq, MapSeqSlide, MapSeqUnroll, MapSeqUnswitch, MapWrg, Pad,
+                  PadToMultiple, PartRed, Reduce, ReduceSeq, ReduceSeqUnroll, Reorder, ReorderStride, SizeVar, Slide,
+                  Split, Take, ToGlobal, ToLocal, ToPrivate, Transpose, Tuple, UserFun, Unzip, VectorType, Vectorize, Zip, fun,
                   infer, interpret, paper, python_source)
 from lift.ir.nodes import Lambda
 from lift.ir.routine import Routine
@@ -98,6 +98,8 @@ EXAMPLES = {
     P.PadToMultiple: (fun([A], lambda x: PadToMultiple(8, 0.0)(x)), (x16[:13],), np.pad(x16[:13], (0, 3))),
     P.Take: (fun([A], lambda x: Take(13)(PadToMultiple(8, 0.0)(x))), (x16[:13],), x16[:13]),
     P.Drop: (fun([A], lambda x: Take(9)(Drop(4)(x))), (x16,), x16[4:13]),
+    P.Concat: (fun([A, A], lambda x, y: Concat(Map(neg)(Take(13)(x)), Drop(7)(y))), (x16, y16),
+               np.concatenate([-x16[:13], y16[7:]])),
     ReorderStride: (fun([A], lambda x: ReorderStride(2)(x)), (x16,), _reorder_stride(x16, 2)),
     ToGlobal: (fun([A], lambda x: ToGlobal(MapSeq(neg))(x)), (x16,), -x16),
     ToLocal: (fun([A], lambda x: ToLocal(MapLcl(neg))(x)), (x16,), -x16),
