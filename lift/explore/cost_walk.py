@@ -46,7 +46,8 @@ work-group level is the generator's rule (`lift.opencl_gen.barriers`):
   load (a compiler packs them into vectors, SLP: `KernelProfile.slp`); their vector operations count one each.
   A loop a CPU compiler vectorises, a rolled sequential map or the loop over a group's work-items whose body is
   straight-line code (`_straight`: no loop, no transcendental call, no read through a boundary), runs its scalar
-  operations side by side in the vector lanes (`KernelProfile.packed`, `item_packed`); a sequential reduction does not (its steps depend on each other);
+  operations side by side in the vector lanes (`KernelProfile.packed`, `item_packed`); a sequential reduction
+  does not (its steps depend on each other);
 - parallelism: work-groups and work-items from the launch (where the generator leaves the group size to
   the driver, the driver's choice: `driver_group_size`), barriers from the expression;
 - local memory per work-group, against the device's.
