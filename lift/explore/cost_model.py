@@ -31,6 +31,13 @@ from lift.explore.cache_levels import gathered_lines, memory_gbps, overlaps, rer
 from lift.explore.cost_walk import KernelProfile
 from lift.explore.driver_group_size import driver_group_size
 
+AUTO_VECTOR_LANES = 8
+"""The most lanes of the vectors a CPU's OpenCL compiler packs scalar code into (`DeviceModel.auto_width`): LLVM
+prefers 256-bit vectors on an AVX-512 core and keeps 512-bit ones for the explicit vector types, so that on this
+Xeon, whose PoCL reports 16 native float lanes, the loop over a group's work-items, a rolled loop and the copies of an
+unrolled one (SLP) compile to 8-lane `ymm` operations and only `float16` to `zmm` ones (the kernels' objects in
+PoCL's cache, disassembled)."""
+
 
 @dataclass(frozen=True)
 class DeviceModel:
@@ -70,6 +77,12 @@ class DeviceModel:
     near_cache_bytes: int = 0
     stream_gbps: float = 0.0
 
+    @property
+    def auto_width(self) -> int:
+        """The lanes of the vectors a compiler packs scalar code into (vectorised loops, a group's work-items, the
+        copies of an unrolled loop): the native vector's, at most `AUTO_VECTOR_LANES`."""
+        return min(self.vector_width, AUTO_VECTOR_LANES)
+
     @classmethod
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
@@ -107,9 +120,10 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
         / memory_gbps(k, m, occupancy * m.compute_units)
     cpu = m.lanes == 1
-    across = cpu and k.straight_items and group_size >= m.vector_width
-    ops = _ops(k.calls + k.accesses, m) + _ops(k.packed, m, cpu) + _ops(k.item_packed, m, across)
-    scheduled = k.work_items / (m.vector_width if across else 1) + k.barriers * group_size
+    across = cpu and k.straight_items and group_size >= m.auto_width
+    ops = _ops(k.calls + k.accesses, m.vector_width) + _ops(k.slp, m.auto_width) + _ops(k.packed, m.auto_width, cpu) \
+        + _ops(k.item_packed, m.auto_width, across)
+    scheduled = k.work_items / (m.auto_width if across else 1) + k.barriers * group_size
     compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
@@ -119,13 +133,14 @@ def _stalls(k: KernelProfile, m: DeviceModel) -> float:
     """The time (ns) the sequential reductions of `k` (`KernelProfile.chains`) wait on their accumulators beyond
     what their operations take to issue: each step takes at least its chain from the accumulator to the next one
     at `latency_ns` an operation (`lift.explore.userfun_cost`)."""
-    return sum(max(0.0, steps * carried * m.latency_ns - (_ops(ops, m) + _ops(packed, m, True)) * m.op_ns)
-               for steps, carried, ops, packed in k.chains)
+    return sum(max(0.0, steps * carried * m.latency_ns
+                   - (_ops(ops, m.vector_width) + _ops(slp, m.auto_width) + _ops(packed, m.auto_width, True)) * m.op_ns)
+               for steps, carried, ops, packed, slp in k.chains)
 
 
-def _ops(counts: Counter, m: DeviceModel, packed: bool = False) -> float:
-    """Native operations for `counts` (operations by width): one per native vector of each, or, `packed` (a
-    vectorised loop, its iterations side by side in the lanes), one per native vector of lanes in all."""
+def _ops(counts: Counter, width: int, packed: bool = False) -> float:
+    """Instructions on vectors of `width` lanes for `counts` (operations by lanes): one per vector of each, or,
+    `packed` (a vectorised loop, its iterations side by side in the lanes), one per vector of lanes in all."""
     if packed:
-        return sum(count * width for width, count in counts.items()) / m.vector_width
-    return sum(count * math.ceil(width / m.vector_width) for width, count in counts.items())
+        return sum(count * lanes for lanes, count in counts.items()) / width
+    return sum(count * math.ceil(lanes / width) for lanes, count in counts.items())

@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -223,21 +224,50 @@ def _blocked(examples, h, w, vector=None, sizes=None):
 @pytest.mark.parametrize("h, w", [(4, 16), (8, 8), (1, 64)])
 def test_cost_model_reads_a_register_block_once_per_step(examples, h, w):
     """A work-item's `h × w` block reads `h` elements of A and `w` of B per step of the reduction (a load
-    hoisted, or shared by the unrolled copies), and its multiplications and additions are `w` lanes wide.
-    Consecutive work-items (blocks of columns) share the rows of A."""
+    hoisted, or shared by the unrolled copies), and its scalar multiplications and additions, and the loads of B,
+    are packed `w` lanes wide (SLP). Consecutive work-items (blocks of columns) share the rows of A."""
     sizes = {"M": 64, "K": 32, "N": 64}
     (k,) = profile(_blocked(examples, h, w, sizes=sizes))
     steps = (64 // h) * (64 // w) * 32
     assert k.global_bytes == 4 * steps * (h + w) + 4 * 64 * 64 and k.shared_bytes == 4 * steps * h
-    assert k.calls == {w: 2 * steps * h}
+    assert k.slp == {w: 2 * steps * h + steps} and not k.calls
+
+
+AVX512 = DeviceModel.for_device("cpu", 2, 20.0, 0.002, 32768, 4096, 16, cache_bytes=32 << 20)
+AVX2 = dataclasses.replace(AVX512, vector_width=8)
+
+
+def test_cost_model_packs_scalar_code_into_narrower_vectors_than_float16(examples):
+    """On a CPU of 16 native lanes the compiler packs scalar code into 8-lane vectors (`AUTO_VECTOR_LANES`): a
+    register block of scalars takes twice the operations of one of `float16`s, a vectorised loop twice those of
+    `vectorize-16`; on a CPU of 8 native lanes both the same."""
+    sizes = {"M": 256, "K": 256, "N": 256}
+    (scalars,), (vectors,) = (profile(_blocked(examples, 4, 16, v, sizes)) for v in (None, 16))
+    assert set(vectors.calls) == set(scalars.slp) == {16} and not scalars.calls and not vectors.slp
+    assert predict([vectors], AVX512) < predict([scalars], AVX512)
+    assert predict([vectors], AVX2) == pytest.approx(predict([scalars], AVX2), rel=0.01)  # but their copy-out
+    loop, vector = KernelProfile("k", packed=Counter({1: 16e8})), KernelProfile("k", calls=Counter({16: 1e8}))
+    assert predict([vector], AVX512) < predict([loop], AVX512)
+    assert predict([vector], AVX2) == predict([loop], AVX2)
+
+
+def test_cost_model_counts_each_copy_of_a_vector_operation(examples):
+    """The copies of an unrolled loop of vector operations stay one instruction each (the compiler packs scalars,
+    not vectors): a 1x32 block of `float2`s takes sixteen operations a step where one of scalars takes four."""
+    sizes = {"M": 256, "K": 256, "N": 256}
+    (scalars,), (pairs,) = (profile(_blocked(examples, 1, 32, v, sizes)) for v in (None, 2))
+    steps = 256 // 32 * 256 * 256
+    assert pairs.calls == {2: 16 * 2 * steps}, "a multiplication and an addition per copy and step"
+    assert scalars.slp == {32: 3 * steps} and not scalars.calls, "and those of all copies as one, with the load of B"
+    assert predict([scalars], AVX2) < predict([pairs], AVX2)
 
 
 def test_cost_model_counts_a_private_array_in_memory_as_operations(examples):
     """Indexed by a rolled loop, a private array is memory: every access an operation; unrolled, it is registers,
     and so is a vectorised block's, whose accumulators are vectors (`vector-accumulator`)."""
     sizes = {"M": 64, "K": 32, "N": 64}
-    (scalars,), (vectors,) = (profile(_blocked(examples, 4, 16, v, sizes)) for v in (None, 4))
-    assert vectors.calls == scalars.calls and not vectors.packed
+    (scalars,), (vectors,) = (profile(_blocked(examples, 4, 16, v, sizes)) for v in (None, 16))
+    assert set(vectors.calls) == set(scalars.slp) == {16} and not scalars.calls and not vectors.packed
     assert predict([vectors], CPU) <= predict([scalars], CPU)
 
     add = UserFun("add", ("x", "y"), "return x + y;", (Float, Float), Float, python=lambda x, y: x + y)
@@ -254,7 +284,8 @@ def test_cost_model_counts_a_private_array_in_memory_as_operations(examples):
         "an addition, a store of the accumulator and a load of the row per element, a load of the accumulator that " \
         "waits on the previous step's store (`SPILL_OPS`), a load and a store per element copied out, all in loops " \
         "a compiler vectorises"
-    assert unrolled.calls == {8: 64 * 16} and unrolled.packed == {1: 2 * copy_out}
+    assert unrolled.slp == {8: 2 * 64 * 16} and not unrolled.calls and unrolled.packed == {1: 2 * copy_out}, \
+        "an addition and a load of the row per step, each for the eight copies as one (SLP)"
 
 
 def test_cost_model_reads_what_a_group_shares_once():
