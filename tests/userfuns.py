@@ -37,3 +37,13 @@ def avg3(w: ArrayType(Float, 3)) -> Float:
 @userfun
 def halve(x: Float) -> Float:
     return 0.5 * x
+
+
+@userfun
+def shifted(x: Float) -> Float:
+    return x * 0.5 + 1.0
+
+
+@userfun
+def diff(x: Float, y: Float) -> Float:
+    return x - y

@@ -259,22 +259,21 @@ class TypeInference(Mapper):
                       f"one returning {out}")
         return replace(f, f=g, init=init), TupleType(ArrayType(out.elems[0], a.length), ArrayType(init.t, Cst(1)))
 
-    def map_Zip(self, f: P.Zip, arg_types: list, path: str):
+    def _arrays(self, f, arg_types: list, path: str, same, what: str) -> list:
+        """The argument types of a pattern of two or more arrays (zip, concat), which agree in `same`."""
         if f.n < 2:
             self.fail(f, path, "two or more arrays", f"{f.n}")
         arrays = [self._array(f, t, path, "arrays") for t in arg_types]
-        for a in arrays[1:]:
-            if a.length != arrays[0].length:
-                self.fail(f, path, "arrays of one length", ", ".join(str(t) for t in arrays))
+        if any(same(a) != same(arrays[0]) for a in arrays[1:]):
+            self.fail(f, path, what, ", ".join(str(t) for t in arrays))
+        return arrays
+
+    def map_Zip(self, f: P.Zip, arg_types: list, path: str):
+        arrays = self._arrays(f, arg_types, path, lambda a: a.length, "arrays of one length")
         return f, ArrayType(TupleType(*(a.elem for a in arrays)), arrays[0].length)
 
     def map_Concat(self, f: P.Concat, arg_types: list, path: str):
-        if f.n < 2:
-            self.fail(f, path, "two or more arrays", f"{f.n}")
-        arrays = [self._array(f, t, path, "arrays") for t in arg_types]
-        for a in arrays[1:]:
-            if a.elem != arrays[0].elem:
-                self.fail(f, path, "arrays of one element type", ", ".join(str(t) for t in arrays))
+        arrays = self._arrays(f, arg_types, path, lambda a: a.elem, "arrays of one element type")
         length = arrays[0].length
         for a in arrays[1:]:
             length = length + a.length

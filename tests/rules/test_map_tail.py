@@ -17,26 +17,16 @@ from hypothesis import strategies as st
 
 import lift
 from lift import (ArrayType, Concat, Drop, Float, Get, Lambda, Map, MapGlb, MapSeq, ReduceSeq, SizeVar, Take, Zip, fun,
-                  paper, userfun)
+                  paper)
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.default_lowering import default_lowering
 from lift.rules.registry import rule_named
 from opencl_device import needs_device, vector_lowering
-from userfuns import add
+from userfuns import add, diff, shifted
 
 N, R = SizeVar("N"), SizeVar("R")
 MAP_TAIL = rule_named("map-tail")
-
-
-@userfun
-def shifted(x: Float) -> Float:
-    return x * 0.5 + 1.0
-
-
-@userfun
-def diff(x: Float, y: Float) -> Float:
-    return x - y
 
 
 def _map(n, shape: str):

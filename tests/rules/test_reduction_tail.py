@@ -15,25 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lift
-from lift import ArrayType, Float, Get, Lambda, Map, Reduce, SizeVar, Zip, fun, paper, userfun
+from lift import ArrayType, Float, Get, Lambda, Map, Reduce, SizeVar, Zip, fun, paper
 from lift.ir.typecheck import infer
 from lift.rules import Rewrite, RewriteEngine
 from lift.rules.registry import rule_named
 from opencl_device import needs_device, vector_lowering
-from userfuns import add, maxf, mult
+from userfuns import add, diff, maxf, mult, shifted
 
 N = SizeVar("N")
 REDUCE_TAIL = rule_named("reduce-tail")
-
-
-@userfun
-def shifted(x: Float) -> Float:
-    return x * 0.5 + 1.0
-
-
-@userfun
-def diff(x: Float, y: Float) -> Float:
-    return x - y
 
 
 def _program(op, z, n, shape: str):
