@@ -70,7 +70,8 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
     timed = [r for r in result.ranked if r.ok and r.predicted_ms is not None]
     saved = {"case": case.name, "sizes": sizes, "load": os.getloadavg()[0],
              "device": dict(kind=facts.kind, compute_units=facts.compute_units,
-                            bandwidth_gbps=result.bandwidth.gbps, launch_ms=result.bandwidth.launch_ms,
+                            bandwidth_gbps=result.bandwidth.gbps, copy_gbps=result.bandwidth.copy_gbps,
+                            launch_ms=result.bandwidth.launch_ms,
                             local_mem_bytes=facts.local_mem_bytes, max_work_group_size=facts.max_work_group_size,
                             vector_width=facts.vector_width, cache_bytes=facts.cache_bytes,
                             cache_line_bytes=facts.cache_line_bytes, near_cache_bytes=facts.near_cache_bytes),

@@ -136,7 +136,8 @@ def _device_rates(device) -> dict:
                                               info.preferred_vector_width_float,
                                               shared_cache_bytes(kind, info.global_mem_cache_size,
                                                                  info.max_compute_units),
-                                              near_cache_bytes=core_cache_bytes(kind, info.local_mem_size))
+                                              near_cache_bytes=core_cache_bytes(kind, info.local_mem_size),
+                                              copy_gbps=bandwidth.copy_gbps)
     return {"model": model, "transfer_gbps": _transfer_gbps(device)}
 
 

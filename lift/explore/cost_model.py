@@ -57,7 +57,9 @@ class DeviceModel:
     than that one (0: none known; a CPU core's L2, 512 KB on this machine's EPYC, whose L3 is the 32 MB global cache:
     `lift.explore.core_cache`); `stream_gbps` what one sequential stream through memory brings a compute unit (0: no
     limit known; a CPU core's prefetcher follows each stream a bounded distance ahead: 5.5-7 GB/s measured on this
-    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`).
+    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`); `copy_gbps` the streaming
+    copy's rate (bytes read and written; 0: not known), by which a written byte costs more than a read one
+    (`write_ns`).
     """
 
     compute_units: int
@@ -76,6 +78,7 @@ class DeviceModel:
     cache_line_bytes: int = 64
     near_cache_bytes: int = 0
     stream_gbps: float = 0.0
+    copy_gbps: float = 0.0
 
     @property
     def auto_width(self) -> int:
@@ -87,7 +90,7 @@ class DeviceModel:
     def for_device(cls, kind: str, compute_units: int, bandwidth_gbps: float, launch_ms: float,
                    local_mem_bytes: int, max_work_group_size: int, vector_width: int,
                    cache_bytes: int = 0, cache_line_bytes: int = 64,
-                   near_cache_bytes: Optional[int] = None) -> "DeviceModel":
+                   near_cache_bytes: Optional[int] = None, copy_gbps: float = 0.0) -> "DeviceModel":
         """The model of a `kind` ("cpu" or "gpu") device with these facts and that kind's constants; where
         `near_cache_bytes` is not given (facts saved before it was gathered), a CPU's is its local memory (PoCL's is
         its core's L2), a GPU's none."""
@@ -97,7 +100,18 @@ class DeviceModel:
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
                    near_cache_bytes=near_cache_bytes if near_cache_bytes is not None else
-                   local_mem_bytes if kind == "cpu" else 0)
+                   local_mem_bytes if kind == "cpu" else 0, copy_gbps=copy_gbps)
+
+    @property
+    def write_ns(self) -> float:
+        """What a byte written to global memory costs beyond a byte read (ns): a copy of `n` bytes reads and writes
+        them in `2n / copy_gbps`, of which reading takes `n / bandwidth_gbps` (the read rate, the faster), so a
+        written byte takes `2 / copy_gbps - 1 / bandwidth_gbps`, `2 / copy_gbps - 2 / bandwidth_gbps` more than a
+        read one. On the 2-core Xeon over a 2 MB problem the copy runs at 26-35 GB/s and the read at 42-57: a 2-D
+        stencil, which writes as much as it reads, takes 1.6-2x what its bytes at the read rate would."""
+        if not self.copy_gbps:
+            return 0.0
+        return max(0.0, 2 / self.copy_gbps - 2 / self.bandwidth_gbps)
 
 
 def predict(profiles: Sequence[KernelProfile], model: DeviceModel) -> float:
@@ -118,7 +132,7 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     gathered, gathered_through_cache = gathered_lines(k, m)
     through_cache += stride_bytes(k, m) + gathered_through_cache
     memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
-        / memory_gbps(k, m, occupancy * m.compute_units)
+        / memory_gbps(k, m, occupancy * m.compute_units) + k.written_bytes * m.write_ns
     cpu = m.lanes == 1
     across = cpu and k.straight_items and group_size >= m.auto_width
     ops = _ops(k.calls + k.accesses, m.vector_width) + _ops(k.slp, m.auto_width) + _ops(k.packed, m.auto_width, cpu) \

@@ -88,6 +88,7 @@ class KernelProfile:
 
     name: str
     global_bytes: float = 0.0
+    written_bytes: float = 0.0  # of `global_bytes`: the bytes written
     local_bytes: float = 0.0
     calls: Counter = field(default_factory=Counter)
     barriers: float = 0.0
@@ -291,7 +292,7 @@ class CostWalk(Mapper):
                 self._count(self.kernel.calls, lanes, scope.times * ops, scope.packed, scope.unrolled)
             carried = [s.chain + chain(f, k) for k, s in enumerate(spaces) if getattr(s, "chain", None) is not None]
         target = dest or PRIVATE  # with no destination, a value in a private variable
-        self.traffic(target, out, scope.times, packed=scope.packed)
+        self.traffic(target, out, scope.times, packed=scope.packed, write=True)
         self.stream(target, out, scope.times, scope.streamed())
         return with_changes(target, chain=max(carried)) if carried and isinstance(target, str) else target
 
@@ -397,7 +398,7 @@ class CostWalk(Mapper):
             self.kernel.chains.append((inner.times, step.chain, self.kernel.calls + self.kernel.accesses - before[0],
                                        self.kernel.packed - before[1], self.kernel.slp - before[2]))
         target = dest or PRIVATE  # with no destination, the private accumulator is the result
-        self.traffic(target, acc, scope.times)
+        self.traffic(target, acc, scope.times, write=True)
         self.stream(target, acc, scope.times, scope.streamed())
         return target
 
@@ -415,7 +416,7 @@ class CostWalk(Mapper):
         element = element_space(spaces[0], inner.loop, False, types[0].elem)
         self.call(f.f, [varying, element], [acc_t, types[0].elem], step, (elems, acc), inner, env)
         if acc == PRIVATE:
-            self.traffic(result, acc_t, scope.times)
+            self.traffic(result, acc_t, scope.times, write=True)
         return target
 
     def map_AddressSpaceCast(self, f: AddressSpaceCast, spaces, types, out, dest, scope, env):
@@ -464,20 +465,22 @@ class CostWalk(Mapper):
         if streamed and space == GLOBAL and not isinstance(t, (ArrayType, TupleType)):
             self.kernel.streams[getattr(space, "array", None), rows] += element_bytes(t) * times
 
-    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "") -> None:
-        """Count reading or writing a value of type `t` in `space`, `times` times (`shared`: a read that consecutive
-        work-items share), the loads or stores of `lanes` of them as one, in a loop `packed` says how a compiler
-        vectorises (`_Scope.packed`)."""
+    def traffic(self, space, t: Type, times: float, shared: bool = False, lanes: int = 1, packed: str = "",
+                write: bool = False) -> None:
+        """Count reading (or, `write`, writing) a value of type `t` in `space`, `times` times (`shared`: a read that
+        consecutive work-items share), the loads or stores of `lanes` of them as one, in a loop `packed` says how a
+        compiler vectorises (`_Scope.packed`)."""
         if isinstance(space, tuple) and isinstance(t, TupleType):
             for s, c in zip(space, t.elems):
-                self.traffic(s, c, times, shared, lanes, packed)
+                self.traffic(s, c, times, shared, lanes, packed, write)
         elif isinstance(t, TupleType) and any(isinstance(c, ArrayType) for c in t.elems):
             for c in t.elems:  # a tuple of arrays (one map writing several outputs): its parts wrote their arrays
-                self.traffic(space, c, times)
+                self.traffic(space, c, times, write=write)
         elif isinstance(space, str) and not isinstance(t, ArrayType):
             nbytes, width = element_bytes(t) * times, t.width if isinstance(t, VectorType) else 1
             if space == GLOBAL:
                 self.kernel.global_bytes += nbytes
+                self.kernel.written_bytes += nbytes if write else 0.0
                 self.kernel.shared_bytes += nbytes if shared else 0.0
                 array = getattr(space, "array", None)
                 if array is not None:

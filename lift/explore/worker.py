@@ -69,7 +69,8 @@ class DeviceFacts:
         """The cost model's view of this device, with its measured `StreamingBandwidth`."""
         return DeviceModel.for_device(self.kind, self.compute_units, bandwidth.gbps, bandwidth.launch_ms,
                                       self.local_mem_bytes, self.max_work_group_size, self.vector_width,
-                                      self.cache_bytes, self.cache_line_bytes, self.near_cache_bytes)
+                                      self.cache_bytes, self.cache_line_bytes, self.near_cache_bytes,
+                                      bandwidth.copy_gbps)
 
 
 class Worker:

@@ -22,6 +22,7 @@ from lift.explore.driver import ExploreError, explore, parse_budget
 from lift.explore.evaluation import TimingPolicy, check_output, measure
 from lift.explore.log import Record, ResultLog
 from lift.opencl_gen.kernels import generate
+from lift.rules.default_lowering import lower
 from lift.rules.macro_rules import register_blocked
 from lift.rules.strategy import derive
 
@@ -292,6 +293,19 @@ def test_cost_model_reads_what_a_group_shares_once():
     k = KernelProfile("k", global_bytes=8e8, shared_bytes=6e8, work_items=1024, group_size=None, items_in_row=64)
     alone = dataclasses.replace(k, items_in_row=1)
     assert predict([k], CPU) < predict([alone], CPU) == predict([dataclasses.replace(k, shared_bytes=0)], CPU)
+
+
+def test_cost_model_prices_a_written_byte_at_the_copy_rate(examples):
+    """With the copy's rate known, a byte written costs what a copy's does beyond its read: a kernel that copies `n`
+    bytes, reading and writing them, takes `2n / copy_gbps`; one that only reads them `n / bandwidth_gbps`."""
+    copying = dataclasses.replace(CPU, copy_gbps=10.0, stream_gbps=0.0)
+    n = 4e8
+    copy = KernelProfile("copy", global_bytes=2 * n, written_bytes=n, work_items=1 << 20, group_size=64)
+    read = dataclasses.replace(copy, global_bytes=n, written_bytes=0.0)
+    assert predict([copy], copying) == pytest.approx(copying.launch_ms + 2 * n / 10.0 * 1e-6)
+    assert predict([read], copying) == predict([read], CPU) == pytest.approx(CPU.launch_ms + n / 20.0 * 1e-6)
+    (scal,) = profile(generate(lower(examples["scal"].kernels["scal"], {"N": 1 << 20}), "scal", {"N": 1 << 20}))
+    assert scal.written_bytes == 4 << 20 and scal.global_bytes == 8 << 20
 
 
 def test_cost_model_rules_out_what_the_device_cannot_run():
