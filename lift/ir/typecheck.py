@@ -274,10 +274,7 @@ class TypeInference(Mapper):
 
     def map_Concat(self, f: P.Concat, arg_types: list, path: str):
         arrays = self._arrays(f, arg_types, path, lambda a: a.elem, "arrays of one element type")
-        length = arrays[0].length
-        for a in arrays[1:]:
-            length = length + a.length
-        return f, ArrayType(arrays[0].elem, length)
+        return f, ArrayType(arrays[0].elem, sum((a.length for a in arrays[1:]), arrays[0].length))
 
     def map_Unzip(self, f: P.Unzip, arg_types: list, path: str):
         a = self._array(f, arg_types[0], path, "an array of tuples")

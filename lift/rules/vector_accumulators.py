@@ -74,9 +74,9 @@ class _Conjugation:
                     inner[(p.name, i)] = level - 1
                     args.append(a)
             arg = FunCall(arg.f, tuple(args))
-        elif self.level(arg, tracked) is not None:
-            requires(self.level(arg, tracked) >= 1, "maps over the scalars of a row of the accumulator")
-            inner[(p.name, None)] = self.level(arg, tracked) - 1
+        elif (level := self.level(arg, tracked)) is not None:
+            requires(level >= 1, "maps over the scalars of a row of the accumulator")
+            inner[(p.name, None)] = level - 1
         else:
             arg = self.expr(arg, tracked)
         lam = Lambda((p,), body(call.f.f.body, inner))
@@ -101,12 +101,10 @@ class _Conjugation:
             return e.args[0]
         if isinstance(e.f, AbstractMap) and len(e.args) == 1 and self._reads_parts(e, tracked):
             return self._mapped(e, tracked, self.expr)
-        f = e.f.map_children(lambda c: self.expr(c, tracked) if isinstance(c, Expr) else self.function(c, tracked))
-        return FunCall(f, tuple(self.expr(a, tracked) for a in e.args))
+        return FunCall(self.function(e.f, tracked), tuple(self.expr(a, tracked) for a in e.args))
 
     def function(self, f, tracked: dict):
-        if isinstance(f, Lambda):
-            return Lambda(f.params, self.expr(f.body, tracked))
+        """`f` with `expr` applied to the expressions in it (a lambda's body, a pattern's functions and values)."""
         return f.map_children(lambda c: self.expr(c, tracked) if isinstance(c, Expr) else self.function(c, tracked))
 
     def result(self, e: Expr, level: int, tracked: dict) -> Expr:
