@@ -11,7 +11,8 @@ occupies only part of the device, and on a GPU the memory time too; a CPU core's
 as far as its prefetcher follows each stream through memory: its memory time is over the bandwidth or what the
 streams of its busy cores draw, if less (`lift.explore.cache_levels.memory_gbps`: dot's 8M-element sum of products
 on one work-item, vectorised, two streams, reads its 64 MB at 11 GB/s of two cores' 16.5; gemv's work-items of one
-row each, one stream, 12 GB/s on both cores). The compute units are those of an idle device: on a host busy with
+row each, one stream, 12 GB/s on both cores), and a walk down more rows of a matrix than the prefetcher follows reads
+each line at memory's latency (`ROW_LINE_NS`). The compute units are those of an idle device: on a host busy with
 other work a kernel finds about one free core whatever its groups (MD's neighbour list in chunks of 256 or 512
 atoms, 48 or 24 work-items that PoCL runs as one group on one of two cores, measures 1.5-2.2x its versions of a
 group per work-item at loads 1.3-1.9, N-body's 16 and 32 work-items 1.7-1.9x, but about the same at loads 3 to 8); a
@@ -131,9 +132,10 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     through_cache, cached = rereads(k, m, unshared, windows)
     gathered, gathered_through_cache = gathered_lines(k, m)
     through_cache += stride_bytes(k, m) + gathered_through_cache
-    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
-        / memory_gbps(k, m, occupancy * m.compute_units) + k.written_bytes * m.write_ns
     cpu = m.lanes == 1
+    memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
+        / memory_gbps(k, m, occupancy * m.compute_units) + k.written_bytes * m.write_ns \
+        + (_row_walk_ns(k, m, occupancy * m.compute_units) if cpu else 0.0)
     across = cpu and k.straight_items and group_size >= m.auto_width
     ops = _ops(k.calls + k.accesses, m.vector_width) + _ops(k.slp, m.auto_width) + _ops(k.packed, m.auto_width, cpu) \
         + _ops(k.item_packed, m.auto_width, across)
@@ -141,6 +143,21 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
+
+
+ROW_LINE_NS = 5.5
+"""What a CPU core takes to read a cache line of a walk over more rows than its prefetcher follows
+(`lift.explore.cost_walk.PREFETCH_STREAMS`): 5.1-5.8 ns measured on the 2-core Xeon for walks of 256-1024 rows, against
+2.2 for a line streamed at the bandwidth; a walk of all 2048 rows of a 16 MB grid, 2.4-2.9 ms for a 2-D stencil
+(0.67 in strips of 8 rows), also misses the TLB, which this leaves out."""
+
+
+def _row_walk_ns(k: KernelProfile, m: DeviceModel, cores: float) -> float:
+    """The time (ns) the row walks of `k` (`KernelProfile.row_walks`) take beyond their bytes at the bandwidth: each line
+    of the array they walk brought once, at `ROW_LINE_NS` on one of `cores` busy cores."""
+    lines = sum(min(nbytes, k.array_bytes.get(array, nbytes)) for array, nbytes in k.row_walks.items()) \
+        / m.cache_line_bytes
+    return lines * max(0.0, ROW_LINE_NS / cores - m.cache_line_bytes / m.bandwidth_gbps)
 
 
 def _stalls(k: KernelProfile, m: DeviceModel) -> float:

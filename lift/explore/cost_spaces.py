@@ -26,19 +26,22 @@ class Space(str):
     global memory read through `transpose` (a row's neighbouring elements a row of the matrix apart, unless its rows
     are overlapping windows), `walk`, the loop that takes those elements one after another (`KernelProfile.strided`),
     and `chain`, for a value computed from the accumulator of the innermost sequential reduction, the operations on
-    the chain from that accumulator to it (`KernelProfile.chains`)."""
+    the chain from that accumulator to it (`KernelProfile.chains`); `rows`, for a transposition of a matrix of rows in
+    global memory (a matrix's column strips: `transpose(map(split-w)(B))`, a 2-D stencil's), how many levels below
+    this array the elements that are a row of the matrix apart are (0: its own elements), and `row_walk`, the
+    sequential loop that takes such elements one after another (`KernelProfile.row_walks`)."""
 
     def __new__(cls, space: str, varies: frozenset = frozenset(), spilled: bool = False, gathered: bool = False,
                 array: Optional[str] = None, windowed: bool = False, stride: int = 0, walk: object = None,
-                chain: Optional[float] = None):
+                chain: Optional[float] = None, rows: Optional[int] = None, row_walk: object = None):
         new = super().__new__(cls, space)
         new.varies, new.spilled, new.gathered, new.array, new.windowed = varies, spilled, gathered, array, windowed
-        new.stride, new.walk, new.chain = stride, walk, chain
+        new.stride, new.walk, new.chain, new.rows, new.row_walk = stride, walk, chain, rows, row_walk
         return new
 
 
 _KNOWN = dict(varies=frozenset(), spilled=False, gathered=False, array=None, windowed=False, stride=0, walk=None,
-              chain=None)
+              chain=None, rows=None, row_walk=None)
 
 
 def with_changes(space: str, **changes) -> Space:
@@ -49,13 +52,19 @@ def with_changes(space: str, **changes) -> Space:
 def element_space(space, loop, rolled: bool, t: Type):
     """The space of an element (of type `t`) of an array in `space`, taken at each iteration of the loop `loop` (an
     id, `ITEM` for consecutive work-items, None for other parallel ones); a private array's elements taken by a
-    rolled sequential loop are in memory; the loop that takes a strided array's scalars is its walk."""
+    rolled sequential loop are in memory; the loop that takes a strided array's scalars is its walk, and the sequential
+    loop that takes elements a row of a matrix apart (`Space.rows`) its row walk."""
     if isinstance(space, tuple):
         return tuple(element_space(s, loop, rolled, t) for s in space)
     varies = getattr(space, "varies", frozenset())
     walk = loop if getattr(space, "stride", 0) and not holds_array(t) else getattr(space, "walk", None)
-    return with_changes(space, varies=varies | {loop} if loop is not None else varies, walk=walk,
-                 spilled=getattr(space, "spilled", False) or (rolled and space == PRIVATE))
+    rows, row_walk = getattr(space, "rows", None), getattr(space, "row_walk", None)
+    if rows == 0:
+        rows, row_walk = None, loop if isinstance(loop, int) else row_walk
+    elif rows is not None:
+        rows -= 1
+    return with_changes(space, varies=varies | {loop} if loop is not None else varies, walk=walk, rows=rows,
+                        row_walk=row_walk, spilled=getattr(space, "spilled", False) or (rolled and space == PRIVATE))
 
 
 def spilled_space(space):
@@ -81,6 +90,9 @@ def view_space(f: FunDecl, space, t: Type):
             and isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not holds_array(t.elem.elem)
             and t.elem.length.is_constant):
         return with_changes(space, stride=t.elem.length.value)
+    if (isinstance(f, P.Transpose) and space == GLOBAL and isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)
+            and holds_array(t.elem.elem)):
+        return with_changes(space, rows=1)
     return space
 
 

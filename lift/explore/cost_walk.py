@@ -116,6 +116,8 @@ class KernelProfile:
     item_span: float = 0.0  # bytes of global memory a work-item reads in its sequential loops
     streams: Counter = field(default_factory=Counter)  # walks of global memory a loop or the work-items step:
     # (input array or None, how many side by side) -> the bytes they move
+    row_walks: Counter = field(default_factory=Counter)  # reads of global memory by a rolled loop of more than
+    # `PREFETCH_STREAMS` steps from one row of a matrix to the next (`Space.row_walk`): input array -> bytes
 
 
 def profile(g: GeneratedProgram) -> list:
@@ -226,6 +228,14 @@ def _straight(f: Node) -> bool:
     return not any((isinstance(n, (P.AbstractMap, P.Fold, P.Iterate)) and not P.is_view(n))
                    or (isinstance(n, UserFun) and transcendental(n)) for n in f.subterms())
 
+
+PREFETCH_STREAMS = 32
+"""How many rows a CPU core's hardware prefetcher follows at once (its L2 streamer tracks one stream per 4 KB page, 32
+pages on Intel cores): a work-item that walks more rows of a matrix than this, a line of each at a time while the
+next work-items walk the lines beside them (a column strip of a stencil's grid or of a matrix product's right
+operand, `Space.row_walk`), reads each line at memory's latency. Measured on the 2-core Xeon, 16 MB read in strips of
+16 floats by work-items each walking `R` rows (stride 2-16 KB): 2.1-2.4 ns a line on each core for R up to 32,
+2.6-3.0 for 64, 4.2-4.4 for 128, 4.7-5.1 for 256, 5.5-5.8 for 1024 (`lift.explore.cost_model.ROW_LINE_NS`)."""
 
 SPILL_OPS = 3
 """The operations of a read of a reduction's accumulator that lives in memory (`Space.spilled`): the load waits for
@@ -381,7 +391,7 @@ class CostWalk(Mapper):
         every step to the window, private and in registers (its indices are constants)."""
         target = _space(dest, f)
         loads = scope.inside("seq", types[0].length.value)
-        self.read(element_space(spaces[0], loads.loop, True, types[0].elem), types[0].elem, loads)
+        self.read_whole(element_space(spaces[0], loads.loop, True, types[0].elem), types[0].elem, loads)
         self.call(f.f, [PRIVATE], [ArrayType(types[0].elem, f.size)], out.elem,
                   element_space(target, None, True, out.elem), scope.inside("seq", out.length.value), env)
         return target
@@ -457,6 +467,19 @@ class CostWalk(Mapper):
                 self.stream(space, t, scope.reads(space), scope.streamed(space), rows)
                 if scope.loop is not None and scope.loop == getattr(space, "walk", None) and rows == 1:
                     self.kernel.strided[element_bytes(t), space.stride * element_bytes(t)] += scope.reads(space)
+                walked = next((n for i, n, rolled in scope.loops if i == getattr(space, "row_walk", None) and rolled), 0)
+                if walked > PREFETCH_STREAMS:
+                    self.kernel.row_walks[getattr(space, "array", None)] += element_bytes(t) * scope.reads(space)
+
+    def read_whole(self, space, t: Type, scope: _Scope) -> None:
+        """Count reading a whole value of type `t` in `space` here: each element of an array of constant length (a
+        window's row of a 2-D stencil, which `map-seq-slide` loads into its window), as the copies of an unrolled
+        loop over it."""
+        if isinstance(t, ArrayType) and t.length.is_constant:
+            inner = scope.inside("seq", t.length.value, unrolled=True)
+            self.read_whole(element_space(space, inner.loop, False, t.elem), t.elem, inner)
+        else:
+            self.read(space, t, scope)
 
     def stream(self, space, t: Type, times: float, streamed: bool, rows: int = 1) -> None:
         """Count reading or writing `times` values of type `t` in `space`, where `streamed` (`_Scope.streamed`), as a

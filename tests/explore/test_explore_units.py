@@ -22,9 +22,12 @@ from lift.explore.driver import ExploreError, explore, parse_budget
 from lift.explore.evaluation import TimingPolicy, check_output, measure
 from lift.explore.log import Record, ResultLog
 from lift.opencl_gen.kernels import generate
-from lift.rules.default_lowering import lower
+from lift.rules import RewriteEngine
+from lift.rules.column_strips import column_strip_walk
+from lift.rules.column_sums import grid_windows
+from lift.rules.default_lowering import clean_up, lower, lower_rest
 from lift.rules.macro_rules import register_blocked
-from lift.rules.strategy import derive
+from lift.rules.strategy import Focus, derive, outermost
 
 N = SizeVar("N")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -306,6 +309,36 @@ def test_cost_model_prices_a_written_byte_at_the_copy_rate(examples):
     assert predict([read], copying) == predict([read], CPU) == pytest.approx(CPU.launch_ms + n / 20.0 * 1e-6)
     (scal,) = profile(generate(lower(examples["scal"].kernels["scal"], {"N": 1 << 20}), "scal", {"N": 1 << 20}))
     assert scal.written_bytes == 4 << 20 and scal.global_bytes == 8 << 20
+
+
+def _strips(examples, h, sizes):
+    """`jacobi2d5_high` walked down column strips of 16 floats, in blocks of `h` rows (0: all of them)."""
+    program = examples["stencils"].kernels["jacobi2d5_high"]
+    focus = (outermost(grid_windows, column_strip_walk(16, 0, h)) >> lower_rest >> clean_up)(
+        Focus(program, RewriteEngine(sizes=sizes)))
+    return profile(generate(focus.program, "j", sizes))
+
+
+def test_cost_model_reads_a_stencils_window_and_prices_a_walk_down_many_rows(examples):
+    """A 2-D stencil's column strip walked by `map-seq-slide` reads its window's rows from the grid (each three
+    times, a row's three shifted vectors); a walk down all 256 rows of a strip, more than a core's prefetcher follows
+    (`PREFETCH_STREAMS`), reads each line at `ROW_LINE_NS`, so it is predicted slower than walks of blocks of 8 rows,
+    which read and write the same bytes."""
+    sizes = {"M": 256, "N": 256}
+    whole, blocks = _strips(examples, 0, sizes), _strips(examples, 8, sizes)
+    grid = 4 * 256 * 256
+    assert whole[0].array_reads["a"] >= 3 * grid and blocks[0].array_reads["a"] >= 3 * grid
+    assert whole[0].row_walks["a"] >= grid and not blocks[0].row_walks
+    assert predict(whole, AVX512) > predict(blocks, AVX512)
+    unwalked = [dataclasses.replace(whole[0], row_walks=Counter())]
+    assert predict(whole, GPU) == predict(unwalked, GPU), "a GPU's work-items read a row's lines together"
+
+
+def test_cost_model_walks_the_rows_of_a_products_right_operand(examples):
+    """A register block walks `K` rows of `B`'s column strip (`transpose(map(split-w)(B))`): a row walk where `K` is
+    more than `PREFETCH_STREAMS`."""
+    short, long = (_blocked(examples, 4, 16, 16, {"M": 64, "K": k, "N": 64}) for k in (32, 128))
+    assert not profile(short)[0].row_walks and profile(long)[0].row_walks["B"] == 4 * 128 * 64 * (64 // 4)
 
 
 def test_cost_model_rules_out_what_the_device_cannot_run():
