@@ -394,9 +394,10 @@ class _Search:
         return self.kept[record.key][0] if record.key in self.kept else \
             self._prepare(self.offered[record.key], CANDIDATE)
 
-    def record_final(self, item: Prepared, outcome: Outcome, mark: str) -> Record:
-        """Log `outcome`, a median of the final round `mark`; the search has heard of the candidate already."""
-        return self._record(item, outcome, mark)
+    def record_final(self, item: Prepared, outcome: Outcome, mark: str, searched_ms: Optional[float]) -> Record:
+        """Log `outcome`, a median of the final round `mark`, of a candidate the search timed at `searched_ms`; the
+        search has heard of the candidate already."""
+        return self._record(item, outcome, mark, searched_ms)
 
     def crown(self, record: Record) -> None:
         """Make `record` (a working candidate of this search) the best, and tell the callbacks: its files are
@@ -549,14 +550,15 @@ class _Search:
             return None
         return item
 
-    def _record(self, item: Prepared, outcome: Outcome, final: str = "") -> Record:
+    def _record(self, item: Prepared, outcome: Outcome, final: str = "", searched_ms: Optional[float] = None) -> Record:
         c, t = item.candidate, outcome.timing
         times = {} if t is None else dict(time_ms=t.median_ms, q1_ms=t.q1_ms, q3_ms=t.q3_ms, runs=t.runs,
                                           per_kernel_ms=t.per_kernel_ms,
                                           gbps=self.problem.useful_bytes / (t.median_ms * 1e6))
         record = Record(c.key, self.device, self.problem.kernel, dict(self.problem.sizes), outcome.status,
                         outcome.reason, predicted_ms=item.predicted_ms, expression=paper(c.program),
-                        derivation=c.derivation, params=dict(c.params), role=item.role, final=final, **times)
+                        derivation=c.derivation, params=dict(c.params), role=item.role, final=final,
+                        searched_ms=searched_ms, **times)
         self.log.append(record)
         new_best = False
         if item.role == CANDIDATE:

@@ -194,13 +194,15 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
             samples[item.candidate.key].append(evaluate(search.worker, item.plan, min(search.settings.timeout_s,
                                                                                        left)))
     mark = uuid.uuid4().hex[:12]
+    searched = {r.key: r.searched_ms if r.final else r.time_ms for r in records}
     finalists = []
     for item in best:
         outcome = median_outcome(samples[item.candidate.key])
         if outcome is not None:
             q1, _, q3 = quartiles(samples[item.candidate.key])
             timing = dataclasses.replace(outcome.timing, q1_ms=q1, q3_ms=q3)
-            finalists.append(search.record_final(item, dataclasses.replace(outcome, timing=timing), mark))
+            finalists.append(search.record_final(item, dataclasses.replace(outcome, timing=timing), mark,
+                                                 searched.get(item.candidate.key)))
     search.remeasured = {r.key for r in finalists}
     search.crown(by_round(finalists)[0] if finalists else records[0])
     return True

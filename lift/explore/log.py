@@ -45,7 +45,8 @@ class Record:
 
     `attempts` counts the evaluations that ended in failure and led to this record (1 for a first one);
     `final` is the id of the final round whose median the record is, "" for the search's own measurement
-    (`lift.explore.final_round`).
+    (`lift.explore.final_round`), and `searched_ms` such a record's candidate's time in the search (None: not known),
+    which the report shows beside the round's.
     """
 
     key: str
@@ -68,6 +69,7 @@ class Record:
     recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     attempts: int = 1
     final: str = ""
+    searched_ms: Optional[float] = None
     schema: int = SCHEMA
 
     @property
@@ -173,7 +175,7 @@ _CHECKS = {
     "role": (lambda v: v in (CANDIDATE, BASELINE), f"{CANDIDATE} or {BASELINE}"),
     "recorded_at": (_text, "a string"),
     "attempts": (lambda v: _count(v) and v >= 1, "an integer >= 1"),
-    "final": (_text, "a string"),
+    "final": (_text, "a string"), "searched_ms": (_time, "a finite positive number or null"),
     "schema": (lambda v: _count(v) and v >= 1, "an integer >= 1"),
 }
 _NAMES = frozenset(_CHECKS)

@@ -71,11 +71,13 @@ def write_winner(out_dir: Path, kernel: str, candidate: Candidate, generated: Ge
 def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Record] = None, top: int = 10,
           remeasured: int = 0):
     """A rich table of the `top` fastest candidates (and the baseline), failures counted by class below it;
-    the title says how many of the first were measured again side by side (they rank ahead of the rest).
+    the title says how many of the first were measured again side by side (they rank ahead of the rest, in a section
+    of their own).
 
-    Columns: the median time and the inter-quartile half-width relative to it, the throughput and its
-    share of the streaming bandwidth, the cost model's prediction, the derivation's length, and the
-    expression (cut short, and wrapped on a narrow terminal).
+    Columns: the median time (the final round's, for those measured again) and the inter-quartile half-width
+    relative to it, the time in the search (comparable down the column: the final round's candidates ran at another
+    moment, under another load, than the rest), the throughput and its share of the streaming bandwidth, the cost
+    model's prediction, the derivation's length, and the expression (cut short, and wrapped on a narrow terminal).
     """
     from rich import box
     from rich.table import Table
@@ -83,19 +85,25 @@ def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Re
     rows = [(str(i + 1), r) for i, r in enumerate(r for r in ranked if r.ok)][:top]
     if baseline is not None and baseline.ok:
         rows.append(("base", baseline))
-    cells = [[label, f"{r.time_ms:.4f}", f"{50 * (r.q3_ms - r.q1_ms) / r.time_ms:.1f}%", f"{r.gbps:.2f}",
+
+    def searched(r: Record) -> str:
+        ms = r.searched_ms if r.final else r.time_ms
+        return "-" if ms is None else f"{ms:.4f}"
+
+    cells = [[label, f"{r.time_ms:.4f}", f"{50 * (r.q3_ms - r.q1_ms) / r.time_ms:.1f}%", searched(r), f"{r.gbps:.2f}",
               f"{100 * r.gbps / streaming_gbps:.0f}%", "-" if r.predicted_ms is None else f"{r.predicted_ms:.4f}",
               str(len(r.derivation)), _truncate(r.expression)] for label, r in rows]
     title = f"fastest of {sum(r.ok for r in ranked)} working candidates"
     if remeasured:
-        title += (f" (#1-#{remeasured} measured again side by side at the end, ranked ahead of the others; ± their"
-                  " rounds' spread: where it overlaps the fastest median's, the model's prediction decides #1)")
+        title += (f" (#1-#{remeasured} measured again side by side at the end, ranked ahead of the others: ms, the"
+                  " median of those rounds, ± their spread; where it overlaps the fastest median's, the model's"
+                  " prediction decides #1. The rest ran once in the search, at other moments: compare \"search ms\")")
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    for i, name in enumerate(("#", "ms", "±", "GB/s", "% bw", "model ms", "steps")):
+    for i, name in enumerate(("#", "ms", "±", "search ms", "GB/s", "% bw", "model ms", "steps")):
         t.add_column(name, justify="right", no_wrap=True, min_width=max([len(name)] + [len(c[i]) for c in cells]))
     t.add_column("expression", overflow="fold")
-    for row in cells:
-        t.add_row(*row)
+    for i, row in enumerate(cells):
+        t.add_row(*row, end_section=i + 1 == remeasured < len(cells))
     failures = Counter(r.status for r in ranked if not r.ok)
     if failures:
         t.caption = "failed: " + ", ".join(f"{n} {status}" for status, n in sorted(failures.items()))

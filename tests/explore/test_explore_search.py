@@ -310,6 +310,10 @@ def test_work_group_sizes_of_driver_sized_kernels_are_searched_and_resumed(tmp_p
     manifest = json.loads(result.files["manifest"].read_text())
     assert written["key"] == result.winner.key, "the files written are the winner's"
     assert result.remeasured == 5 and "#1-#5 measured again side by side" in result.table().title
+    searched = {r["key"]: r["time_ms"] for r in logged}
+    assert all(r.final and r.searched_ms == searched[r.key] for r in result.ranked[:5]), \
+        "a final round's record keeps its candidate's time in the search, which the table shows beside the round's"
+    assert "search ms" in [c.header for c in result.table().columns]
     winner = variants.get(written["key"], fixed)
     assert written["params"] == winner.params
     assert manifest["kernels"] == manifest_of(winner.generate("scal", sizes))["kernels"]
