@@ -67,7 +67,7 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
         result = explore(pf, case.kernel, sizes, RewriteSearch(pf.kernels[case.kernel], sizes), budget_s=budget_s,
                          out_dir=Path(tmp), max_candidates=max_candidates, progress=False,
                          tuning_database=TuningDatabase(Path(tmp) / "tuning"))
-    timed = [r for r in result.ranked if r.ok and r.predicted_ms is not None]
+    timed = [r for r in result.ranked if r.ok and r.predicted_ms is not None and r.search_ms is not None]
     saved = {"case": case.name, "sizes": sizes, "load": os.getloadavg()[0],
              "device": dict(kind=facts.kind, compute_units=facts.compute_units,
                             bandwidth_gbps=result.bandwidth.gbps, copy_gbps=result.bandwidth.copy_gbps,
@@ -75,7 +75,7 @@ def measure(case: Case, sizes: dict, budget_s: float, max_candidates: int, out: 
                             local_mem_bytes=facts.local_mem_bytes, max_work_group_size=facts.max_work_group_size,
                             vector_width=facts.vector_width, cache_bytes=facts.cache_bytes,
                             cache_line_bytes=facts.cache_line_bytes, near_cache_bytes=facts.near_cache_bytes),
-             "candidates": [dict(key=r.key, derivation=list(r.derivation), params=dict(r.params), time_ms=r.time_ms,
+             "candidates": [dict(key=r.key, derivation=list(r.derivation), params=dict(r.params), time_ms=r.search_ms,
                                  predicted_ms=r.predicted_ms, expression=r.expression) for r in timed]}
     path = out / f"{case.name.replace(' ', '-')}.json"
     path.write_text(json.dumps(saved, indent=1))

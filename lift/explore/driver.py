@@ -104,11 +104,12 @@ class ExploreResult:
 
     @property
     def rank_correlation(self) -> Optional[float]:
-        """Spearman's correlation of predicted and measured times over the working candidates (None if < 2)."""
-        timed = [r for r in self.ranked if r.ok and r.predicted_ms is not None]
+        """Spearman's correlation of predicted and measured times over the working candidates (None if < 2), their
+        times in the search: a final round's medians were taken at another moment, under another load."""
+        timed = [r for r in self.ranked if r.ok and r.predicted_ms is not None and r.search_ms is not None]
         if len(timed) < 2:
             return None
-        return spearman([r.predicted_ms for r in timed], [r.time_ms for r in timed])
+        return spearman([r.predicted_ms for r in timed], [r.search_ms for r in timed])
 
     def table(self, top: int = 10):
         """The ranking as a rich table (see `lift.explore.report.table`)."""

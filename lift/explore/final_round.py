@@ -194,7 +194,7 @@ def final_round(search: "_Search", options: FinalRound, end: float) -> bool:
             samples[item.candidate.key].append(evaluate(search.worker, item.plan, min(search.settings.timeout_s,
                                                                                        left)))
     mark = uuid.uuid4().hex[:12]
-    searched = {r.key: r.searched_ms if r.final else r.time_ms for r in records}
+    searched = {r.key: r.search_ms for r in records}
     finalists = []
     for item in best:
         outcome = median_outcome(samples[item.candidate.key])

@@ -77,6 +77,11 @@ class Record:
         return self.status == OK
 
     @property
+    def search_ms(self) -> Optional[float]:
+        """The candidate's time in the search: a final round's record's `searched_ms`, another's own time."""
+        return self.searched_ms if self.final else self.time_ms
+
+    @property
     def identity(self) -> tuple:
         return identity(self.key, self.device, self.kernel, self.sizes, self.role)
 

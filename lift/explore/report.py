@@ -85,12 +85,8 @@ def table(ranked: Sequence[Record], streaming_gbps: float, baseline: Optional[Re
     rows = [(str(i + 1), r) for i, r in enumerate(r for r in ranked if r.ok)][:top]
     if baseline is not None and baseline.ok:
         rows.append(("base", baseline))
-
-    def searched(r: Record) -> str:
-        ms = r.searched_ms if r.final else r.time_ms
-        return "-" if ms is None else f"{ms:.4f}"
-
-    cells = [[label, f"{r.time_ms:.4f}", f"{50 * (r.q3_ms - r.q1_ms) / r.time_ms:.1f}%", searched(r), f"{r.gbps:.2f}",
+    cells = [[label, f"{r.time_ms:.4f}", f"{50 * (r.q3_ms - r.q1_ms) / r.time_ms:.1f}%",
+              "-" if r.search_ms is None else f"{r.search_ms:.4f}", f"{r.gbps:.2f}",
               f"{100 * r.gbps / streaming_gbps:.0f}%", "-" if r.predicted_ms is None else f"{r.predicted_ms:.4f}",
               str(len(r.derivation)), _truncate(r.expression)] for label, r in rows]
     title = f"fastest of {sum(r.ok for r in ranked)} working candidates"
