@@ -30,7 +30,7 @@ PROGRAMS = ("attention", "logreg_grad", "sobel", "life", "spmv_ell", "gauss_sep"
             "batched_matmul", "minplus", "moving_average", "permute3d", "grayscale", "bilinear", "frobenius", "box27",
             "montecarlo", "batched_gemv", "syrk", "doitgen", "quaternion", "rgb2hsv", "median9", "softmax_cols",
             "vandermonde", "fdtd2d", "dft", "correlation", "threemm", "conv1d", "nearest_centroid", "bilateral",
-            "dense_gelu", "cross_entropy")
+            "dense_gelu", "cross_entropy", "conv2d")
 
 
 def as_float64(a) -> np.ndarray:

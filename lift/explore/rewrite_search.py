@@ -40,7 +40,8 @@ from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.cost_model import DeviceModel
 from lift.explore.macro_space import macro_derivations
 from lift.explore.search_moves import (EARLY_COLUMN_STRIPS, EARLY_ROW_BLOCKS, ROW_BLOCKS, ROW_LANES,
-                                       array_reduction_moves, column_moves, column_strip_moves, grid_moves, map_moves,
+                                       array_reduction_moves, batched_grid, batched_moves, column_moves,
+                                       column_strip_moves, grid_moves, map_moves,
                                        reduction_moves, row_block_moves, transposition_moves, window_moves)
 from lift.ir import patterns as P
 from lift.ir.associativity import absorbs_itself, neutral_element
@@ -333,6 +334,11 @@ class RewriteSearch:
                 rows, cols = self.length(node.args[0].t), self.length(node.args[0].t.elem)
                 if rows is not None and cols is not None:
                     return ctx, f"grid@{ctx.path}", grid_moves(rows, cols)
+            grid = batched_grid(ctx) if not in_pattern and P.is_high_level(node.f) else None
+            if grid is not None:
+                rows, cols = self.length(grid.args[0].t), self.length(grid.args[0].t.elem)
+                if rows is not None and cols is not None:
+                    return ctx, f"grids@{ctx.path}", batched_moves(grid_moves(rows, cols))
             if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
                 length = self.length(node.args[0].t)
                 if length is not None:

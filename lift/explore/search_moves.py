@@ -9,18 +9,21 @@ import math
 from functools import lru_cache
 
 from lift.ir import patterns as P
+from lift.ir.nodes import FunCall, Lambda
 from lift.rules.block_choice import row_padding
 from lift.rules.column_strips import column_strip_walk
+from lift.rules import location as L
 from lift.rules.column_sums import (blocked_columns, blocked_grid, blocked_windows, folded_grid, folded_window_rows,
-                                   partial_column_sums, transpose_tiles, vector_grid, vector_windows)
+                                   grid_windows, partial_column_sums, transpose_tiles, vector_grid, vector_windows)
 from lift.rules.default_lowering import GROUP
 from lift.rules.macro_rules import MAX_PADDING
 from lift.rules.paper_derivations import (groups, local_tree_groups, mapped, sequential_chunks, vector_groups,
                                           vector_lane_chunks, vectorised_work_groups)
 from lift.rules.reduction_choice import pad_reduction, pad_results
 from lift.rules.row_blocking import row_blocks
+from lift.rules.stencil_lowering import under_views
 from lift.rules.stencil_row_blocking import stencil_row_blocks
-from lift.rules.strategy import argument, everywhere, is_call, mapped_body, rewrite
+from lift.rules.strategy import argument, everywhere, is_call, mapped_body, rewrite, where
 from lift.rules.struct_of_vectors import struct_of_vectors
 
 GLOBAL0 = rewrite("map-to-global", dim=0)
@@ -138,6 +141,25 @@ def grid_moves(rows: int, cols: int) -> tuple:
     return ((("global", {}, GLOBAL0), ("folded-rows-2d", {}, folded_grid()))
             + _blocked(cols, "blocked-2d", blocked_grid) + _vectors(cols, "vector-windows-2d", vector_grid)
             + row_block_moves(rows, cols) + column_strip_moves(rows, cols))
+
+
+def batched_grid(ctx):
+    """The 2-D stencil's map over rows of windows (`grid_windows`) that the map called at `ctx` computes for each of
+    its elements, under views: a convolution's map over its filters, `map(λk. map(map(λnb. ..))(..x..))(filters)`;
+    None where it computes none."""
+    pattern = L.descend(ctx, "f") if isinstance(ctx.node, FunCall) and type(ctx.node.f) is P.Map else None
+    function = L.descend(pattern, "f") if pattern is not None else None
+    here = L.descend(function, "body") if function is not None and isinstance(function.node, Lambda) else None
+    while here is not None and not grid_windows(here) and P.is_view(here.node.f):
+        here = L.argument(here, 0)
+    return here.node if here is not None and grid_windows(here) and P.is_high_level(here.node.f) else None
+
+
+def batched_moves(moves: tuple) -> tuple:
+    """`moves` of a 2-D stencil (`grid_moves`) for the stencil computed for each element of a map (`batched_grid`):
+    that map on global work-items of dimension 2, each move at the stencil in its function."""
+    return tuple((name, params, rewrite("map-to-global", dim=2) >> mapped_body(under_views(where(grid_windows) >> s)))
+                 for name, params, s in moves)
 
 
 STENCIL_ROWS, STENCIL_ROW_COLUMNS = (2, 4, 8), (64, 256)

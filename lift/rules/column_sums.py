@@ -117,12 +117,15 @@ def blocked_columns(w: int, padded: bool = False) -> Strategy:
 
 
 def _small_rows(ctx) -> bool:
-    return _windows_of(ctx.node.args[0].t)
+    return _windows_of(ctx.node.args[0].t, ctx.choices)
 
 
-def _windows_of(t) -> bool:
+def _windows_of(t, choices) -> bool:
+    """Whether `t` is an array of windows: of arrays of at most `MAX_WINDOW` elements (a size variable's bound value:
+    a convolution's channels)."""
     length = getattr(getattr(t, "elem", None), "length", None)
-    return length is not None and length.is_constant and length.value <= MAX_WINDOW
+    n = None if length is None else choices.value(length)
+    return n is not None and n <= MAX_WINDOW
 
 
 def _applies_a_user_function(f) -> bool:
@@ -134,7 +137,7 @@ def _applies_a_user_function(f) -> bool:
 def _maps_windows(ctx) -> bool:
     g = ctx.node.f.f
     return (isinstance(g, Map) and (_reduces(g.f) or _applies_a_user_function(g.f))
-            and isinstance(ctx.node.args[0].t.elem, ArrayType) and _windows_of(ctx.node.args[0].t.elem))
+            and isinstance(ctx.node.args[0].t.elem, ArrayType) and _windows_of(ctx.node.args[0].t.elem, ctx.choices))
 
 
 MAX_WINDOW = 64
@@ -182,9 +185,10 @@ unrolled_window_fold = sequential_window_fold >> _mapped(rewrite("reduce-seq-unr
 """At `windows`: `sequential_window_fold`, unrolled (`reduce-seq-unroll`): the indices into a flattened window
 (`join`) and the grid's edges are constants at each step."""
 
-window_steps = unrolled_window_fold | where(user_function_windows)
+window_steps = unrolled_window_fold | where(user_function_windows) | sequential_window_fold
 """At `windows`, `unrolled_window_fold`; at `user_function_windows`, nothing: the user function is the window's
-computation, straight-line code reading the window's private copy (`private-argument`, later)."""
+computation, straight-line code reading the window's private copy (`private-argument`, later); at a window of a size
+variable's length (a convolution's channels), which no unrolling fixes, `sequential_window_fold`."""
 
 rolled_window_steps = sequential_window_fold | where(user_function_windows)
 """`window_steps` with each window's fold a loop (`sequential_window_fold`)."""

@@ -41,10 +41,10 @@ STENCIL_BLOCK, STENCIL_LANES = 64, 16
 
 
 def slid(ctx) -> bool:
-    """A map call whose argument is made of windows of step 1 (`slide(n, 1)`, in any dimension): its windows,
-    `n` at a time across them, are `n` consecutive grid values (one vector load, `vectorize-windows`)."""
-    arg = L.descend(ctx, "args0")
-    slides = [c.node for c in L.subtree(arg) if isinstance(c.node, P.Slide)] if arg is not None else []
+    """A map call over windows of step 1 (`slide(n, 1)`, in any dimension), in its argument or, for a map of a
+    stencil (a convolution's map over its filters, each mapping the windows of one grid), in its function: their
+    windows, `n` at a time across them, are `n` consecutive grid values (one vector load, `vectorize-windows`)."""
+    slides = [c.node for c in L.subtree(ctx) if isinstance(c.node, P.Slide)]
     return bool(slides) and all(s.step == 1 for s in slides)
 
 
@@ -94,10 +94,20 @@ def stencil(sizes: Mapping[str, int], top_map: Strategy, unrolled_window: int = 
 def _rolled(windows: ArrayType, unrolled_window: int) -> bool:
     """Whether a map over `windows` folds each in a loop: a 1-D window (of scalars, its reads affine in the
     fold's counter, so that the grid's edges are still tested once per vector of windows) of more than
-    `unrolled_window` elements."""
+    `unrolled_window` elements, or a window of a size variable's length (a convolution's channels: no loop of a
+    length the kernel does not fix is unrolled)."""
     window = windows.elem
     return (isinstance(window, ArrayType) and isinstance(window.elem, ScalarType) and window.length.is_constant
-            and window.length.value > unrolled_window)
+            and window.length.value > unrolled_window) or not _constant_shape(window)
+
+
+def _constant_shape(t) -> bool:
+    """Whether every dimension of `t` has a constant length."""
+    while isinstance(t, ArrayType):
+        if not t.length.is_constant:
+            return False
+        t = t.elem
+    return True
 
 
 def _rolled_checks(windows: ArrayType, length: int) -> bool:

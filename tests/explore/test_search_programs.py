@@ -16,7 +16,7 @@ from lift.explore.evaluation import TimingPolicy
 from lift.explore.rewrite_search import RewriteSearch
 from lift.opencl_gen.compiled import compile
 
-from opencl_device import needs_device
+from opencl_device import HAVE_DEVICE, needs_device
 
 # (file, kernel, sizes, a pattern of the paper-notation text that only the new moves give)
 PROGRAMS = [
@@ -95,3 +95,24 @@ def test_explore_finds_working_column_sums(examples, tmp_path):
                      bandwidth=StreamingBandwidth(copy_gbps=10.0, read_gbps=10.0, launch_ms=0.002, nbytes=0))
     assert len(result.ranked) == 6 and all(r.ok for r in result.ranked), [r.reason for r in result.ranked]
     assert any("partial-sums" in str(r.params) for r in result.ranked)
+
+
+def test_a_convolution_over_channels_gets_the_stencil_moves(examples):
+    """A map over filters, each mapping a 2-D stencil over the windows of every channel (`examples/conv2d.py`): the
+    stencil's moves apply in the map's function, the map over filters on dimension 2 (`batched_moves`), and the
+    candidates compute what the interpreter computes, at sizes no block divides."""
+    pf = examples["conv2d"]
+    program, sizes = pf.kernels["conv2d"], {"C": 3, "K": 2, "H": 8, "W": 41}
+    taken = list(itertools.islice(RewriteSearch(program, sizes, seed=0), 80))
+    moves = {}
+    for c in taken:
+        moves.setdefault(c.params.get("grids@body", "").split("(")[0], c)
+    assert {"row-blocks-2d", "vector-windows-2d", "folded-rows-2d"} <= set(moves), sorted(moves)
+    assert all("map-global[2](" in lift.paper(c.program) for c in moves.values() if c.params.get("grids@body"))
+    inputs = pf.inputs("conv2d", sizes, seed=3)
+    want = np.ravel(interpret(program, *inputs))
+    np.testing.assert_allclose(np.ravel(pf.namespace["reference"](*inputs)), want, rtol=1e-4, atol=1e-4)
+    if HAVE_DEVICE:
+        for c in moves.values():
+            got = np.ravel(compile(c.program, sizes=sizes)(*inputs))
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=lift.paper(c.program))

@@ -327,3 +327,21 @@ def test_wrapped_reads_at_every_pad_width(left, right, n):
     compiled = compile(program, sizes={"N": n})
     assert ("%" in compiled.source) == (max(left, right) > n)
     _check(compiled(a), np.pad(a, (left, right), mode="wrap"))
+
+
+@needs_device
+@pytest.mark.parametrize("kernel", ["conv2d", "conv2d_channels"])
+@pytest.mark.parametrize("sizes", [{"C": 3, "K": 5, "H": 7, "W": 37}, {"C": 16, "K": 2, "H": 16, "W": 64}])
+def test_a_convolution_over_channels_is_lowered_as_a_stencil(examples, kernel, sizes):
+    """A CNN layer's convolution (`examples/conv2d.py`: a map over filters of a 2-D stencil whose windows hold a
+    3x3 neighbourhood of every channel, their number a size variable): the default lowering vectorises the windows
+    across a row (their fold a loop: no unrolling fixes a window of `C` channels), the rows on dimension 1, the
+    filters on dimension 2; against numpy at sizes no block divides."""
+    pf = examples["conv2d"]
+    program = pf.kernels[kernel]
+    lowered = default_lowering(program, sizes, 16)
+    assert {"vectorize-windows", "map-seq-unswitch"} <= {s.rule for s in lowered.steps}
+    assert "map-global[2](" in lift.paper(lowered.replay(program))
+    x, wts = pf.inputs(kernel, sizes, seed=5)
+    got = np.asarray(compile(program, sizes=sizes, name=kernel)(x, wts)).reshape(sizes["K"], sizes["H"], sizes["W"])
+    np.testing.assert_allclose(got, pf.namespace["reference"](x, wts), rtol=1e-4, atol=1e-4)

@@ -1,5 +1,5 @@
 """The programs of a new user (`examples/pdist.py`, `kmeans.py`, `softmax.py`, `cross_entropy.py`: user functions
-of rows, per-row reductions) under oclgrind: no data race, no uninitialised or out-of-bounds access, and numpy's result."""
+of rows, per-row reductions; `conv2d.py`: a convolution over channels) under oclgrind: no data race, no uninitialised or out-of-bounds access, and numpy's result."""
 
 import numpy as np
 import pytest
@@ -19,11 +19,13 @@ def _f32(*shape):
     ("kmeans", {"N": 13, "K": 3}, lambda: [_f32(13, 4), _f32(3, 4)]),
     ("softmax", {"R": 5, "C": 7}, lambda: [_f32(5, 7)]),
     ("cross_entropy", {"R": 5, "C": 7}, lambda: [_f32(5, 7), np.array([0, 6, 3, 1, 6], np.int32), np.float32(5)]),
+    ("conv2d", {"C": 2, "K": 2, "H": 5, "W": 19}, lambda: [_f32(2, 5, 19), _f32(2, 2, 3, 3)]),
 ])
 def test_user_programs_under_oclgrind(examples, tmp_path, name, sizes, inputs):
+    """`conv2d`'s flattened windows are indexed by `i / 9` and `i % 9`: built unoptimised (`run_under_oclgrind`)."""
     pf = examples[name]
     arrays = inputs()
-    (got,) = run_under_oclgrind(pf.path, name, sizes, arrays, tmp_path)
+    (got,) = run_under_oclgrind(pf.path, name, sizes, arrays, tmp_path, unoptimised=name == "conv2d")
     np.testing.assert_allclose(got, pf.namespace["reference"](*arrays), rtol=1e-5, atol=1e-6)
 
 
