@@ -15,7 +15,8 @@ lowered by the default lowering; so this space only enumerates its parameters, c
   a vectorised block are vectors (`vector-accumulator`), one register each;
 - the two dimensions of global work-items are (rows, columns) = (1, 0) or (0, 1), or the blocks are tiled
   into work-groups of `TILES` work-items (rows × columns; the explorer checks the device's work-group limit;
-  nothing is staged in local memory, so its size does not constrain them);
+  nothing is staged in local memory, so its size does not constrain them); `(8, 1)` groups the blocks of rows of
+  one block of columns, which share its strip of the right operand in the core's cache;
 - the blocks of columns of the right operand are read where they lie, or packed: copied once, each block
   contiguous (`pack-copy`, `lift.rules.packing`), which a CPU's prefetcher streams.
 
@@ -45,7 +46,7 @@ ROWS = (1, 2, 4, 8)
 COLUMNS = (4, 8, 16, 32, 64)
 VECTORS = (None, 2, 4, 8, 16)
 DIMS = ((1, 0), (0, 1))
-TILES = ((4, 4), (8, 8), (1, 32))
+TILES = ((4, 4), (8, 1), (8, 8), (1, 32))
 MAX_ACCUMULATORS = 256
 TARGET_ACCUMULATORS = 64
 TARGET_REGISTERS = 16

@@ -90,6 +90,7 @@ def test_packed_blocks_are_copied_by_a_kernel_of_their_own_and_streamed():
 @needs_device
 @pytest.mark.parametrize("h, w, vector, dims, tiles, sizes", [
     (2, 8, 4, (1, 0), None, SIZES), (4, 16, 16, (0, 1), None, SIZES), (2, 4, None, (1, 0), (4, 2), SIZES),
+    (2, 8, 8, (1, 0), (8, 1), SIZES),
     (4, 8, 8, (1, 0), (2, 2), {"M": 31, "K": 13, "N": 31}), (2, 16, 16, (1, 0), None, {"M": 61, "K": 7, "N": 127})])
 def test_packed_register_blocked_kernels_compute_the_product(h, w, vector, dims, tiles, sizes):
     rng = np.random.default_rng(h * 100 + w)
