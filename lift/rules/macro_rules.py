@@ -101,17 +101,18 @@ takes = is_call(Map) & Selector(lambda c: isinstance(getattr(c.node.f.f, "body",
 """A map whose function ends in a `take`: `map(λa. take-n(..a..))`."""
 
 
-def padded_columns(k: int) -> Strategy:
+def padded_columns(k: int, copied: bool = True) -> Strategy:
     """At the outermost `column_map`: the columns padded to a multiple of `k` (`_padded_map`), each row of the
     matrix padded rather than the transposition (`pad-transpose`), which `block_columns` then splits; the
     `take` of each row of results then taken out of the map over rows (`map-fission`, 3(f)) and applied to the
-    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and
-    the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks' loops read whole
-    rows of it with no clamped index: `k` adjacent elements, vector loads."""
+    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and,
+    where `copied`, the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks'
+    loops read whole rows of it with no clamped index: `k` adjacent elements, vector loads (not `copied`: a packed
+    copy, `packed_columns`, reads the padded matrix instead)."""
     pad = _padded_map(k) >> try_(arguments(0, 0)(rewrite("pad-transpose")))
+    copy = arguments(0, 0, 0)(rewrite("pad-copy")) if copied else identity
     return outermost(column_map, pad) >> try_(outermost(takes & ~inside(), rewrite("map-fission", at=1)
-                                                        >> rewrite("map-take-transpose")
-                                                        >> arguments(0, 0, 0)(rewrite("pad-copy"))))
+                                                        >> rewrite("map-take-transpose") >> copy))
 
 
 def padded_rows(k: int) -> Strategy:
@@ -212,10 +213,11 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
     private memory, the loops over them unrolled. `padded`: rows and columns first padded to multiples of the
     blocks (of the tiles of blocks) where these do not divide them (`padded_rows`, `padded_columns`). `packed`: the
-    blocks of columns of the right operand copied once, contiguous (`packed_columns`), before the lowering."""
+    blocks of columns of the right operand copied once, contiguous (`packed_columns`), before the lowering, from
+    the padded matrix itself (no `pad-copy` first)."""
     tile_rows, tile_cols = tiles or (1, 1)
     pad_rows = padded_rows(h * tile_rows) if padded and h * tile_rows > 1 else identity
-    pad_columns = padded_columns(w * tile_cols) if padded else identity
+    pad_columns = padded_columns(w * tile_cols, copied=not packed) if padded else identity
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) >> vector_accumulators if vector else identity
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)

@@ -251,8 +251,12 @@ def test_register_blocked_packed_means_matrix_multiply_at_odd_sizes():
     sizes = {"M": 15, "K": 5, "N": 15}
     rng = np.random.default_rng(4)
     a, b = _rand(rng, 15, 5), _rand(rng, 5, 15)
-    program = derive(register_blocked(2, 4, 2, padded=True, packed=True), matmul, sizes).replay(matmul)
-    assert "map-global(map-global[1](map-seq-unroll(id))) ∘ transpose ∘ map(split-4)" in paper(program)
+    derivation = derive(register_blocked(2, 4, 2, padded=True, packed=True), matmul, sizes)
+    program = derivation.replay(matmul)
+    assert "map-global(map-global[1](map-seq-unroll(id))) ∘ transpose ∘ map(split-4 ∘ pad-to-multiple-4(clamp))(B)" \
+        in paper(program)
+    rules = [s.rule for s in derivation.steps]
+    assert "pack-copy" in rules and "pad-copy" not in rules  # one copy of B, packed from the padded view
     np.testing.assert_array_equal(interpret(program, a, b)[..., 0], a @ b)
 
 
