@@ -2,7 +2,7 @@
 hand-written OpenCL kernel, timed interleaved in one run.
 
     python -m benchmarks.bench_matmul [--shape 1024x1024x1024] [--budget 600] [--rounds 7] [--replay]
-                                      [--block h,w,vector,dims]
+                                      [--block h,w,vector,dims[,packed]]
 
 For each shape `MxNxK` (C = A B with A of M×K, B of K×N): the explored winner of `examples/matmul.py`
 (explored within `--budget` seconds into `lift-out/matmul-<shape>/`, resuming its log; with `--replay` the
@@ -69,12 +69,13 @@ def winner(sizes: dict, budget_s: float, replay: bool, root: Path) -> tuple:
 
 
 def blocked(sizes: dict, block: str) -> tuple:
-    """The register-blocked lowering `h,w,vector,dims` (`vector` 1: scalars; `dims` "10" or "01") derived now,
-    without a search: to time the parameters a search found at one shape at another."""
-    h, w, vector, dims = block.split(",")
+    """The register-blocked lowering `h,w,vector,dims[,packed]` (`vector` 1: scalars; `dims` "10" or "01"; `packed`:
+    the blocks of columns of B packed, `pack-copy`) derived now, without a search: to time the parameters a search
+    found at one shape at another."""
+    h, w, vector, dims, *packed = block.split(",")
     program = load_program_file(EXAMPLE).kernels["matmul"]
     strategy = register_blocked(int(h), int(w), int(vector) if int(vector) > 1 else None,
-                                (int(dims[0]), int(dims[1])))
+                                (int(dims[0]), int(dims[1])), packed=packed == ["packed"])
     lowered = derive(strategy, program, sizes).replay(program)
     stored = {"params": {"register-blocked": block}, "expression": paper(lowered)}
     return lowered, None, stored, "derived with the given parameters, not explored", None
@@ -142,7 +143,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--replay", action="store_true", help="replay a stored winner where there is one")
     parser.add_argument("--out", type=Path, default=Path("lift-out"))
-    parser.add_argument("--block", help="h,w,vector,dims: time this register blocking instead of exploring")
+    parser.add_argument("--block", help="h,w,vector,dims[,packed]: time this register blocking instead of exploring")
     args = parser.parse_args()
     for shape in args.shape or ["1024x1024x1024"]:
         m, n, k = (int(x) for x in shape.split("x"))

@@ -20,7 +20,10 @@ derivation that uses them replays like any other.
 - `padded_columns(k)`, `padded_rows(k)`: the map over the columns, or over the rows, padded to a multiple of `k`
   where `k` does not divide it (`pad-map-repeat`, `pad-transpose`, `pad-copy`: `lift.rules.padding`), so that the
   blocks divide at every size, the padding's results dropped;
-- `register_blocked(h, w, vector, dims, tiles, padded)`: all of these, then the default lowering of what is left;
+- `packed_columns`: the blocks of columns of the right operand copied once, each block contiguous (`pack-copy`,
+  `lift.rules.packing`: BLAS packing);
+- `register_blocked(h, w, vector, dims, tiles, padded, packed)`: all of these, then the default lowering of what is
+  left;
 - `left_rows_copied(blocked)`: a product whose left operand is a transposition (a covariance's `Xᵀ X`) over a
   copy of it (`transpose-copy-argument`, `lift.rules.transposition`), then `blocked`;
 - `blocked_products(blocked)`: every product outside every map blocked by `blocked` (a `register_blocked`), innermost
@@ -36,9 +39,10 @@ from typing import Optional
 
 from lift.ir import patterns as P
 from lift.ir.nodes import FunCall, Lambda
-from lift.ir.patterns import Map, ReduceSeq, Transpose, Zip
+from lift.ir.patterns import AbstractMap, Map, ReduceSeq, Transpose, Zip
 from lift.rules.default_lowering import clean_up, lower_rest
 from lift.rules.fold_splitting import product_split_off
+from lift.rules.packing import column_blocks
 from lift.rules.paper_derivations import mapped
 from lift.rules.strategy import (Selector, Strategy, argument, argument_is, arguments, body, bottomup, function,
                                  identity, inside, is_call, is_fun, mapped_body, normalize, outermost, repeat, rewrite,
@@ -97,17 +101,18 @@ takes = is_call(Map) & Selector(lambda c: isinstance(getattr(c.node.f.f, "body",
 """A map whose function ends in a `take`: `map(λa. take-n(..a..))`."""
 
 
-def padded_columns(k: int) -> Strategy:
+def padded_columns(k: int, copied: bool = True) -> Strategy:
     """At the outermost `column_map`: the columns padded to a multiple of `k` (`_padded_map`), each row of the
     matrix padded rather than the transposition (`pad-transpose`), which `block_columns` then splits; the
     `take` of each row of results then taken out of the map over rows (`map-fission`, 3(f)) and applied to the
-    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and
-    the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks' loops read whole
-    rows of it with no clamped index: `k` adjacent elements, vector loads."""
+    columns of the whole result (`map-take-transpose`), so that no map of a `take` is left to write through; and,
+    where `copied`, the padded matrix copied once, outside the map over rows (`pad-copy`), so that the blocks'
+    loops read whole rows of it with no clamped index: `k` adjacent elements, vector loads (not `copied`: a packed
+    copy, `packed_columns`, reads the padded matrix instead)."""
     pad = _padded_map(k) >> try_(arguments(0, 0)(rewrite("pad-transpose")))
+    copy = arguments(0, 0, 0)(rewrite("pad-copy")) if copied else identity
     return outermost(column_map, pad) >> try_(outermost(takes & ~inside(), rewrite("map-fission", at=1)
-                                                        >> rewrite("map-take-transpose")
-                                                        >> arguments(0, 0, 0)(rewrite("pad-copy"))))
+                                                        >> rewrite("map-take-transpose") >> copy))
 
 
 def padded_rows(k: int) -> Strategy:
@@ -187,21 +192,37 @@ unrolled = normalize(where(is_fun(P.MapSeq)) >> rewrite("map-seq-unroll"))
 """Every sequential map of constant length unrolled (`map-seq-unroll`)."""
 
 
+packs_columns = Selector(lambda c: isinstance(c.node, FunCall) and isinstance(c.node.f, AbstractMap)
+                         and column_blocks(c.node) is not None, "packs_columns")
+"""A map (of any kind) whose function walks the blocks of columns of a matrix it does not compute: a blocked
+product's map over blocks of rows."""
+
+packed_columns = outermost(packs_columns & ~inside(), rewrite("pack-copy")
+                           >> argument(0, rewrite("map-to-global", dim=0) >> mapped(rewrite("map-to-global", dim=1))))
+"""At the outermost `packs_columns` map outside every map: the blocks of columns copied once, each block contiguous
+(`pack-copy`), so that each block's fold streams its `K × w` floats rather than reading `w` of them per row of the
+matrix; the copy's blocks on dimension 0 of global work-items and their rows on dimension 1, so that neighbouring
+work-items read neighbouring pieces of a row of the matrix."""
+
+
 def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
-                     tiles: Optional[tuple] = None, padded: bool = False) -> Strategy:
+                     tiles: Optional[tuple] = None, padded: bool = False, packed: bool = False) -> Strategy:
     """Matrix multiply's register blocking (CASES 2016): blocks of `h × w` results per work-item (`h = 1`: no
     row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
     dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
     (`tiled_workgroups`); then the default lowering of what is left and its clean-up, and the accumulators in
     private memory, the loops over them unrolled. `padded`: rows and columns first padded to multiples of the
-    blocks (of the tiles of blocks) where these do not divide them (`padded_rows`, `padded_columns`)."""
+    blocks (of the tiles of blocks) where these do not divide them (`padded_rows`, `padded_columns`). `packed`: the
+    blocks of columns of the right operand copied once, contiguous (`packed_columns`), before the lowering, from
+    the padded matrix itself (no `pad-copy` first)."""
     tile_rows, tile_cols = tiles or (1, 1)
     pad_rows = padded_rows(h * tile_rows) if padded and h * tile_rows > 1 else identity
-    pad_columns = padded_columns(w * tile_cols) if padded else identity
+    pad_columns = padded_columns(w * tile_cols, copied=not packed) if padded else identity
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) >> vector_accumulators if vector else identity
     threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
-    return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> lower_rest >> clean_up
+    pack = packed_columns if packed else identity
+    return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> pack >> lower_rest >> clean_up
             >> private_accumulators >> unrolled)
 
 

@@ -31,6 +31,7 @@ def test_matmul_candidates_start_with_the_macro_space(examples):
     first = [next(search) for _ in range(6)]
     assert all("register-blocked" in c.params for c in first)
     assert first[0].params["register-blocked"] == "h=8, w=8, vector=4, dims=10"  # the default width, 4 lanes
+    assert first[1].params["register-blocked"] == "h=8, w=8, vector=4, dims=10, packed"  # on a CPU, then packed
     for c in first:
         assert alpha_equal(_replayed(c, program, SIZES), c.program)
     later = next(c for c in search if "register-blocked" not in c.params)
@@ -43,6 +44,7 @@ def test_a_gpu_gets_scalar_blocks_first(examples):
     search.vector_width = 1
     blocked = [c for c in itertools.islice(search, 6) if "register-blocked" in c.params]
     assert blocked[0].params["register-blocked"] == "h=8, w=8, vector=1, dims=10"
+    assert not any("packed" in c.params["register-blocked"] for c in blocked)  # a GPU's packed blocks come last
 
 
 @pytest.mark.parametrize("stem, sizes", [("dot", {"N": 1 << 12}), ("gemv", {"M": 64, "N": 64})])

@@ -25,8 +25,9 @@ N = SizeVar("N")
 neg = UserFun("neg", ("x",), "return -x;", (Float,), Float, python=lambda x: -x)
 
 
-def _blocked(h, w, vector=None, dims=(1, 0), sizes=SIZES, tiles=None):
-    return derive(register_blocked(h, w, vector, dims, tiles), matmul, sizes).replay(matmul)
+def _blocked(h, w, vector=None, dims=(1, 0), sizes=SIZES, tiles=None, packed=False, padded=False):
+    return derive(register_blocked(h, w, vector, dims, tiles, padded=padded, packed=packed), matmul,
+                  sizes).replay(matmul)
 
 
 def test_the_launch_covers_both_dimensions_of_blocks():
@@ -76,6 +77,46 @@ def test_register_blocked_kernels_compute_the_product(h, w, vector, dims, tiles)
     b = rng.uniform(-1, 1, (SIZES["K"], SIZES["N"])).astype(np.float32)
     got = compile(_blocked(h, w, vector, dims, tiles=tiles))(a, b)
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_packed_blocks_are_copied_by_a_kernel_of_their_own_and_streamed():
+    """`packed`: a first kernel copies the blocks of columns of B, each contiguous; the product reads its block's
+    `w` floats of row `k` at `w · k` from the block's start."""
+    copy, product = generate(_blocked(4, 8, 4, packed=True), "matmul", SIZES).source.split("kernel void")[1:]
+    assert "B[" in copy and "B" not in product
+    assert f"vload4(0, tmp_0 + {SIZES['K'] * 8}*" in product
+
+
+@needs_device
+@pytest.mark.parametrize("h, w, vector, dims, tiles, sizes", [
+    (2, 8, 4, (1, 0), None, SIZES), (4, 16, 16, (0, 1), None, SIZES), (2, 4, None, (1, 0), (4, 2), SIZES),
+    (2, 8, 8, (1, 0), (8, 1), SIZES),
+    (4, 8, 8, (1, 0), (2, 2), {"M": 31, "K": 13, "N": 31}), (2, 16, 16, (1, 0), None, {"M": 61, "K": 7, "N": 127})])
+def test_packed_register_blocked_kernels_compute_the_product(h, w, vector, dims, tiles, sizes):
+    rng = np.random.default_rng(h * 100 + w)
+    a = rng.uniform(-1, 1, (sizes["M"], sizes["K"])).astype(np.float32)
+    b = rng.uniform(-1, 1, (sizes["K"], sizes["N"])).astype(np.float32)
+    got = compile(_blocked(h, w, vector, dims, sizes, tiles, packed=True, padded=True))(a, b)
+    np.testing.assert_allclose(got[..., 0] if got.ndim == 3 else got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@needs_oclgrind
+def test_a_packed_register_blocked_kernel_under_oclgrind(tmp_path):
+    sizes = {"M": 15, "K": 5, "N": 15}
+    program = tmp_path / "packed.py"
+    program.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(EXAMPLES)!r})\n"
+        "from matmul import matmul\n"
+        "from lift.rules.macro_rules import register_blocked\n"
+        "from lift.rules.strategy import derive\n"
+        f"SIZES = {sizes!r}\n"
+        "packed = derive(register_blocked(1, 4, 2, tiles=(2, 2), padded=True, packed=True), matmul, SIZES)"
+        ".replay(matmul)\n")
+    rng = np.random.default_rng(9)
+    a, b = rng.uniform(-1, 1, (15, 5)).astype(np.float32), rng.uniform(-1, 1, (5, 15)).astype(np.float32)
+    (got,) = run_under_oclgrind(program, "packed", sizes, [a, b], tmp_path)
+    np.testing.assert_allclose(got[..., 0] if got.ndim == 3 else got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
 
 
 @needs_oclgrind

@@ -15,7 +15,7 @@ from lift import (ArrayType, AsScalar, AsVector, Float, Get, Join, Literal, Map,
 from lift.ir.nodes import FunCall, Lambda, Param
 from lift.explore.macro_space import MAX_ACCUMULATORS, macro_derivations, parameters
 from lift.rules import RewriteEngine
-from lift.rules.macro_rules import block_columns, block_rows, register_blocked, vectorised_block
+from lift.rules.macro_rules import block_columns, block_rows, global_2d, register_blocked, vectorised_block
 from lift.rules.registry import rule_named
 from lift.rules.rule import RuleNotApplicable
 from lift.rules.strategy import StrategyFailed, derive
@@ -210,8 +210,54 @@ def test_vector_accumulator_refuses_a_tuple_of_its_rows_read_whole():
 
 def test_parameters_are_constrained():
     ps = parameters()
-    assert len(ps) == len(set(ps)) and all(h * w <= MAX_ACCUMULATORS for h, w, _, _ in ps)
-    assert all(v is None or (w % v == 0 and v < w) for _, w, v, _ in ps)
+    assert len(ps) == len(set(ps)) and all(h * w <= MAX_ACCUMULATORS for h, w, _, _, _ in ps)
+    assert all(v is None or (w % v == 0 and v < w) for _, w, v, _, _ in ps)
+
+
+def test_packed_versions_follow_each_choice_on_a_cpu_and_come_last_on_a_gpu():
+    cpu, gpu = parameters(16), parameters(1)
+    assert [p[4] for p in cpu[:4]] == [False, True, False, True] and cpu[1][:4] == cpu[0][:4]
+    packed = [p[4] for p in gpu]
+    assert not any(packed[:len(gpu) // 2]) and all(packed[len(gpu) // 2:])
+
+
+@SETTINGS
+@given(st.integers(1, 3), st.sampled_from([1, 2, 3]), st.sampled_from([1, 2, 4]), st.integers(1, 3),
+       st.integers(1, 4), st.sampled_from([None, (1, 0)]), st.integers(0, 1 << 16))
+def test_pack_copy(row_blocks, h, w, col_blocks, k, dims, seed):
+    """The blocks of columns of a blocked product copied once, contiguous (`pack-copy`): the result is the
+    interpreter's at every block shape, lowered (`dims`) or not; the copy is let-bound outside the map over rows."""
+    sizes = {"M": h * row_blocks, "K": k, "N": w * col_blocks}
+    rng = np.random.default_rng(seed)
+    a, b = _rand(rng, sizes["M"], k), _rand(rng, k, sizes["N"])
+    blocks = block_columns(w) >> block_rows(h) if h > 1 else block_columns(w)
+    if dims:
+        blocks = blocks >> global_2d(*dims)
+    blocked = derive(blocks, matmul, sizes).replay(matmul)
+    new = _rewritten(blocked, "pack-copy")
+    assert f"map(map(map(id))) ∘ transpose ∘ map(split-{w})(B)" in paper(new)
+    np.testing.assert_array_equal(interpret(new, a, b), interpret(matmul, a, b))
+
+
+def test_pack_copy_needs_blocks_of_a_matrix_not_computed_in_the_call():
+    """Blocks of columns of a row of the map's own argument are walked once, not per element: nothing to pack."""
+    program = fun([ArrayType(ArrayType(ArrayType(Float, 4), 3), 2)], lambda X: Map(
+        lambda x: Map(lambda c: Reduce(add, 0.0)(Join()(c)))(Transpose()(Map(Split(2))(x))))(X))
+    with pytest.raises(RuleNotApplicable, match="no blocks of columns"):
+        rule_named("pack-copy").check(infer(program).expr.body, None, {})
+
+
+def test_register_blocked_packed_means_matrix_multiply_at_odd_sizes():
+    sizes = {"M": 15, "K": 5, "N": 15}
+    rng = np.random.default_rng(4)
+    a, b = _rand(rng, 15, 5), _rand(rng, 5, 15)
+    derivation = derive(register_blocked(2, 4, 2, padded=True, packed=True), matmul, sizes)
+    program = derivation.replay(matmul)
+    assert "map-global(map-global[1](map-seq-unroll(id))) ∘ transpose ∘ map(split-4 ∘ pad-to-multiple-4(clamp))(B)" \
+        in paper(program)
+    rules = [s.rule for s in derivation.steps]
+    assert "pack-copy" in rules and "pad-copy" not in rules  # one copy of B, packed from the padded view
+    np.testing.assert_array_equal(interpret(program, a, b)[..., 0], a @ b)
 
 
 @pytest.mark.parametrize("sizes", [{"M": 8, "K": 4, "N": 16}, {"M": 6, "K": 5, "N": 12}])

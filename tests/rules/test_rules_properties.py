@@ -58,7 +58,7 @@ BUILT_ELSEWHERE = {"tuple-fusion", "unzip-fission", "zip-union", "map-zip-flatte
                    "userfun-loop-unroll", "userfun-sincos", "struct-of-arrays", "vectorize-zip-tuple-map",
                    "transpose-copy-rows", "map-seq-slide", "map-seq-slide-2d", "slide-tiling", "column-strips",
                    "map-view-before-slide", "scalar-argument", "reduce-join-map", "iterate-zero", "userfun-composition",
-                   "vector-accumulator"}
+                   "vector-accumulator", "pack-copy"}
 UNARY = (absf, neg, inc, half)
 MONOIDS = ((add, 0.0), (mult, 1.0), (maxf, float("-inf")))
 ENGINE = RewriteEngine(max_factor=8)
