@@ -133,14 +133,14 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     gathered, gathered_through_cache = gathered_lines(k, m)
     through_cache += stride_bytes(k, m) + gathered_through_cache
     cpu = m.lanes == 1
+    walked_memory, walked_cache = _row_walk_ns(k, m, occupancy * m.compute_units) if cpu else (0.0, 0.0)
     memory_ns = (k.global_bytes + gathered - k.shared_bytes * unshared - cached - sum(windows.values())) \
-        / memory_gbps(k, m, occupancy * m.compute_units) + k.written_bytes * m.write_ns \
-        + (_row_walk_ns(k, m, occupancy * m.compute_units) if cpu else 0.0)
+        / memory_gbps(k, m, occupancy * m.compute_units) + k.written_bytes * m.write_ns + walked_memory
     across = cpu and k.straight_items and group_size >= m.auto_width
     ops = _ops(k.calls + k.accesses, m.vector_width) + _ops(k.slp, m.auto_width) + _ops(k.packed, m.auto_width, cpu) \
         + _ops(k.item_packed, m.auto_width, across)
     scheduled = k.work_items / (m.auto_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps
+    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps + walked_cache
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
 
@@ -152,12 +152,31 @@ ROW_LINE_NS = 5.5
 (0.67 in strips of 8 rows), also misses the TLB, which this leaves out."""
 
 
-def _row_walk_ns(k: KernelProfile, m: DeviceModel, cores: float) -> float:
-    """The time (ns) the row walks of `k` (`KernelProfile.row_walks`) take beyond their bytes at the bandwidth: each line
-    of the array they walk brought once, at `ROW_LINE_NS` on one of `cores` busy cores."""
-    lines = sum(min(nbytes, k.array_bytes.get(array, nbytes)) for array, nbytes in k.row_walks.items()) \
-        / m.cache_line_bytes
-    return lines * max(0.0, ROW_LINE_NS / cores - m.cache_line_bytes / m.bandwidth_gbps)
+ROW_CACHE_LINE_NS = 2.9
+"""`ROW_LINE_NS` for a line the shared cache holds (an array of more than a core's cache, `near_cache_bytes`, and at
+most `cache_bytes`): 2.4-2.9 ns a line on a core of the Xeon for walks of 128-512 rows of a 4 MB grid, against 1.8
+streamed; a 1 MB grid, in the core's cache, 1.0-2.3."""
+
+
+def _row_walk_ns(k: KernelProfile, m: DeviceModel, cores: float) -> tuple:
+    """The time (ns) the row walks of `k` (`KernelProfile.row_walks`) take beyond their bytes at the bandwidth, and
+    beyond them at the cache's: each line of the array they walk brought once from memory at `ROW_LINE_NS` on one of
+    `cores` busy cores, and each walk again (a register-blocked product's blocks of rows, each walking the columns of
+    `B`) from the shared cache at `ROW_CACHE_LINE_NS` where the array fits in it but not in a core's own (the cores'
+    time, as the reads through the cache count, `lift.explore.cache_levels.rereads`), else from memory."""
+    line = m.cache_line_bytes
+    memory = cache = 0.0
+    for array, nbytes in k.row_walks.items():
+        size = k.array_bytes.get(array, nbytes)
+        first, again = min(nbytes, size), max(nbytes - size, 0.0)
+        memory += first
+        if not m.near_cache_bytes or size > m.near_cache_bytes:
+            if m.cache_bytes and size <= m.cache_bytes:
+                cache += again
+            else:
+                memory += again
+    return (memory * max(0.0, ROW_LINE_NS / cores - line / m.bandwidth_gbps) / line,
+            cache * max(0.0, ROW_CACHE_LINE_NS - line / m.local_gbps) / line)
 
 
 def _stalls(k: KernelProfile, m: DeviceModel) -> float:

@@ -67,7 +67,7 @@ from lift.explore.cost_spaces import (Space, element_space, gathers, spilled_spa
 from lift.explore.userfun_cost import array_reads, chain, operations, transcendental
 from lift.ir import patterns as P
 from lift.ir.mapper import Mapper
-from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param
+from lift.ir.nodes import Expr, FunDecl, Lambda, Literal, Node, Param, free_params
 from lift.ir.opencl_patterns import AddressSpaceCast, AsScalar, AsVector, Vectorize
 from lift.ir.typecheck import infer_fun, length_ratio
 from lift.ir.userfun import UserFun
@@ -122,18 +122,22 @@ class KernelProfile:
 
 def profile(g: GeneratedProgram) -> list:
     """The profiles of a generated program's kernels, in launch order: each planned kernel's computation
-    (`Kernel.expr`), launch and local memories."""
+    (`Kernel.expr`), launch and local memories; an array an earlier kernel wrote (a let-bound copy: a packed or
+    transposed matrix) read as an input array of its size, so that its re-reads come from the cache where it fits."""
     lam = g.typed.expr
     params = {p.name: Space(GLOBAL, array=p.name) if isinstance(p.t, ArrayType) else PRIVATE for p in lam.params}
     sizes = {p.name: value_bytes(p.t, g.sizes) for p in lam.params if isinstance(p.t, ArrayType)}
     profiles = []
     for k in g.kernels:
-        prof = KernelProfile(k.name, array_bytes=sizes)
-        walk = CostWalk(prof, g.sizes)
         e = k.expr
-        spaces = [top_level_space(a, params) for a in e.args]
+        temporaries = {p.name: p for p in free_params(e) if p.name not in params and isinstance(p.t, ArrayType)}
+        prof = KernelProfile(k.name, array_bytes={**sizes, **{name: value_bytes(p.t, g.sizes)
+                                                              for name, p in temporaries.items()}})
+        walk = CostWalk(prof, g.sizes)
+        arrays = {**params, **{name: Space(GLOBAL, array=name) for name in temporaries}}
+        spaces = [top_level_space(a, arrays) for a in e.args]
         kinds = ("seq-kernel",) if derive_launch(e) is SEQUENTIAL else ()
-        walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), params)
+        walk.call(e.f, spaces, [a.t for a in e.args], e.t, GLOBAL, _Scope(1.0, kinds), arrays)
         glb, loc = k.launch.evaluate(g.sizes)
         prof.work_items = math.prod(glb)
         prof.global_sizes = tuple(glb)

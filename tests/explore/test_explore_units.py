@@ -341,6 +341,20 @@ def test_cost_model_walks_the_rows_of_a_products_right_operand(examples):
     assert not profile(short)[0].row_walks and profile(long)[0].row_walks["B"] == 4 * 128 * 64 * (64 // 4)
 
 
+def test_cost_model_reads_a_packed_copy_as_an_array_and_prices_walking_rows_again(examples):
+    """A register block walks a strip of `B` down its `K` rows once per block of rows of `A`: from the shared cache
+    at `ROW_CACHE_LINE_NS` a line where `B` fits in it but not in a core's own cache; a packed copy of its strips
+    (`pack-copy`, a kernel of its own) is read as an array of its size, whose re-reads come from the cache, streamed,
+    so the packed product is predicted faster (1024³ on the Xeon: 6.5 ms packed, 15-19 ms not)."""
+    program, sizes = examples["matmul"].kernels["matmul"], {"M": 256, "K": 256, "N": 256}
+    walked, packed = (profile(generate(derive(register_blocked(4, 32, 16, padded=True, packed=p), program, sizes)
+                                       .replay(program), "mm", sizes)) for p in (False, True))
+    assert walked[0].row_walks["B"] == 4 * 256 * 256 * (256 // 4) and len(packed) == 2 and not packed[1].row_walks
+    copy = next(name for name in packed[1].array_bytes if name not in ("A", "B"))
+    assert packed[1].array_bytes[copy] == 4 * 256 * 256 and packed[1].array_reads[copy] > 0
+    assert predict(packed, AVX512) < predict(walked, AVX512)
+
+
 def test_cost_model_rules_out_what_the_device_cannot_run():
     k = KernelProfile("k", global_bytes=1e6, work_items=256, group_size=64, local_mem_bytes=1 << 20)
     assert predict([k], CPU) == math.inf
