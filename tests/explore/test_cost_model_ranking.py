@@ -212,10 +212,11 @@ def test_matmul_blocks_whose_walk_spills_the_near_cache_share_nothing(examples):
     the next work-item (`NEAR_CACHE_SHARE` of its 512 KB L2), so that down a column of blocks each one reads its
     block again from the shared cache, as along a row, and is no faster (measured 104-133 ms against 53-55, where
     2x32 blocks, 136 KB, measured 47-50 either way); at 512³ (130 KB) the column's work-items still share it
-    (measured 8-10 ms against 17)."""
+    (measured 8-10 ms against 17; predicted 1.47x since both walk B's rows again from the shared cache at
+    `ROW_CACHE_LINE_NS`, which the EPYC's measurements predate)."""
     assert _register_blocked(examples, 1024, 1, 64, (0, 1), POCL) == pytest.approx(
         _register_blocked(examples, 1024, 1, 64, (1, 0), POCL), rel=0.1)
     assert _register_blocked(examples, 1024, 1, 64, (0, 1), POCL) > 2 * _register_blocked(examples, 1024, 2, 32,
                                                                                           (0, 1), POCL)
-    assert _register_blocked(examples, 512, 1, 64, (1, 0), POCL) > 1.5 * _register_blocked(examples, 512, 1, 64,
+    assert _register_blocked(examples, 512, 1, 64, (1, 0), POCL) > 1.4 * _register_blocked(examples, 512, 1, 64,
                                                                                           (0, 1), POCL)
