@@ -330,15 +330,14 @@ class RewriteSearch:
                 rows, cols = self.length(node.args[0].args[0].t), self.length(node.args[0].t)
                 if rows is not None and cols is not None:
                     return ctx, f"columns@{ctx.path}", column_moves(rows, cols)
-            if not in_pattern and grid_windows(ctx) and P.is_high_level(node.f):
-                rows, cols = self.length(node.args[0].t), self.length(node.args[0].t.elem)
-                if rows is not None and cols is not None:
-                    return ctx, f"grid@{ctx.path}", grid_moves(rows, cols)
-            grid = batched_grid(ctx) if not in_pattern and P.is_high_level(node.f) else None
+            grid = None if in_pattern or not P.is_high_level(node.f) else node if grid_windows(ctx) else \
+                batched_grid(ctx)
             if grid is not None:
                 rows, cols = self.length(grid.args[0].t), self.length(grid.args[0].t.elem)
                 if rows is not None and cols is not None:
-                    return ctx, f"grids@{ctx.path}", batched_moves(grid_moves(rows, cols))
+                    moves = grid_moves(rows, cols)
+                    return (ctx, f"grid@{ctx.path}", moves) if grid is node else \
+                        (ctx, f"grids@{ctx.path}", batched_moves(moves))
             if windows(ctx) and P.is_high_level(node.f) and not inside(P.Fold)(ctx):
                 length = self.length(node.args[0].t)
                 if length is not None:

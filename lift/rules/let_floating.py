@@ -21,10 +21,10 @@ used twice) is bound once per element instead (`share-computation`, common-subex
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
-from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, fresh_param, free_params, is_computation
-from lift.ir.patterns import AbstractMap
+from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda, Param, fresh_param, free_params, is_computation
+from lift.ir.patterns import AbstractMap, Id, Map
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType
 
@@ -60,6 +60,17 @@ def replaced(body: Expr, e: Expr, s) -> Expr:
     if body == e:
         return s
     return body.map_children(lambda c: replaced(c, e, s))
+
+
+def let_copied(value: Expr, body: Callable[[Param], Expr], rank: int = 2) -> FunCall:
+    """`(λt. body(t))(map(..map(id)..)(value))`, `rank` maps: `value`, an array of `rank` dimensions, copied once into
+    memory of its own and let-bound (β-reduction read right to left; `map(id)` is the identity), so that `body` reads
+    the copy (a transposed, padded or packed matrix) where it read the view."""
+    t = fresh_param("t")
+    copy = Id()
+    for _ in range(rank):
+        copy = Map(copy)
+    return FunCall(Lambda((t,), body(t)), (copy(value),))
 
 
 def repeated_computation(f: Lambda) -> Optional[FunCall]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lift.ir.nodes import Expr, FunCall, Lambda, free_params, fresh_param
-from lift.ir.patterns import AbstractMap, Id, Map, Split, Transpose
-from lift.rules.let_floating import replaced
+from lift.ir.nodes import Expr, FunCall, Lambda, free_params
+from lift.ir.patterns import AbstractMap, Map, Split, Transpose
+from lift.rules.let_floating import let_copied, replaced
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType, ScalarType
 
@@ -55,8 +55,7 @@ def _packed(call: FunCall) -> tuple:
                   "contiguous (packed), let-bound",
       equation="map(f)(X)[P in f] → (λt. map(f[P := t])(X))(map(map(map(id)))(P)), P = transpose(map(split-w)(B))")
 def pack_copy(call: FunCall, blocks: FunCall):
-    t = fresh_param("t")
-    return FunCall(Lambda((t,), FunCall(replaced(call.f, blocks, t), call.args)), (Map(Map(Map(Id())))(blocks),))
+    return let_copied(blocks, lambda t: FunCall(replaced(call.f, blocks, t), call.args), rank=3)
 
 
 RULES = (pack_copy,)

@@ -67,10 +67,10 @@ from __future__ import annotations
 
 from lift.errors import LiftError
 from lift.ir.associativity import constant_parts, is_constant, is_idempotent
-from lift.ir.nodes import FunCall, Lambda, Literal, Param, free_params, fresh_param
-from lift.ir.patterns import AbstractMap, Id, Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
+from lift.ir.nodes import FunCall, Lambda, Literal, Param, free_params
+from lift.ir.patterns import AbstractMap, Map, PadToMultiple, Reduce, Take, Transpose, Tuple, Zip
 from lift.ir.userfun import UserFun
-from lift.rules.let_floating import replaced
+from lift.rules.let_floating import let_copied, replaced
 from lift.rules.reduction import requires_absorbing
 from lift.rules.rule import requires, requires_arg_call, rule
 from lift.types.types import ArrayType, ScalarType
@@ -269,8 +269,7 @@ def _padded_rows(call: FunCall) -> tuple:
       equation="map(f)(X[map(pad-to-multiple-k(v))(B)]) → "
                "(λt. map(f)(X[t]))(map(map(id))(map(pad-to-multiple-k(v))(B)))")
 def pad_copy(call: FunCall, padded: FunCall):
-    t = fresh_param("t")
-    return FunCall(Lambda((t,), replaced(call, padded, t)), (Map(Map(Id()))(padded),))
+    return let_copied(padded, lambda t: replaced(call, padded, t))
 
 
 RULES = (pad_reduction, pad_reduction_result, pad_reduction_repeat, pad_map, pad_map_repeat, pad_transpose,

@@ -52,9 +52,9 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from lift.ir.nodes import Expr, FunCall, Lambda, fresh_param, free_params
-from lift.ir.patterns import AbstractMap, AbstractReduce, Id, Map, Transpose, Zip
-from lift.rules.let_floating import replaced
+from lift.ir.nodes import Expr, FunCall, Lambda, free_params
+from lift.ir.patterns import AbstractMap, AbstractReduce, Map, Transpose, Zip
+from lift.rules.let_floating import let_copied, replaced
 from lift.rules.rule import requires, rule
 from lift.types.types import ArrayType, ScalarType
 
@@ -110,8 +110,7 @@ def _walked(call: FunCall) -> tuple:
       description="the columns of a matrix that a map walks are the rows of a copy of its transposition, let-bound",
       equation="map(f)(X[transpose(A)]) → (λt. map(f)(X[t]))(map(map(id))(transpose(A)))")
 def transpose_copy(call: FunCall, transposed: FunCall):
-    t = fresh_param("t")
-    return FunCall(Lambda((t,), replaced(call, transposed, t)), (Map(Map(Id()))(transposed),))
+    return let_copied(transposed, lambda t: replaced(call, transposed, t))
 
 
 def _walked_rows(call: FunCall) -> tuple:
@@ -125,9 +124,7 @@ def _walked_rows(call: FunCall) -> tuple:
                   "let-bound",
       equation="map(f)(X)[B in f] → (λt. map(f[B := transpose(t)])(X))(map(map(id))(transpose(B)))")
 def transpose_copy_rows(call: FunCall, rows: Expr):
-    t = fresh_param("t")
-    f = replaced(call.f, rows, Transpose()(t))
-    return FunCall(Lambda((t,), FunCall(f, call.args)), (Map(Map(Id()))(Transpose()(rows)),))
+    return let_copied(Transpose()(rows), lambda t: FunCall(replaced(call.f, rows, Transpose()(t)), call.args))
 
 
 def _walked_argument(call: FunCall) -> None:
@@ -142,8 +139,7 @@ def _walked_argument(call: FunCall) -> None:
                   "let-bound",
       equation="map(f)(transpose(A)) → (λt. map(f)(t))(map(map(id))(transpose(A)))")
 def transpose_copy_argument(call: FunCall):
-    t = fresh_param("t")
-    return FunCall(Lambda((t,), call.f(t)), (Map(Map(Id()))(call.args[0]),))
+    return let_copied(call.args[0], call.f)
 
 
 def walked_argument_rows(call: FunCall) -> Optional[Expr]:
@@ -167,9 +163,8 @@ def _walked_argument_rows(call: FunCall) -> tuple:
                   "let-bound",
       equation="map(f)(X[B]) → (λt. map(f)(X[transpose(t)]))(map(map(id))(transpose(B)))")
 def transpose_copy_walked_rows(call: FunCall, rows: Expr):
-    t = fresh_param("t")
-    return FunCall(Lambda((t,), FunCall(call.f, tuple(replaced(a, rows, Transpose()(t)) for a in call.args))),
-                   (Map(Map(Id()))(Transpose()(rows)),))
+    return let_copied(Transpose()(rows),
+                      lambda t: FunCall(call.f, tuple(replaced(a, rows, Transpose()(t)) for a in call.args)))
 
 
 RULES = (map_interchange, transpose_copy, transpose_copy_rows, transpose_copy_argument, transpose_copy_walked_rows)
