@@ -65,6 +65,8 @@ CORRUPTIONS = [
     ("time-negative", lambda r: {**r, "time_ms": -1}, "time_ms must be a finite positive number"),
     ("time-zero", lambda r: {**r, "time_ms": 0}, "time_ms must be"),
     ("time-a-bool", lambda r: {**r, "time_ms": True}, "time_ms must be"),
+    ("searched-negative", lambda r: {**r, "searched_ms": -2.0}, "searched_ms must be a finite positive number"),
+    ("searched-a-string", lambda r: {**r, "searched_ms": "1.5"}, "searched_ms must be"),
     ("gbps-nan", lambda r: json.dumps(r).replace('"gbps": 2.0', '"gbps": NaN'), "gbps must be"),
     ("sizes-a-list", lambda r: {**r, "sizes": [1024]}, "sizes must be an object"),
     ("sizes-negative", lambda r: {**r, "sizes": {"N": -1}}, "sizes must be"),
