@@ -89,6 +89,21 @@ def rereads(k: KernelProfile, m: DeviceModel, unshared: float, windows: Mapping)
     return through, cached
 
 
+FIRST_LEVEL_BYTES = 32 << 10
+"""The size of a CPU core's first-level data cache (32-48 KB on the x86 cores lift has met; OpenCL does not report it):
+an array this small is read from it as fast as the loads issue."""
+
+
+def near_reads(k: KernelProfile, m: DeviceModel) -> float:
+    """The bytes `k` reads of input arrays that a compute unit's own cache holds (`near_cache_bytes`, a CPU core's L2)
+    and its first-level cache does not (`FIRST_LEVEL_BYTES`): every read of them, re-reads and overlapping windows'
+    too, comes from there at `DeviceModel.near_gbps`, while the core issues its other operations."""
+    if not m.near_gbps:
+        return 0.0
+    return sum(k.array_reads[name] for name, size in k.array_bytes.items()
+               if FIRST_LEVEL_BYTES < size <= m.near_cache_bytes)
+
+
 def memory_streams(k: KernelProfile) -> float:
     """How many streams through memory a work-item of `k` keeps going side by side (`KernelProfile.streams`): the
     bytes they all bring from memory over those of the busiest one, each stream of an input array bringing at most

@@ -28,7 +28,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from lift.explore.cache_levels import gathered_lines, memory_gbps, overlaps, rereads, spills, stride_bytes
+from lift.explore.cache_levels import (gathered_lines, memory_gbps, near_reads, overlaps, rereads, spills,
+                                       stride_bytes)
 from lift.explore.cost_walk import KernelProfile
 from lift.explore.driver_group_size import driver_group_size
 
@@ -38,6 +39,15 @@ prefers 256-bit vectors on an AVX-512 core and keeps 512-bit ones for the explic
 Xeon, whose PoCL reports 16 native float lanes, the loop over a group's work-items, a rolled loop and the copies of an
 unrolled one (SLP) compile to 8-lane `ymm` operations and only `float16` to `zmm` ones (the kernels' objects in
 PoCL's cache, disassembled)."""
+
+
+NEAR_GBPS = 80.0
+"""What a CPU core draws from its own cache (L2) while it issues other operations (`DeviceModel.near_gbps`,
+`lift.explore.cache_levels.near_reads`): on the 2-core Xeon, `float16` loads from a 256 KB-1.5 MB array, eight
+independent sums, took 0.36-0.49 ns each aligned and 0.63-0.78 ns unaligned (82-180 GB/s), against 0.24-0.33 ns from a
+16 KB one; a stencil's window loads are unaligned. A 512² 5-point Jacobi's 25 candidates, whose loads from its 1 MB grid
+decide among them (column strips load each row once, rows of windows three times), ranked +0.42 without it, +0.71 with
+it; a load issues alongside arithmetic, so a matrix product's loads of `B` from L2 hide behind its multiply-adds."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,8 @@ class DeviceModel:
     than that one (0: none known; a CPU core's L2, 512 KB on this machine's EPYC, whose L3 is the 32 MB global cache:
     `lift.explore.core_cache`); `stream_gbps` what one sequential stream through memory brings a compute unit (0: no
     limit known; a CPU core's prefetcher follows each stream a bounded distance ahead: 5.5-7 GB/s measured on this
-    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`); `copy_gbps` the streaming
+    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`); `near_gbps` what a compute unit draws from its own cache while it issues
+    other operations (0: not known; `NEAR_GBPS` on a CPU core); `copy_gbps` the streaming
     copy's rate (bytes read and written; 0: not known), by which a written byte costs more than a read one
     (`write_ns`).
     """
@@ -80,6 +91,7 @@ class DeviceModel:
     near_cache_bytes: int = 0
     stream_gbps: float = 0.0
     copy_gbps: float = 0.0
+    near_gbps: float = 0.0
 
     @property
     def auto_width(self) -> int:
@@ -96,7 +108,7 @@ class DeviceModel:
         `near_cache_bytes` is not given (facts saved before it was gathered), a CPU's is its local memory (PoCL's is
         its core's L2), a GPU's none."""
         constants = dict(lanes=1, op_ns=0.17, latency_ns=1.2, work_item_ns=2.0, group_ns=50.0,
-                         local_gbps=50.0, stream_gbps=6.0) if kind == "cpu" else \
+                         local_gbps=50.0, stream_gbps=6.0, near_gbps=NEAR_GBPS) if kind == "cpu" else \
             dict(lanes=64, op_ns=0.01, work_item_ns=0.0, group_ns=0.0, local_gbps=200.0)
         return cls(compute_units, bandwidth_gbps, launch_ms, local_mem_bytes, max_work_group_size,
                    max(vector_width, 1), **constants, cache_bytes=cache_bytes, cache_line_bytes=cache_line_bytes,
@@ -140,7 +152,8 @@ def _kernel_ms(k: KernelProfile, m: DeviceModel) -> float:
     ops = _ops(k.calls + k.accesses, m.vector_width) + _ops(k.slp, m.auto_width) + _ops(k.packed, m.auto_width, cpu) \
         + _ops(k.item_packed, m.auto_width, across)
     scheduled = k.work_items / (m.auto_width if across else 1) + k.barriers * group_size
-    compute_ns = (ops * m.op_ns + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps + walked_cache
+    issued = max(ops * m.op_ns, near_reads(k, m) / m.near_gbps if m.near_gbps else 0.0)
+    compute_ns = (issued + _stalls(k, m) + (k.local_bytes + through_cache) / m.local_gbps + walked_cache
                   + scheduled * m.work_item_ns + groups * m.group_ns) / m.compute_units / occupancy
     return m.launch_ms + max(memory_ns if cpu else memory_ns / occupancy, compute_ns) * 1e-6
 
