@@ -56,9 +56,15 @@ def placement_error(kind: type, dim: int, enclosing: tuple) -> Optional[str]:
 
 def workgroup_fold(p: P.Pattern, enclosing) -> bool:
     """Whether `p`, inside `enclosing` (outermost first), is a `reduce-seq` run by all work-items of a work-group
-    together: inside `map-workgroup`s and such folds alone."""
-    return isinstance(p, P.ReduceSeq) and any(isinstance(q, P.MapWrg) for q in enclosing) and all(
-        isinstance(q, P.MapWrg) or (isinstance(q, P.ReduceSeq) and workgroup_fold(q, enclosing[:k]))
+    together (`at_workgroup_level`)."""
+    return isinstance(p, P.ReduceSeq) and at_workgroup_level(enclosing)
+
+
+def at_workgroup_level(enclosing) -> bool:
+    """Whether code inside `enclosing` (outermost first) runs in all work-items of a work-group together: inside
+    `map-workgroup`s and `reduce-seq`s at work-group level alone."""
+    return any(isinstance(q, P.MapWrg) for q in enclosing) and all(
+        isinstance(q, P.MapWrg) or workgroup_fold(q, enclosing[:k])
         for k, q in enumerate(enclosing) if isinstance(q, PARALLEL_MAPS + _SEQUENTIAL))
 
 
