@@ -236,14 +236,21 @@ def staged_tiles(tk: int) -> Strategy:
 
 
 _local_2d = (rewrite("map-to-local", dim=1) >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0))))
-_tile_copy_lowered = (rewrite("map-to-local", dim=1) >> function(function(rewrite("map-to-local", dim=0)))
-                      >> rewrite("to-local"))
+
+
+def _tile_copy_lowered(outer: int) -> Strategy:
+    return (rewrite("map-to-local", dim=outer) >> function(function(rewrite("map-to-local", dim=1 - outer)))
+            >> rewrite("to-local"))
+
+
 staged_step = outermost(is_call(ReduceSeq), function(function(body(
-    argument(0, _tile_copy_lowered) >> argument(1, _tile_copy_lowered)
+    argument(0, _tile_copy_lowered(0)) >> argument(1, _tile_copy_lowered(1))
     >> function(body(outermost(computes, _local_2d)))))) >> rewrite("workgroup-private-accumulator"))
-"""In a work-group (`workgroups`) after `staged_tiles`: its fold's step on `map-local[1] ∘ map-local[0]`, the tile
-copies `toLocal(map-local[1](map-local[0](..)))`, and the accumulators private, each work-item holding its block
-(`workgroup-private-accumulator`)."""
+"""In a work-group (`workgroups`) after `staged_tiles`: its fold's step on `map-local[1] ∘ map-local[0]` (the blocks of
+rows, of columns), the tile copies in local memory, the tile of the right operand's columns (`cols × tk × w`) on
+`map-local[0] ∘ map-local[1]` and the left operand's rows (`rows × tk × h`) on `map-local[1] ∘ map-local[0]`, so that
+a work-group of `rows × cols` work-items copies tiles of `tk ≤ rows, cols` with no more; and the accumulators private,
+each work-item holding its block (`workgroup-private-accumulator`)."""
 
 
 private_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
