@@ -34,6 +34,7 @@ from dataclasses import replace
 from lift.opencl_gen import c_ast as C
 from lift.opencl_gen.address_spaces import GLOBAL, LOCAL
 
+
 def at_workgroup_level(kinds) -> bool:
     """Whether code inside loops of these kinds runs once per work-group, in all its work-items together: inside a
     `map-workgroup` and no `map-local` (a sequential loop there is run by every work-item of the group alike)."""

@@ -6,6 +6,8 @@
                     (transpose(map(g)(R))))
     reduce-seq(λacc, t. b, z)(zip(x1, .., xn))                                                   (tile-copy)
         → reduce-seq(λacc, t. (λc1, .., cn. b[get-i t := ci])(map(..(map(id)))(get-1 t), ..), z)(zip(x1, .., xn))
+    reduce-seq(f, z) → split-n ∘ copy ∘ join ∘ toPrivate(reduce-seq(f, copy(z)))    (workgroup-private-accumulator)
+        copy = map-local[d1](..(map-local[dk](map-seq(..(map-seq(id))))))
 
 The first folds `x` tile by tile, each tile from the accumulator the tiles before it left: the same steps in the
 same order (exact for any `f`); for an array accumulator (a fold's result is an array of one accumulator,
@@ -24,6 +26,12 @@ the map: `map(λr. z)(R)`).
 The third copies each array of a fold's step into new memory (a `map(id)` per dimension), which the lowering then
 places in local memory (`toLocal(map-local(map-local(id)))`): a work-group's tile of each operand, copied by all its
 work-items once per step and read by all of them (CASES 2016's local memory tiles). It is the identity.
+
+The fourth keeps the accumulators of a fold at work-group level (the second's, of `map-local`s) private: the
+`map-local[d1] .. map-local[dk]` over the accumulator that its step updates it by copy its initial value in and its
+result out, so that each work-item reads and writes only the elements of its own ids, all it holds of the private
+array (`lift.opencl_gen.views.OwnedView`). It is the identity (Figure 4(d)'s `private-accumulator` at work-group
+level).
 """
 
 from __future__ import annotations
