@@ -105,13 +105,14 @@ def map_fold_interchange(call, fold, r, parts, at, zipped, n):
         inits = m.__class__(Lambda((fresh_param("r"),), init), *_dim(m))(rows)
     g = parts[at]
     column = Transpose()(rows if g == r else Map(Lambda((r,), g))(rows))
-    if not zipped:
-        step = Lambda((e,), applied(fold.f, Tuple(Get(0)(e), Get(1)(e))))
-        return Transpose()(ReduceSeq(Lambda((acc, t), m.__class__(step, *_dim(m))(Zip(acc, t))), inits)(column))
-    element = Tuple(*(Get(1)(e) if i == at else Get(i)(t) for i in range(len(parts))))
+    if zipped:
+        element = Tuple(*(Get(1)(e) if i == at else Get(i)(t) for i in range(len(parts))))
+        own, array = Get(at)(t), Zip(*(column if i == at else x for i, x in enumerate(parts)))
+    else:
+        element, own, array = Get(1)(e), t, column
     step = Lambda((e,), applied(fold.f, Tuple(Get(0)(e), element)))
-    update = Lambda((acc, t), m.__class__(step, *_dim(m))(Zip(acc, Get(at)(t))))
-    return Transpose()(ReduceSeq(update, inits)(Zip(*(column if i == at else x for i, x in enumerate(parts)))))
+    update = Lambda((acc, t), m.__class__(step, *_dim(m))(Zip(acc, own)))
+    return Transpose()(ReduceSeq(update, inits)(array))
 
 
 def _dim(m) -> tuple:
