@@ -74,6 +74,7 @@ from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import counter_indexed_reads
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
+from lift.rules.hierarchy import is_sequential_safe
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
@@ -401,9 +402,13 @@ class CostWalk(Mapper):
         return target
 
     def map_ReduceSeq(self, f: P.ReduceSeq, spaces, types, out, dest, scope, env):
+        """A fold at work-group level with map-locals in its operator waits at the end of each step
+        (`lift.opencl_gen.barriers`)."""
         n = types[0].length.value
         acc = f.init.t
         inner = scope.inside("reduce", n)
+        if scope.at_workgroup_level and not is_sequential_safe(f.f):
+            self.kernel.barriers += scope.times * n
         before = self.kernel.calls + self.kernel.accesses, self.kernel.packed.copy(), self.kernel.slp.copy()
         step = self.call(f.f, [Space(PRIVATE, frozenset({inner.loop}), chain=0.0),
                                element_space(spaces[0], inner.loop, False, types[0].elem)], [acc, types[0].elem], acc,

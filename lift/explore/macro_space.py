@@ -18,7 +18,13 @@ lowered by the default lowering; so this space only enumerates its parameters, c
   nothing is staged in local memory, so its size does not constrain them); `(8, 1)` groups the blocks of rows of
   one block of columns, which share its strip of the right operand in the core's cache;
 - the blocks of columns of the right operand are read where they lie, or packed: copied once, each block
-  contiguous (`pack-copy`, `lift.rules.packing`), which a CPU's prefetcher streams.
+  contiguous (`pack-copy`, `lift.rules.packing`), which a CPU's prefetcher streams;
+- tiles of scalar blocks may stage the reduction dimension in local memory (`("staged", rows, cols, tk)`:
+  `register_blocked(.., staged=tk)`, `lift.rules.fold_tiling`), `tk` of `STAGED` (it must divide the reduction's
+  length: the strategy fails otherwise), the two tiles, `(rows·h + cols·w)·tk` floats, within the device's local
+  memory. On a GPU they come before the unstaged tiles of the same shape (the CASES 2016 kernels); on a CPU after
+  every other choice (PoCL's work-group loops and barriers made them the slowest, 0.11-0.47x numpy at
+  64×4096×4096 by hand).
 
 Every combination is tried by its strategy; one that does not apply (a padding that adds too much, a program
 of another shape) yields nothing. The work-group sizes are tuned by the explorer (`work_group_sizes`). The
@@ -48,6 +54,9 @@ COLUMNS = (4, 8, 16, 32, 64)
 VECTORS = (None, 2, 4, 8, 16)
 DIMS = ((1, 0), (0, 1))
 TILES = ((4, 4), (8, 1), (8, 8), (1, 32))
+STAGED = (8, 16)
+LOCAL_MEM_BYTES = 32768
+"""OpenCL's least local memory of a device of the full profile, where the device's is not known."""
 MAX_ACCUMULATORS = 256
 TARGET_ACCUMULATORS = 64
 TARGET_REGISTERS = 16
@@ -58,10 +67,11 @@ def preferred_vector(vector_width: int) -> Optional[int]:
     return max((v for v in VECTORS if v is not None and v <= vector_width), default=None)
 
 
-def parameters(vector_width: int = LANES) -> list:
+def parameters(vector_width: int = LANES, local_mem_bytes: int = LOCAL_MEM_BYTES) -> list:
     """Every `(h, w, vector, mapping, packed)` within the constraints that do not depend on the program, likely
-    first; `mapping` is global work-items' dimensions `(rows, columns)` or `("tiles", rows, cols)` (work-groups);
-    `packed` whether the blocks of columns are packed (`pack-copy`).
+    first; `mapping` is global work-items' dimensions `(rows, columns)`, `("tiles", rows, cols)` (work-groups) or
+    `("staged", rows, cols, tk)` (work-groups staging tiles of `tk` of the reduction dimension in local memory, of
+    `local_mem_bytes`); `packed` whether the blocks of columns are packed (`pack-copy`).
 
     Likely first: vectors of the device's native width (`preferred_vector`), then blocks whose accumulators fill
     about `TARGET_REGISTERS` vector registers (`TARGET_ACCUMULATORS` scalars, a GPU's many registers, where the
@@ -72,26 +82,37 @@ def parameters(vector_width: int = LANES) -> list:
     def target(v):
         return TARGET_ACCUMULATORS if v is None else TARGET_REGISTERS * v
 
-    out = [(h, w, v, m, packed) for h in ROWS for w in COLUMNS for v in VECTORS for m in mappings
-           for packed in (False, True) if h * w <= MAX_ACCUMULATORS and (v is None or (v < w and w % v == 0))]
+    staged = [("staged", *t, tk) for t in TILES for tk in STAGED]
+    out = [(h, w, v, m, packed) for h in ROWS for w in COLUMNS for v in VECTORS for m in mappings + staged
+           for packed in (False, True) if h * w <= MAX_ACCUMULATORS and (v is None or (v < w and w % v == 0))
+           and (m[0] != "staged" or (v is None and (m[1] * h + m[2] * w) * m[3] * 4 <= local_mem_bytes))]
     gpu = preferred is None
-    return sorted(out, key=lambda p: (gpu and p[4], p[2] != preferred, abs(math.log2(p[0] * p[1] / target(p[2]))),
-                                      mappings.index(p[3]) if p[3] != (0, 1) else len(mappings), -p[0], p[4]))
+
+    def order(m):
+        if m[0] == "staged":
+            return mappings.index(("tiles", *m[1:3])) - (0.5 if gpu else 0)
+        return mappings.index(m) if m != (0, 1) else len(mappings)
+
+    return sorted(out, key=lambda p: (not gpu and p[3][0] == "staged", gpu and p[4], p[2] != preferred,
+                                      abs(math.log2(p[0] * p[1] / target(p[2]))), order(p[3]), -p[0], p[4]))
 
 
-def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: int = LANES) -> Iterator[tuple]:
+def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: int = LANES,
+                      local_mem_bytes: int = LOCAL_MEM_BYTES) -> Iterator[tuple]:
     """`(lowered program, derivation, params)` for each parameter choice whose strategy applies to `program`: its
     products blocked (one at least), the rest the default lowering's for a device of native vector width
-    `vector_width`."""
+    `vector_width` and `local_mem_bytes` of local memory."""
     engine = RewriteEngine(sizes=dict(sizes))
     start = Focus(program, engine)
     if topdown(where(column_map | zipped_columns))(start) is None:
         return
     start = (unrolled_iterations >> named_elements >> hoist_invariants(sizes))(start)
     rest = default_strategy(sizes, vector_width)
-    for h, w, vector, mapping, packed in parameters(vector_width):
-        tiles = mapping[1:] if mapping[0] == "tiles" else None
-        blocked = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True, packed=packed)
+    for h, w, vector, mapping, packed in parameters(vector_width, local_mem_bytes):
+        tiles = mapping[1:3] if mapping[0] in ("tiles", "staged") else None
+        staged = mapping[3] if mapping[0] == "staged" else None
+        blocked = register_blocked(h, w, vector, (1, 0) if tiles else mapping, tiles, padded=True, packed=packed,
+                                   staged=staged)
         found = set()
         for products in (left_rows_copied(blocked), blocked):
             try:
@@ -103,6 +124,7 @@ def macro_derivations(program: Lambda, sizes: Mapping[str, int], vector_width: i
                 derivation = focus.derivation()
                 copied = any(s.rule == "transpose-copy-argument" for s in derivation.steps)
                 mapped_on = f"tiles={tiles[0]}x{tiles[1]}" if tiles else f"dims={mapping[0]}{mapping[1]}"
+                mapped_on += f", staged tk={staged}" if staged else ""
                 params = {"register-blocked": f"h={h}, w={w}, vector={vector or 1}, {mapped_on}"
                                               f"{', left rows copied' if copied else ''}{', packed' if packed else ''}"}
                 yield focus.program, derivation, params

@@ -38,7 +38,7 @@ from typing import Iterator, Mapping, Optional
 from lift.errors import LiftError
 from lift.explore.candidate import DEFAULT_LOWERING, Candidate
 from lift.explore.cost_model import DeviceModel
-from lift.explore.macro_space import macro_derivations
+from lift.explore.macro_space import LOCAL_MEM_BYTES, macro_derivations
 from lift.explore.search_moves import (EARLY_COLUMN_STRIPS, EARLY_ROW_BLOCKS, ROW_BLOCKS, ROW_LANES,
                                        array_reduction_moves, batched_grid, batched_moves, column_moves,
                                        column_strip_moves, grid_moves, map_moves,
@@ -124,11 +124,13 @@ class RewriteSearch:
         self.best_ms: Optional[float] = None
         self.failed_moves: set = set()
         self.vector_width = LANES
+        self.local_mem_bytes = LOCAL_MEM_BYTES
 
     def use_device(self, model: DeviceModel) -> None:
         """The bandit learns from measured times alone; the device's vector width picks the default lowering's
-        vectors."""
+        vectors, its local memory the macro space's staged tiles."""
         self.vector_width = model.vector_width
+        self.local_mem_bytes = model.local_mem_bytes
 
     def __iter__(self) -> Iterator[Candidate]:
         for program, derivation, params in self.default_and_macro_derivations():
@@ -165,7 +167,7 @@ class RewriteSearch:
         if derivation is not None:
             yield derivation.replay(self.program, self.engine), derivation, {DEFAULT_LOWERING: "yes"}
         yield from self.stencil_row_variants()
-        yield from macro_derivations(self.program, self.sizes, self.vector_width)
+        yield from macro_derivations(self.program, self.sizes, self.vector_width, self.local_mem_bytes)
         if any(self.folds_rows(ctx) for ctx in walk(infer(self.program).expr, self.engine.choices)
                if _is_call_of(ctx.node, P.Map) and not inside()(ctx)):
             yield from self.row_variants()

@@ -8,7 +8,10 @@ destinations the same way (into a pattern's function, through lambdas, tuples of
 computations and the inverses of layout patterns), and gives each such result an `Allocation`: its space,
 element type and size, the type's size times the lengths of the enclosing maps whose work-items (or
 work-groups) each need their own copy: all of them in global memory, those of `map-local` in local
-memory, none in private memory.
+memory, none in private memory. A private result at work-group level that `map-local`s write (the accumulator of
+a `reduce-seq` at work-group level, whose initial value a `map-local[1](map-local[0](..))` writes) is held by
+each work-item in part: the dimensions those `map-local`s index are collapsed (Lift's collapse of private
+memory), each work-item holding only the elements of its own ids (`owned_dims`, `views.OwnedView`).
 
 Allocations are keyed by where the emitter meets them: the path of the cast (`body.args0.f`), or of the
 expression whose result or open components they hold. A value with no flat layout (a tuple of arrays)
@@ -29,6 +32,7 @@ from lift.ir.nodes import Expr, FunCall, FunDecl, Lambda
 from lift.ir.opencl_patterns import AddressSpaceCast
 from lift.ir.typecheck import infer_fun
 from lift.opencl_gen import destinations as D
+from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, LOCAL, PRIVATE
 from lift.opencl_gen.memory import element_count, is_storable
@@ -52,17 +56,36 @@ class Allocation:
     space: str
     elem: Type
     size: ArithExpr
+    owned: tuple = ()  # `(position, dim)`: dimensions of `type` each work-item holds only its `map-local[dim]` id of
 
 
-def allocation(t: Type, space: str, lengths: tuple, where: str):
+def owned_dims(f: FunDecl) -> tuple:
+    """`(position, dim)` for each outer dimension of the result of `f` that a `map-local[dim]` writes: the
+    `map-local`s `f` begins with, or, for a `reduce-seq`, those its initial value begins with (one position
+    further in, past the fold's result of length 1)."""
+    if isinstance(f, AddressSpaceCast):
+        return owned_dims(f.f)
+    if isinstance(f, P.MapLcl):
+        return ((0, f.dim),) + tuple((p + 1, d) for p, d in owned_dims(f.f))
+    if isinstance(f, Lambda) and isinstance(f.body, FunCall) and f.body.args == f.params:
+        return owned_dims(f.body.f)
+    if isinstance(f, P.ReduceSeq) and isinstance(f.init, FunCall):
+        return tuple((p + 1, d) for p, d in owned_dims(f.init.f))
+    return ()
+
+
+def allocation(t: Type, space: str, lengths: tuple, where: str, owned: tuple = ()):
     """The memory of a value of `t` in `space` inside maps of `lengths` (`(kind, length)`, outermost first):
-    an `Allocation`, or a tuple of them for a value with no flat layout (one per component)."""
+    an `Allocation`, or a tuple of them for a value with no flat layout (one per component). `owned`: the
+    dimensions of a private value that each work-item holds only its part of (`owned_dims`)."""
     if not is_storable(t) and isinstance(element_type(t), TupleType):
-        return tuple(allocation(V.component_type(t, k), space, lengths, where)
+        return tuple(allocation(V.component_type(t, k), space, lengths, where, owned)
                      for k in range(len(element_type(t).elems)))
     if not is_storable(t):
         raise LiftCodegenError(f"the result at {where} has type {t}, which has no flat memory layout")
     size = element_count(t)
+    for n in _lengths_at(t, [p for p, _ in owned]):
+        size = size / n
     for kind, n in lengths:
         if kind in REPLICATED[space]:
             size = size * n
@@ -72,7 +95,17 @@ def allocation(t: Type, space: str, lengths: tuple, where: str):
     if space == PRIVATE and not size.is_constant:
         raise LiftCodegenError(f"the private array at {where} has the symbolic size {size}: private "
                                "memory needs a constant size (use toGlobal, or bind the sizes)")
-    return Allocation(t, space, element_type(t), size)
+    return Allocation(t, space, element_type(t), size, owned)
+
+
+def _lengths_at(t: Type, positions: list) -> list:
+    """The lengths of the dimensions of `t` at `positions`."""
+    lengths = []
+    for p in range(max(positions, default=-1) + 1):
+        if p in positions:
+            lengths.append(t.length)
+        t = t.elem
+    return lengths
 
 
 def allocate_memory(body: Expr, out: Optional[V.View], planned: dict) -> dict:
@@ -94,9 +127,10 @@ class _Allocator(Mapper):
         self.shared: dict = {}
         self.shared_done: set = set()
 
-    def allocate(self, path: str, t: Type, space: str, out: Optional[V.View] = None) -> None:
+    def allocate(self, path: str, t: Type, space: str, out: Optional[V.View] = None, owned: tuple = ()) -> None:
         """Memory for the result at `path` in `space`: all of it, or the open components of `out`."""
-        self.found[path] = self._fill(out, t, space, path)
+        self.found[path] = self._fill(out, t, space, path) if not owned else allocation(
+            t, space, tuple(self.lengths or ()), path, owned)
 
     def _fill(self, out: Optional[V.View], t: Type, space: str, path: str):
         if out is None:
@@ -188,7 +222,8 @@ class _Allocator(Mapper):
 
     def map_AddressSpaceCast(self, f: AddressSpaceCast, arg_types, t, out, path: str) -> None:
         if out is None:
-            self.allocate(path, t, f.space)
+            workgroup = self.lengths and at_workgroup_level([k for k, _ in self.lengths])
+            self.allocate(path, t, f.space, owned=owned_dims(f) if f.space == PRIVATE and workgroup else ())
         self.call(f.f, arg_types, t, given(t), f"{path}.f")
 
     def map_IterateHost(self, f: P.IterateHost, arg_types, t, out, path: str) -> None:

@@ -5,7 +5,11 @@ Work-items share memory only within a work-group, so a barrier is needed where t
 
 - after a `map-local` whose result goes to new memory (its own, or a `toLocal`/`toGlobal` one), since
   the next step reads elements other work-items wrote;
-- after each step of an `iterate` at work-group level, before the two buffers swap.
+- after each step of an `iterate` at work-group level, before the two buffers swap;
+- at the end of each step of a sequential loop at work-group level (a `reduce-seq` whose operator has
+  `map-local`s inside: CASES 2016's tiles of the reduction dimension staged in local memory) whose step
+  waits itself: the next step's copy into the tile must not overwrite elements other work-items still
+  read (a write-after-read hazard across steps).
 
 A `map-local` writing into a destination given from outside (the kernel's output) needs none: nothing in
 the work-group reads it again, and the end of a kernel orders its writes before the next kernel's reads.
@@ -28,14 +32,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lift.opencl_gen import c_ast as C
-from lift.opencl_gen.address_spaces import LOCAL
-
-_WORK_ITEM = ("lcl", "seq", "reduce")
+from lift.opencl_gen.address_spaces import GLOBAL, LOCAL
 
 
 def at_workgroup_level(kinds) -> bool:
-    """Whether code inside loops of these kinds runs once per work-group, in all its work-items together."""
-    return "wrg" in kinds and not any(k in _WORK_ITEM for k in kinds)
+    """Whether code inside loops of these kinds runs once per work-group, in all its work-items together: inside a
+    `map-workgroup` and no `map-local` (a sequential loop there is run by every work-item of the group alike)."""
+    return "wrg" in kinds and "lcl" not in kinds
 
 
 def barrier(space: str) -> C.Barrier:
@@ -44,8 +47,9 @@ def barrier(space: str) -> C.Barrier:
 
 
 def place_barriers(body: tuple, kinds: tuple = ()) -> tuple:
-    """`body` with a barrier after each `map-local` loop that fills fresh memory at work-group level, and
-    before the swap that ends each step of an `iterate` at work-group level."""
+    """`body` with a barrier after each `map-local` loop that fills fresh memory at work-group level, before the
+    swap that ends each step of an `iterate` at work-group level, and at the end of each step of a sequential
+    loop at work-group level that has a barrier inside (where the step does not end with one)."""
     out = []
     for s in body:
         if not isinstance(s, (C.For, C.Block)):
@@ -55,7 +59,17 @@ def place_barriers(body: tuple, kinds: tuple = ()) -> tuple:
         if s.kind == "iterate" and at_workgroup_level(kinds):
             swap = next(i for i, t in enumerate(inner) if isinstance(t, C.Swap))
             inner = inner[:swap] + (barrier(s.fresh),) + inner[swap:]
+        elif s.kind == "seq" and at_workgroup_level(kinds) and inner and not isinstance(inner[-1], C.Barrier):
+            fences = {b.fence for b in _barriers(inner)}
+            if fences:
+                inner += (barrier(LOCAL) if fences == {barrier(LOCAL).fence} else barrier(GLOBAL),)
         out.append(replace(s, body=inner))
         if s.kind == "lcl" and s.fresh is not None and at_workgroup_level(kinds):
             out.append(barrier(s.fresh))
     return tuple(out)
+
+
+def _barriers(body: tuple) -> list:
+    """The barriers in `body`, at any depth."""
+    return [b for s in body for b in ((s,) if isinstance(s, C.Barrier) else
+                                      _barriers(s.body) if isinstance(s, (C.For, C.Block)) else ())]

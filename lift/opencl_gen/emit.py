@@ -463,7 +463,25 @@ class Emitter(Mapper, FoldEmission, SequentialMapEmission, HostLoopEmission):
             mem = Memory(name, PRIVATE, a.elem, a.size, PRIVATE)
             self.out.privates.append(mem)
             self.add(C.Decl(c_type_name(a.elem), name, size=a.size.value))
+            if a.owned:
+                self.check_owners(a, name)
+                return V.OwnedView(mem, a.type, prefix, owned=a.owned, scope=self.scope)
         return V.MemView(mem, a.type, prefix)
+
+    def check_owners(self, a: Allocation, name: str) -> None:
+        """A private memory each work-item holds only its part of (`Allocation.owned`) needs one work-item per
+        element of each dimension it owns: a work-item running two iterations of the `map-local` would hold two
+        parts in one."""
+        t = a.type
+        for p in range(max(p for p, _ in a.owned) + 1):
+            dim = dict(a.owned).get(p)
+            size = None if dim is None else self.launch_size("lcl", dim)
+            if dim is not None and (size is None or not (size == t.length or prove_lt(t.length, size))):
+                raise LiftCodegenError(
+                    f"the private memory {name} of {a.type} is held in parts by the work-items of map-local[{dim}], "
+                    f"one element of its dimension {p} each: it needs a launch of at least {t.length} work-items in "
+                    f"local dimension {dim} (it has {size})")
+            t = t.elem
 
     def twin(self, t: Type, space: str, path: str) -> V.View:
         """New memory for a value of `t` in `space`, the space of the memory it pairs with."""

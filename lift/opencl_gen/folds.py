@@ -17,7 +17,9 @@ from lift.opencl_gen.emission import Emission
 from lift.opencl_gen.in_place import misalignment
 from lift.opencl_gen.memory import PRIVATE, Memory
 from lift.opencl_gen.space_inference import no_space
-from lift.types.arith import ArithExpr, Cst
+from lift.rules.hierarchy import is_sequential_safe
+from lift.ir.nodes import FunCall, Param, computes
+from lift.types.arith import ArithExpr, Cst, Var
 from lift.opencl_gen.c_types import c_type_name
 from lift.types.types import ArrayType, TupleType, Type
 
@@ -26,6 +28,13 @@ class FoldEmission:
     """The `Emitter`'s methods for folds (`lift.opencl_gen.emit`)."""
 
     def call_ReduceSeq(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
+        if not is_sequential_safe(f.f) and not (isinstance(f.init.t, ArrayType) and out is not None
+                                                and isinstance(V.root(out), V.OwnedView)):
+            raise LiftCodegenError(
+                f"{f.paper} at {path} runs in all work-items of a work-group, with map-locals in its operator: its "
+                f"accumulator of {f.init.t} must be an array private to each work-item, each holding the elements "
+                "of its own map-local ids (toPrivate(reduce-seq(f, map-local(..)(z))), the initial value written by "
+                "map-locals), not a value in " + ("no memory" if out is None else f"{space_of(out)} memory"))
         if isinstance(f.init.t, ArrayType):
             return self.reduce_arrays(f, args, t, out, path)
         (a,) = args
@@ -73,12 +82,19 @@ class FoldEmission:
 
     def reduce_arrays(self, f: P.ReduceSeq, args: list, t: Type, out, path: str) -> V.View:
         """`reduce-seq` with an array accumulator: it lives where the result goes, initialised there and
-        updated by each step of `f` (`fold_step`)."""
+        updated by each step of `f` (`fold_step`). An initial value that is a parameter already in the
+        result's place (a block of a work-group's accumulator, folded on in place by its work-item:
+        `map-local(λ(acc, x). reduce-seq(f, acc)(x))`) is not copied; another view is copied in."""
         (a,) = args
         if out is None:
             raise no_space(path)
         acc = out.index(Cst(0))
-        self.emit(f.init, acc, f"{path}.init")
+        if isinstance(f.init, (Param, FunCall)) and not computes(f.init):
+            init = self.emit(f.init, None, f"{path}.init")
+            if not same_elements(init, acc):
+                self.copy(init, acc)
+        else:
+            self.emit(f.init, acc, f"{path}.init")
 
         def body(i):
             self.fold_step(f, acc, a.index(i), f.init.t, lambda new: new, f"{path}.f")
@@ -150,10 +166,26 @@ class FoldEmission:
         return out
 
 
+def same_elements(a: V.View, b: V.View) -> bool:
+    """Whether two views of one type lay every element out at the same place of the same memory."""
+    if a.type != b.type:
+        return False
+    t, idx = a.type, ()
+    while isinstance(t, ArrayType):
+        idx, t = idx + (Var(f"same_{len(idx)}", 0, t.length),), t.elem
+    try:
+        return a.access(idx) == b.access(idx)
+    except LiftCodegenError:
+        return False
+
+
 def _memories(view: V.View) -> list:
     """The memories holding the elements of `view` (one per component of an array of tuples held apart).
 
-    A view maps all its elements into the same memories, so its first element tells them."""
+    A view maps all its elements into the same memories, so its first element tells them (a work-item's part of a
+    private memory, `views.OwnedView`, its own memory)."""
+    if isinstance(V.root(view), V.OwnedView):
+        return [V.root(view).mem]
     t, depth = view.type, 0
     while isinstance(t, ArrayType):
         t, depth = t.elem, depth + 1

@@ -28,8 +28,10 @@ from lift.ir.opencl_patterns import AddressSpaceCast, ToGlobal, ToPrivate
 from lift.opencl_gen import destinations as D
 from lift.opencl_gen import views as V
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
+from lift.opencl_gen.barriers import at_workgroup_level
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import is_storable
+from lift.rules.hierarchy import is_sequential_safe
 from lift.types.types import ArrayType, TupleType, Type, element_type
 
 THREADED = ("lcl", "glb", "seq", "reduce", "seq-kernel")
@@ -163,7 +165,9 @@ class _Spaces(Mapper):
 
     def map_Fold(self, f: P.Fold, out, t, kinds) -> FunDecl:
         """The initial value is computed outside the loop (into the accumulator where it is an array); each
-        step writes the accumulator (and, for `map-accum-seq`, an element of the result)."""
+        step writes the accumulator (and, for `map-accum-seq`, an element of the result). A fold at work-group
+        level with `map-local`s in its operator runs in all work-items of the group together: its step is at
+        work-group level, as a `map-workgroup`'s function is."""
         acc_t = f.init.t
         init = self.expr(f.init, given(acc_t) if isinstance(acc_t, ArrayType) else None, kinds)
         if isinstance(f, P.MapAccumSeq):
@@ -171,7 +175,8 @@ class _Spaces(Mapper):
             step_out = V.TupleView((given(step_t.elems[0]), given(acc_t)), step_t)
         else:
             step_t, step_out = acc_t, given(acc_t)
-        step = self(f.f, step_out, step_t, kinds + ("reduce", "seq"))
+        shared = at_workgroup_level(kinds) and not is_sequential_safe(f.f)
+        step = self(f.f, step_out, step_t, kinds + (() if shared else ("reduce", "seq")))
         return f if step is f.f and init is f.init else replace(f, f=step, init=init)
 
     def map_AddressSpaceCast(self, f: AddressSpaceCast, out, t, kinds) -> FunDecl:

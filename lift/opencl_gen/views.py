@@ -16,7 +16,7 @@ The vector views are in `lift.opencl_gen.vector_views`; which view each pattern 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from lift.errors import LiftCodegenError
@@ -89,6 +89,54 @@ class MemView(View):
     @property
     def memory(self) -> Optional[Memory]:
         return self.mem if not self.prefix and not self.field else None
+
+
+@dataclass(eq=False)
+class OwnedView(MemView):
+    """A private memory holding a value of which each work-item has only the part of its own `map-local` ids
+    (Lift's collapse of private memory): `owned` names the dimensions, `(position, dim)`, whose index must be the
+    id of the enclosing `map-local[dim]`, and which the memory does not lay out. `scope` is the emitter's
+    (`(kind, dim, index, length)` of the loops around the access), read when an access is made.
+
+    A work-group's private accumulator (`toPrivate(reduce-seq(..))` at work-group level) is one: each work-item
+    updates, inside `map-local`s, only the elements of its ids."""
+
+    owned: tuple = ()
+    scope: list = field(default_factory=list)
+
+    def access(self, idx: tuple) -> Access:
+        positions = [p for p, _ in self.owned]
+        for p, d in self.owned:
+            i = idx[p] if p < len(idx) else None
+            if not any(k == "lcl" and dim == d and j == i for k, dim, j, _ in self.scope):
+                raise LiftCodegenError(
+                    f"the private memory {self.mem.name} of {self.type} holds, in each work-item, only the elements "
+                    f"of its own map-local[{d}] id along dimension {p}; it is accessed at {i} there")
+        kept = tuple(i for p, i in enumerate(idx) if p not in positions)
+        return MemView(self.mem, _dropped(self.type, positions), self.prefix, self.field).access(kept)
+
+    def get(self, k: int) -> View:
+        view = MemView.get(self, k)
+        return OwnedView(view.mem, view.type, view.prefix, view.field, self.owned, self.scope)
+
+    @property
+    def memory(self) -> Optional[Memory]:
+        return None
+
+
+def root(view: View) -> View:
+    """The view an element of `view` is indexed or rearranged from (a `MemView` where it is in memory)."""
+    while isinstance(view, (IndexView, _IndexMap)):
+        view = view.parent if isinstance(view, IndexView) else view.inner
+    return view
+
+
+def _dropped(t: Type, positions: list) -> Type:
+    """`t` without the dimensions at `positions`."""
+    if not positions or not isinstance(t, ArrayType):
+        return t
+    inner = _dropped(t.elem, [p - 1 for p in positions if p > 0])
+    return inner if 0 in positions else ArrayType(inner, t.length)
 
 
 @dataclass(eq=False)

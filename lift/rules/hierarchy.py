@@ -6,8 +6,10 @@ patterns enclosing the map and from those already inside its function:
 - `map-workgroup` at the top of a kernel: not inside a thread (`map-local`, `map-global`, a sequential
   pattern) nor inside an `iterate` (that would need a barrier across work-groups); nested
   `map-workgroup`s use different dimensions (`map-workgroup[1](map-workgroup(f))`);
-- `map-local` only inside a `map-workgroup`, not inside a sequential pattern, and nested `map-local`s
-  use different dimensions;
+- `map-local` only inside a `map-workgroup`, and nested `map-local`s use different dimensions; not inside
+  a sequential pattern, except a `reduce-seq` at work-group level (inside `map-workgroup`s and such folds
+  alone): a loop that all work-items of the group run together, each step of which may spread work over
+  them (CASES 2016's tiles of the reduction dimension staged in local memory);
 - `map-global` like `map-workgroup`, but nothing inside it may be a work-group or local map;
 - `map-seq` anywhere, as long as nothing parallel is inside it: a sequential pattern (`map-seq`,
   `reduce-seq`, a reduction's operator) runs in one thread.
@@ -31,7 +33,7 @@ _INSIDE = {P.MapWrg: (P.MapGlb,), P.MapLcl: (P.MapWrg, P.MapGlb), P.MapGlb: (P.M
 
 def placement_error(kind: type, dim: int, enclosing: tuple) -> Optional[str]:
     """Why a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) on dimension `dim` cannot run inside the patterns
-    `enclosing` (any order; only the OpenCL maps and sequential patterns count), or None where it can."""
+    `enclosing` (outermost first; only the OpenCL maps and sequential patterns count), or None where it can."""
     outer = [p for p in enclosing if isinstance(p, PARALLEL_MAPS + _SEQUENTIAL)]
     if kind is P.MapWrg:
         if any(type(p) is not P.MapWrg or p.dim == dim for p in outer):
@@ -44,13 +46,31 @@ def placement_error(kind: type, dim: int, enclosing: tuple) -> Optional[str]:
             return "map-local must be inside a map-workgroup"
         if any(isinstance(p, P.MapGlb) for p in outer):
             return "map-local cannot be inside a map-global"
-        if any(isinstance(p, _SEQUENTIAL) or (type(p) is P.MapLcl and p.dim == dim) for p in outer):
-            return "map-local cannot be inside a sequential pattern or a map-local of the same dimension"
+        if any(type(p) is P.MapLcl and p.dim == dim for p in outer):
+            return "map-local cannot be inside a map-local of the same dimension"
+        if any(isinstance(p, _SEQUENTIAL) and not workgroup_fold(p, outer[:k]) for k, p in enumerate(outer)):
+            return ("map-local cannot be inside a sequential pattern (other than a reduce-seq at work-group level, "
+                    "outside every map-local)")
     return None
 
 
+def workgroup_fold(p: P.Pattern, enclosing) -> bool:
+    """Whether `p`, inside `enclosing` (outermost first), is a `reduce-seq` run by all work-items of a work-group
+    together (`at_workgroup_level`)."""
+    return isinstance(p, P.ReduceSeq) and at_workgroup_level(enclosing)
+
+
+def at_workgroup_level(enclosing) -> bool:
+    """Whether code inside `enclosing` (outermost first) runs in all work-items of a work-group together: inside
+    `map-workgroup`s and `reduce-seq`s at work-group level alone."""
+    return any(isinstance(q, P.MapWrg) for q in enclosing) and all(
+        isinstance(q, P.MapWrg) or workgroup_fold(q, enclosing[:k])
+        for k, q in enumerate(enclosing) if isinstance(q, PARALLEL_MAPS + _SEQUENTIAL))
+
+
 def parallel_dims(kind: type, enclosing: tuple, f: FunDecl) -> list:
-    """The dimensions on which a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) of `f` may run here.
+    """The dimensions on which a map of `kind` (`MapWrg`, `MapLcl`, `MapGlb`) of `f` may run inside `enclosing`
+    (outermost first).
 
     Besides `placement_error`, the rules keep work-group and global maps out of `iterate` (that would
     need a barrier across work-groups) and out of each other's functions."""

@@ -14,6 +14,8 @@ derivation that uses them replays like any other.
   (`map-global[1] ∘ map-global[0]`, or transposed);
 - `tiled_workgroups(rows, cols)`: the blocks in 2-D tiles, one work-group each (`map-workgroup[1] ∘
   map-workgroup[0]`, `map-local[1] ∘ map-local[0]` within);
+- `staged_tiles(tk)`: the reduction dimension of the tiles in tiles of `tk`, one fold per work-group, each step
+  staging a tile of each operand in local memory (`lift.rules.fold_tiling`);
 - `private_accumulators`: the accumulators in private memory (4(d));
 - `unrolled`: every sequential map of constant length unrolled (`map-seq-unroll`), so that the private
   accumulators are indexed by constants and stay in registers;
@@ -22,7 +24,7 @@ derivation that uses them replays like any other.
   blocks divide at every size, the padding's results dropped;
 - `packed_columns`: the blocks of columns of the right operand copied once, each block contiguous (`pack-copy`,
   `lift.rules.packing`: BLAS packing);
-- `register_blocked(h, w, vector, dims, tiles, padded, packed)`: all of these, then the default lowering of what is
+- `register_blocked(h, w, vector, dims, tiles, padded, packed, staged)`: all of these, then the default lowering of what is
   left;
 - `left_rows_copied(blocked)`: a product whose left operand is a transposition (a covariance's `Xᵀ X`) over a
   copy of it (`transpose-copy-argument`, `lift.rules.transposition`), then `blocked`;
@@ -170,19 +172,85 @@ def global_2d(outer: int = 1, inner: int = 0) -> Strategy:
 
 def tiled_workgroups(rows: int, cols: int) -> Strategy:
     """2-D tiling of the blocks (after `block_columns`, `block_rows`): the blocks of rows in tiles of `rows`,
-    the blocks of columns in tiles of `cols` (split-join, 3(c)), the tiles interchanged (fission, 3(f), and
-    `map-map-interchange`), then `map-workgroup[1] ∘ map-workgroup[0]` over the tiles and `map-local[1] ∘
-    map-local[0]` within (4(a)): work-groups of `rows × cols` work-items, each computing one block."""
+    the blocks of columns in tiles of `cols` (`tiles`), then `map-workgroup[1] ∘ map-workgroup[0]` over the tiles
+    and `map-local[1] ∘ map-local[0]` within (4(a)): work-groups of `rows × cols` work-items, each computing one
+    block."""
+    local = mapped_body(outermost(computes, rewrite("map-to-local", dim=1)
+                                  >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0)))))
+    return _tiles(rows, cols) >> workgroups(local)
+
+
+def _tiles(rows: int, cols: int) -> Strategy:
+    """The blocks of rows in tiles of `rows`, the blocks of columns in tiles of `cols` (split-join, 3(c)), the tiles
+    interchanged (fission, 3(f), and `map-map-interchange`): a map over tiles of rows of a map over tiles of
+    columns of the blocks of a tile."""
     split_rows = outermost(computes & ~inside(), rewrite("split-join", n=rows) >> argument(0, mapped(
         rewrite("map-fission", at=2) | rewrite("map-fission", at=1))))
     split_cols = outermost(is_call(Map) & inside() & Selector(lambda c: isinstance(c.node.f.f, Lambda), "of_lambda"),
                            mapped_body(where(computes) >> rewrite("split-join", n=cols))
                            >> rewrite("map-fission", at=1) >> argument(0, rewrite("map-map-interchange")))
-    local = mapped_body(outermost(computes, rewrite("map-to-local", dim=1)
-                                  >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0)))))
-    groups = outermost(computes & ~inside(), rewrite("map-to-workgroup", dim=1)
-                       >> mapped(outermost(computes, rewrite("map-to-workgroup", dim=0) >> local)))
-    return split_rows >> split_cols >> groups
+    return split_rows >> split_cols
+
+
+def workgroups(within: Strategy) -> Strategy:
+    """The map over tiles of rows and, in its function, the map over tiles of columns on `map-workgroup[1] ∘
+    map-workgroup[0]`, then `within` at the inner one."""
+    return outermost(computes & ~inside(), rewrite("map-to-workgroup", dim=1)
+                     >> mapped(outermost(computes, rewrite("map-to-workgroup", dim=0) >> within)))
+
+
+def _fold_on_spine(call) -> Optional[int]:
+    """How many one-argument calls the mapped function's body applies after a fold it reaches along its spine
+    (`map(λx. f1(..(fi(reduce-seq(..)(..)))))`: `i`), or None where it reaches none."""
+    e, at = getattr(call.f.f, "body", None), 0
+    while isinstance(e, FunCall) and len(e.args) == 1 and not isinstance(e.f, ReduceSeq):
+        e, at = e.args[0], at + 1
+    return at if isinstance(e, FunCall) and isinstance(e.f, ReduceSeq) else None
+
+
+maps_a_spine_fold = is_call(Map) & Selector(lambda c: _fold_on_spine(c.node) is not None, "maps_a_spine_fold")
+"""A map whose function ends in a fold: `map(λx. f1(..(fi(reduce-seq(..)(..)))))`."""
+
+
+def _fold_split_off(then: Strategy) -> Strategy:
+    """At a `maps_a_spine_fold` map: the functions after the fold mapped on their own (`map-fission`), then `then` at
+    the map of the fold."""
+    def run(focus):
+        at = _fold_on_spine(focus.ctx.node)
+        return (then if at == 0 else rewrite("map-fission", at=at) >> argument(0, then))(focus)
+
+    return Strategy(run, "fold_split_off")
+
+
+def staged_tiles(tk: int) -> Strategy:
+    """CASES 2016's tiles of the reduction dimension (after `tiles`, before `workgroups`): each block's fold over
+    `K` split into tiles of `tk` (`reduce-seq-split`), then interchanged out of the map over the blocks of columns
+    of a tile and out of the map over its blocks of rows (`map-fission` after the fold, `map-fold-interchange`,
+    `lift.rules.fold_tiling`): one fold per tile of blocks over the tiles of `K`, whose step updates every block's
+    accumulators from the tile of each operand, copied first (`tile-copy`)."""
+    split = mapped_body(outermost(is_call(ReduceSeq), rewrite("reduce-seq-split", k=tk)))
+    inner = _fold_split_off(split >> rewrite("map-fold-interchange"))
+    outer = _fold_split_off(rewrite("map-fold-interchange"))
+    return (outermost(maps_a_spine_fold & inside(Map), inner) >> outermost(maps_a_spine_fold & inside(Map), outer)
+            >> outermost(is_call(ReduceSeq) & inside(Map), rewrite("tile-copy")))
+
+
+_local_2d = (rewrite("map-to-local", dim=1) >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0))))
+
+
+def _tile_copy_lowered(outer: int) -> Strategy:
+    return (rewrite("map-to-local", dim=outer) >> function(function(rewrite("map-to-local", dim=1 - outer)))
+            >> rewrite("to-local"))
+
+
+staged_step = outermost(is_call(ReduceSeq), function(function(body(
+    argument(0, _tile_copy_lowered(0)) >> argument(1, _tile_copy_lowered(1))
+    >> function(body(outermost(computes, _local_2d)))))) >> rewrite("workgroup-private-accumulator"))
+"""In a work-group (`workgroups`) after `staged_tiles`: its fold's step on `map-local[1] ∘ map-local[0]` (the blocks of
+rows, of columns), the tile copies in local memory, the tile of the right operand's columns (`cols × tk × w`) on
+`map-local[0] ∘ map-local[1]` and the left operand's rows (`rows × tk × h`) on `map-local[1] ∘ map-local[0]`, so that
+a work-group of `rows × cols` work-items copies tiles of `tk ≤ rows, cols` with no more; and the accumulators private,
+each work-item holding its block (`workgroup-private-accumulator`)."""
 
 
 private_accumulators = normalize(where(is_call(ReduceSeq)) >> rewrite("private-accumulator"))
@@ -206,7 +274,8 @@ work-items read neighbouring pieces of a row of the matrix."""
 
 
 def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple = (1, 0),
-                     tiles: Optional[tuple] = None, padded: bool = False, packed: bool = False) -> Strategy:
+                     tiles: Optional[tuple] = None, padded: bool = False, packed: bool = False,
+                     staged: Optional[int] = None) -> Strategy:
     """Matrix multiply's register blocking (CASES 2016): blocks of `h × w` results per work-item (`h = 1`: no
     row blocking), their innermost updates `vector`-lane vectors (None: scalars), on global work-items of
     dimensions `dims` (rows, columns), or, with `tiles = (rows, cols)`, on work-groups of that many work-items
@@ -214,13 +283,15 @@ def register_blocked(h: int, w: int, vector: Optional[int] = None, dims: tuple =
     private memory, the loops over them unrolled. `padded`: rows and columns first padded to multiples of the
     blocks (of the tiles of blocks) where these do not divide them (`padded_rows`, `padded_columns`). `packed`: the
     blocks of columns of the right operand copied once, contiguous (`packed_columns`), before the lowering, from
-    the padded matrix itself (no `pad-copy` first)."""
+    the padded matrix itself (no `pad-copy` first). `staged`: with `tiles`, the reduction dimension in tiles of
+    `staged` staged in local memory (`staged_tiles`, `staged_step`)."""
     tile_rows, tile_cols = tiles or (1, 1)
     pad_rows = padded_rows(h * tile_rows) if padded and h * tile_rows > 1 else identity
     pad_columns = padded_columns(w * tile_cols, copied=not packed) if padded else identity
     rows = block_rows(h) if h > 1 else identity
     lanes = vectorised_block(vector) >> vector_accumulators if vector else identity
-    threads = global_2d(*dims) if tiles is None else tiled_workgroups(*tiles)
+    threads = (global_2d(*dims) if tiles is None else tiled_workgroups(*tiles) if staged is None
+               else _tiles(*tiles) >> staged_tiles(staged) >> workgroups(staged_step))
     pack = packed_columns if packed else identity
     return (pad_columns >> pad_rows >> block_columns(w) >> rows >> lanes >> threads >> pack >> lower_rest >> clean_up
             >> private_accumulators >> unrolled)

@@ -27,7 +27,7 @@ class ParallelMapLowering(Rule):
         self.equation = f"map(f) → {kind.paper}(f)"
 
     def choices(self, call, ctx):
-        dims = parallel_dims(self.kind, tuple(ctx.enclosing()), self.head(call).f)
+        dims = parallel_dims(self.kind, tuple(ctx.enclosing())[::-1], self.head(call).f)
         expect(bool(dims), self, f"the thread hierarchy does not allow a {self.kind.paper} here")
         return [{"dim": d} for d in dims]
 

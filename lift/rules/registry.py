@@ -4,7 +4,7 @@ loops and the sines and cosines inside user functions, "userfun")."""
 
 from __future__ import annotations
 
-from lift.rules import (call_fusion, fusion, interchange, iterate, join_folding, let_floating, map_lowering, map_tail,
+from lift.rules import (call_fusion, fold_tiling, fusion, interchange, iterate, join_folding, let_floating, map_lowering, map_tail,
                         memory, overlapped_tiling, packing, padding, reduce_lowering, reduction, reduction_tail,
                         register_blocking, reorder, routine_inlining, scalar_argument, simplification, sliding_window,
                         split_join, struct_of_arrays, subterm_fission, tiling, transposition, unrolling,
@@ -15,7 +15,7 @@ _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map
             vectorization, vector_accumulators, transposition, call_fusion, padding, reduction_tail, map_tail,
             let_floating, tiling, interchange, register_blocking, unrolling, join_folding, window_vectorization,
             routine_inlining, subterm_fission, userfun_unrolling, userfun_sincos, userfun_composition, scalar_argument,
-            struct_of_arrays, sliding_window, overlapped_tiling, packing)
+            struct_of_arrays, sliding_window, overlapped_tiling, packing, fold_tiling)
 RULES = tuple(sorted((r for m in _MODULES for r in m.RULES), key=lambda r: r.figure))
 
 BY_NAME = {r.name: r for r in RULES}

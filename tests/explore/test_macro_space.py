@@ -1,15 +1,18 @@
 """The macro space in the search: `lift explore` of matrix multiply proposes register-blocked candidates first,
-replayable and correct, and keeps the moves of programs of other shapes."""
+replayable and correct, and keeps the moves of programs of other shapes; on a GPU, staged tiles of the reduction
+dimension before unstaged ones."""
 
 import itertools
 import json
 
+import numpy as np
 import pytest
 
 from lift.explore.bandwidth import StreamingBandwidth
 from lift.explore.driver import explore
 from lift.explore.evaluation import TimingPolicy
 from lift.explore.rewrite_search import RewriteSearch
+from lift.opencl_gen.compiled import compile
 from lift.rules import Derivation, alpha_equal
 
 from opencl_device import needs_device
@@ -64,3 +67,33 @@ def test_explore_of_matmul_measures_register_blocked_winners(examples, tmp_path)
     # measured first is the default lowering, itself register-blocked where the blocks divide; then macro candidates
     assert all("register-blocked" in r.params or r.params.get("default-lowering") == "yes" for r in result.ranked)
     assert sum("register-blocked" in r.params for r in result.ranked) == 3
+
+
+@needs_device
+def test_a_gpu_gets_staged_tiles_before_unstaged_ones_and_they_compute_the_product(examples):
+    """With a GPU's vector width 1, the tiles staging the reduction dimension in local memory come before the
+    unstaged tiles of the same blocks; the first computes the product (on this device)."""
+    program = examples["matmul"].kernels["matmul"]
+    search = RewriteSearch(program, SIZES)
+    search.vector_width = 1
+    blocked = [c.params["register-blocked"] for c in itertools.islice(search, 40) if "register-blocked" in c.params]
+    staged = next(p for p in blocked if "staged" in p)
+    unstaged = staged.split(", staged")[0]
+    assert unstaged in blocked and blocked.index(staged) < blocked.index(unstaged)
+    search = RewriteSearch(program, SIZES)
+    search.vector_width = 1
+    candidate = next(c for c in search if c.params.get("register-blocked") == staged)
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (64, 64)).astype(np.float32) for _ in range(2))
+    got = compile(candidate.program)(a, b)
+    np.testing.assert_allclose(got.reshape(64, 64), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_staged_tiles_fit_the_local_memory_and_come_last_on_a_cpu():
+    from lift.explore.macro_space import parameters
+
+    cpu, small = parameters(16), parameters(1, local_mem_bytes=1024)
+    first = next(i for i, p in enumerate(cpu) if p[3][0] == "staged")
+    assert all(p[3][0] == "staged" for p in cpu[first:]) and all(p[2] is None for p in cpu[first:])
+    assert all((p[3][1] * p[0] + p[3][2] * p[1]) * p[3][3] * 4 <= 1024 for p in small if p[3][0] == "staged")
+    assert any(p[3][0] == "staged" for p in small)

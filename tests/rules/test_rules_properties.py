@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lift import (ArrayType, AsScalar, AsVector, Float, Id, Iterate, Join, Map, MapGlb, MapLcl, MapSeq, MapWrg,
+from lift import (ArrayType, AsScalar, AsVector, Float, Get, Id, Literal, Iterate, Join, Map, MapGlb, MapLcl, MapSeq, MapWrg,
                   PartRed, Reduce, ReduceSeq, Reorder, ReorderStride, Split, Transpose, UserFun, Vectorize, Zip, fun,
                   infer, interpret, paper)
 from lift.rules import RULES, RewriteEngine
@@ -91,12 +91,23 @@ def _one_d(draw, n):
     if w:
         options["strided"] = lambda: (Reduce(op, z) @ PartRed(op, z, w) @ ReorderStride(w), [1])
         options["vectors"] = lambda: (AsScalar() @ AsVector(w) @ AsScalar() @ AsVector(w), [n])
+        options["vector-reduce"] = lambda: (Reduce(op, z) @ AsScalar() @ AsVector(w), [1])
     if n % 2 == 0:
         steps = draw(st.integers(1, (n & -n).bit_length() - 1))
         options["tree"] = lambda: (Iterate(steps, Join() @ Map(Reduce(op, z)) @ Split(2)), [n >> steps])
     if n > 1:
         options["split"] = lambda: ((lambda k: (Split(k), [k, n // k]))(draw(st.sampled_from(_divisors(n, 2)))))
+        options["tiled-fold"] = lambda: (lambda k: (lambda e: Join()(ReduceSeq(lambda acc, t: Join()(ReduceSeq(
+            _pair_step(op), acc)(Zip(Get(0)(t), Get(1)(t)))), Literal(z, ArrayType(F, 2)))(
+            Zip(Split(k)(e), Split(k)(MapSeq(u)(e))))), [2]))(draw(st.sampled_from(_divisors(n, 2))))
+    options["zip-fold"] = lambda: (lambda e: Join()(ReduceSeq(_pair_step(op), Literal(z, ArrayType(F, 2)))(
+        Zip(e, MapSeq(u)(e)))), [2])
     return options[draw(st.sampled_from(sorted(options)))]()
+
+
+def _pair_step(op):
+    """A fold's step over pairs into an array accumulator: `map-seq(λa. op(a, x·y))(acc)`."""
+    return lambda acc, p: MapSeq(lambda a: op(a, mult(Get(0)(p), Get(1)(p))))(acc)
 
 
 def _two_d(draw, m, k):
@@ -112,6 +123,14 @@ def _two_d(draw, m, k):
         "transposes": lambda: (Transpose() @ Transpose(), [m, k]),
         "split-join": lambda: (lambda j: (Split(j) @ Join(), [j, m * k // j]))(draw(st.sampled_from(_divisors(m * k)))),
     }
+    if m > 1:
+        options["work-item-folds"] = lambda: (lambda j: (MapWrg(lambda row: Join()(MapLcl(
+            lambda c: ReduceSeq(draw(st.sampled_from(MONOIDS))[0], 0.0)(MapSeq(u)(c)))(Split(j)(row)))),
+            [m // j, k]))(draw(st.sampled_from(_divisors(m, 2))))
+        options["work-group-fold"] = lambda: (lambda j, op: (MapWrg(lambda row: Join()(Transpose()(ReduceSeq(
+            lambda acc, t: MapLcl(lambda e: op(Get(0)(e), Get(1)(e)))(Zip(acc, t)), Literal(0.0, ArrayType(F, m // j)))(
+            Transpose()(Split(j)(row)))))), [m // j, k]))(draw(st.sampled_from(_divisors(m, 2))),
+                                                         draw(st.sampled_from(MONOIDS))[0])
     if m % 2 == 0:
         options["vector-rows"] = lambda: (Map(AsScalar()) @ Map(Map(Vectorize(2, u))) @ Map(AsVector(2)), [m, k])
     return options[draw(st.sampled_from(sorted(options)))]()
