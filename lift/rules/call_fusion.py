@@ -78,7 +78,7 @@ def _map_group(call) -> tuple:
                 "u = unzip(map(λe. tuple(f1(e), ..., fn(e)))(x))"))
 def tuple_fusion(call, group):
     e = fresh_param("e")
-    fused = replace(group[0].f, f=Lambda((e,), Tuple(*(_applied(m.f.f, e) for m in group))))
+    fused = replace(group[0].f, f=Lambda((e,), Tuple(*(applied(m.f.f, e) for m in group))))
     u = Unzip()(fused(group[0].args[0]))
     outputs = {m: Get(i)(u) for i, m in enumerate(group)}
     return Tuple(*(_replaced(c, outputs) for c in call.args))
@@ -130,7 +130,7 @@ class _ZipArgument(Rule):
                     [Get(j + m - 1)(t) for j in range(i + 1, len(z.args))]
             arrays = z.args[:i] + inner.args + z.args[i + 1:]
         else:
-            parts = [Get(j)(t) if j != i else _applied(inner.f.f, Get(i)(t)) for j in range(len(z.args))]
+            parts = [Get(j)(t) if j != i else applied(inner.f.f, Get(i)(t)) for j in range(len(z.args))]
             arrays = z.args[:i] + (inner.args[0],) + z.args[i + 1:]
         return self.combine(call, t, Tuple(*parts), Zip(*arrays))
 
@@ -165,7 +165,7 @@ class MapZipFusion(_ZipArgument):
         return z
 
     def combine(self, call, t, element, zipped):
-        return Map(Lambda((t,), _applied(call.f.f, element)))(zipped)
+        return Map(Lambda((t,), applied(call.f.f, element)))(zipped)
 
 
 class MapZipFlatten(MapZipFusion):
@@ -179,7 +179,7 @@ class MapZipFlatten(MapZipFusion):
     what = "a zip"
 
     def combine(self, call, t, element, zipped):
-        return replace(call.f, f=Lambda((t,), _applied(call.f.f, element)))(zipped)
+        return replace(call.f, f=Lambda((t,), applied(call.f.f, element)))(zipped)
 
 
 def _zips_to_unite(call) -> tuple:
@@ -208,7 +208,7 @@ def zip_union(call, chunk, union, members):
         picks = [Get(union.index(a))(e if chunk is None else Unzip()(e)) for a in arrays]
         single = m.args[0].args[0] if chunk is not None else m.args[0]
         value = picks[0] if not is_call(single, Zip) else (Tuple if chunk is None else Zip)(*picks)
-        new[m] = replace(m.f, f=Lambda((e,), _applied(m.f.f, value)))(source)
+        new[m] = replace(m.f, f=Lambda((e,), applied(m.f.f, value)))(source)
     return Tuple(*(_replaced(c, new) for c in call.args))
 
 
@@ -264,7 +264,7 @@ def map_reduce_interchange(call, a, reduction, g, at, others):
     else:
         scalars = [Get(1 + i)(t) for i in range(len(others))]
         element, row, rows = Tuple(*(scalars[:at] + [Get(1)(e)] + scalars[at:])), Get(0)(t), Zip(a, *others)
-    step = Lambda((e,), _applied(reduction.f, Tuple(Get(0)(e), _applied(g.f, element))))
+    step = Lambda((e,), applied(reduction.f, Tuple(Get(0)(e), applied(g.f, element))))
     update = Lambda((acc, t), Map(step)(Zip(acc, row)))
     init = Literal(reduction.init.value, ArrayType(reduction.init.t, a.t.elem.length))
     return Transpose()(ReduceSeq(update, init)(rows))
@@ -295,7 +295,7 @@ def map_accum_fusion(call, m, r):
         picks = [Get(union.index(a))(t) for a in zipped_arrays(z)]
         return Tuple(*picks) if is_call(z, Zip) else picks[0]
 
-    step = Lambda((acc, t), Tuple(_applied(m.f.f, picked(x)), _applied(r.f.f, Tuple(acc, picked(y)))))
+    step = Lambda((acc, t), Tuple(applied(m.f.f, picked(x)), applied(r.f.f, Tuple(acc, picked(y)))))
     fused = MapAccumSeq(step, r.f.init)(union[0] if len(union) == 1 else Zip(*union))
     return Tuple(*(_replaced(c, {m: Get(0)(fused), r: Get(1)(fused)}) for c in call.args))
 
@@ -401,7 +401,7 @@ def _cheap(e) -> bool:
     return isinstance(e, FunCall) and isinstance(e.f, (Get, Tuple, Zip, Unzip)) and all(_cheap(a) for a in e.args)
 
 
-def _applied(f, value: Expr) -> Expr:
+def applied(f, value: Expr) -> Expr:
     """`f(value)`: a lambda's body with its parameters substituted where that duplicates no work, a tuple
     spread over the parameters of a function of several."""
     parts = value.args if is_call(value, Tuple) else None
@@ -440,7 +440,7 @@ def _simplified(e):
         return e.args[0].args[e.f.i]
     spread = isinstance(e, FunCall) and len(e.args) == 1 and is_call(e.args[0], Tuple)
     if spread and (e.f.arity == len(e.args[0].args) > 1 or isinstance(e.f, Lambda) and e.f.arity == 1):
-        return _applied(e.f, e.args[0])
+        return applied(e.f, e.args[0])
     return e
 
 

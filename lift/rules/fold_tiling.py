@@ -39,7 +39,7 @@ from __future__ import annotations
 from lift.ir.nodes import FunCall, Lambda, Literal, Param, fresh_param, free_params
 from lift.ir.patterns import Get, Id, Join, Map, MapLcl, ReduceSeq, Split, Transpose, Tuple, Zip
 from lift.ir.opencl_patterns import ToPrivate
-from lift.rules.call_fusion import _applied as applied
+from lift.rules.call_fusion import applied
 from lift.rules.hierarchy import at_workgroup_level
 from lift.rules.memory import identity_copy, private_size
 from lift.rules.rule import requires, rule

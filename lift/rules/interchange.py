@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall, Lambda, Literal, fresh_param, free_params
 from lift.ir.patterns import Get, Map, ReduceSeq, Transpose, Tuple, Zip
-from lift.rules.call_fusion import _applied as applied
+from lift.rules.call_fusion import applied
 from lift.rules.rule import requires, rule
 from lift.rules.sizes import integer
 from lift.types.types import ArrayType
