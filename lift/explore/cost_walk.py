@@ -74,11 +74,11 @@ from lift.ir.userfun import UserFun
 from lift.ir.userfun_body import counter_indexed_reads
 from lift.opencl_gen.address_spaces import GLOBAL, PRIVATE
 from lift.opencl_gen.barriers import at_workgroup_level
-from lift.rules.hierarchy import is_sequential_safe
 from lift.opencl_gen.destinations import is_layout, is_tuple_of_arrays
 from lift.opencl_gen.kernels import GeneratedProgram
 from lift.opencl_gen.launch import SEQUENTIAL, derive_launch
 from lift.opencl_gen.memory import element_bytes, memory_bytes, value_bytes
+from lift.rules.hierarchy import is_sequential_safe
 from lift.types.arith import UnboundSize
 from lift.types.types import ArrayType, TupleType, Type, VectorType
 
