@@ -77,7 +77,9 @@ def spilled_space(space):
 def view_space(f: FunDecl, space, t: Type):
     """The space of a view `f` (a layout pattern of one argument, of type `t`) of a value in `space`: marked as read
     through a boundary (`pad`, `Space.gathered`), through overlapping windows (`slide` with a step below its size,
-    `Space.windowed`) or with a stride (`reorder-stride` of an array of scalars, `Space.stride`)."""
+    `Space.windowed`) or with a stride (`reorder-stride` of an array of scalars, `Space.stride`); a split of a
+    transposition of a matrix of rows (a work-group's tile of a product's column strips) puts its rows a level further
+    down (`Space.rows`)."""
     if isinstance(space, tuple):
         return tuple(view_space(f, s, t) for s in space)
     if isinstance(f, P.Pad):
@@ -93,6 +95,8 @@ def view_space(f: FunDecl, space, t: Type):
     if (isinstance(f, P.Transpose) and space == GLOBAL and isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)
             and holds_array(t.elem.elem)):
         return with_changes(space, rows=1)
+    if isinstance(f, P.Split) and getattr(space, "rows", None) is not None:
+        return with_changes(space, rows=space.rows + 1)
     return space
 
 
