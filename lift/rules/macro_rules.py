@@ -175,9 +175,7 @@ def tiled_workgroups(rows: int, cols: int) -> Strategy:
     the blocks of columns in tiles of `cols` (`tiles`), then `map-workgroup[1] ∘ map-workgroup[0]` over the tiles
     and `map-local[1] ∘ map-local[0]` within (4(a)): work-groups of `rows × cols` work-items, each computing one
     block."""
-    local = mapped_body(outermost(computes, rewrite("map-to-local", dim=1)
-                                  >> mapped_body(outermost(computes, rewrite("map-to-local", dim=0)))))
-    return _tiles(rows, cols) >> workgroups(local)
+    return _tiles(rows, cols) >> workgroups(mapped_body(outermost(computes, _local_2d)))
 
 
 def _tiles(rows: int, cols: int) -> Strategy:
