@@ -68,10 +68,10 @@ class DeviceModel:
     than that one (0: none known; a CPU core's L2, 512 KB on this machine's EPYC, whose L3 is the 32 MB global cache:
     `lift.explore.core_cache`); `stream_gbps` what one sequential stream through memory brings a compute unit (0: no
     limit known; a CPU core's prefetcher follows each stream a bounded distance ahead: 5.5-7 GB/s measured on this
-    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`); `near_gbps` what a compute unit draws from its own cache while it issues
-    other operations (0: not known; `NEAR_GBPS` on a CPU core); `copy_gbps` the streaming
-    copy's rate (bytes read and written; 0: not known), by which a written byte costs more than a read one
-    (`write_ns`).
+    EPYC, 14-15 GB/s on the 2-core Xeon guest, `lift.explore.cache_levels.memory_gbps`); `near_gbps` what a compute
+    unit draws from its own cache while it issues other operations (0: not known; `NEAR_GBPS` on a CPU core);
+    `copy_gbps` the streaming copy's rate (bytes read and written; 0: not known), by which a written byte costs more
+    than a read one (`write_ns`).
     """
 
     compute_units: int

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 from lift.ir.nodes import FunCall, Lambda, Literal, Param, fresh_param, free_params
 from lift.ir.patterns import Get, Id, Join, Map, MapLcl, ReduceSeq, Split, Transpose, Tuple, Zip
-from lift.ir.opencl_patterns import ToPrivate
+from lift.ir.opencl_patterns import ToPrivate, Vectorize
+from lift.rules import simplification
 from lift.rules.call_fusion import applied
 from lift.rules.hierarchy import at_workgroup_level
 from lift.rules.memory import identity_copy, private_size
@@ -136,17 +137,10 @@ def _copied(body) -> bool:
 
 
 def _is_identity_copy(f) -> bool:
+    """Whether `f` is `simplification.identity_copy`'s `map^d(id)` (of vectors: `map^d(vectorize-n(id))`)."""
     while isinstance(f, Map):
         f = f.f
-    return isinstance(f, Id)
-
-
-def _copy(t):
-    """`map(..(map(id)))`, one map per dimension of `t`."""
-    copy = Id()
-    while isinstance(t, ArrayType):
-        copy, t = Map(copy), t.elem
-    return copy
+    return isinstance(f, Id) or isinstance(f, Vectorize) and isinstance(f.f, Id)
 
 
 @rule("tile-copy", figure="CASES16", heads=ReduceSeq, on_functions=False, match=_zipped_step,
@@ -158,7 +152,7 @@ def tile_copy(call, step):
     x = call.args[0]
     copies = tuple(fresh_param("tile") for _ in x.args)
     body = _replace_components(step.body, t, copies)
-    values = tuple(_copy(a.t.elem)(Get(i)(t)) for i, a in enumerate(x.args))
+    values = tuple(simplification.identity_copy(a.t.elem)(Get(i)(t)) for i, a in enumerate(x.args))
     return ReduceSeq(Lambda((acc, t), Lambda(copies, body)(*values)), call.f.init)(x)
 
 

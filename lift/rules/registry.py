@@ -4,12 +4,12 @@ loops and the sines and cosines inside user functions, "userfun")."""
 
 from __future__ import annotations
 
-from lift.rules import (call_fusion, fold_tiling, fusion, interchange, iterate, join_folding, let_floating, map_lowering, map_tail,
-                        memory, overlapped_tiling, packing, padding, reduce_lowering, reduction, reduction_tail,
-                        register_blocking, reorder, routine_inlining, scalar_argument, simplification, sliding_window,
-                        split_join, struct_of_arrays, subterm_fission, tiling, transposition, unrolling,
-                        userfun_composition, userfun_sincos, userfun_unrolling, vector_accumulators, vectorization,
-                        window_vectorization)
+from lift.rules import (call_fusion, fold_tiling, fusion, interchange, iterate, join_folding, let_floating,
+                        map_lowering, map_tail, memory, overlapped_tiling, packing, padding, reduce_lowering, reduction,
+                        reduction_tail, register_blocking, reorder, routine_inlining, scalar_argument, simplification,
+                        sliding_window, split_join, struct_of_arrays, subterm_fission, tiling, transposition,
+                        unrolling, userfun_composition, userfun_sincos, userfun_unrolling, vector_accumulators,
+                        vectorization, window_vectorization)
 
 _MODULES = (iterate, reorder, split_join, reduction, simplification, fusion, map_lowering, reduce_lowering, memory,
             vectorization, vector_accumulators, transposition, call_fusion, padding, reduction_tail, map_tail,
